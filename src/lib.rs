@@ -1,0 +1,16 @@
+//! asogen: one typed model of the Azure Service Operator v2
+//! controller-manager deployment, rendered into a Helm chart, kustomize
+//! bases and components, install manifests and the values JSON Schema, with
+//! the deployment shapes that break clusters refused at every step.
+#![deny(missing_docs, unsafe_code)]
+
+pub mod catalog;
+pub mod cli;
+pub mod diagnostics;
+pub mod load;
+pub mod model;
+pub mod render;
+pub mod rules;
+pub mod schema;
+pub mod values;
+pub mod yaml;

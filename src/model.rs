@@ -1,0 +1,99 @@
+//! The validated model: values that passed the shape checks and every rule,
+//! in a form where the broken shapes cannot be written down.
+
+use std::num::NonZeroU32;
+
+use crate::catalog::Catalog;
+use crate::rules::{self, Violation};
+use crate::values::{IntOrPercent, StrategyType, Values};
+
+/// The operator version this generator targets; it flows into the image
+/// default, the `app.kubernetes.io/version` label and Chart.yaml.
+pub const APP_VERSION: &str = "v2.21.1";
+
+/// The chart version (SemVer, no `v`).
+pub const CHART_VERSION: &str = "2.21.1";
+
+/// The chart name.
+pub const CHART_NAME: &str = "azure-service-operator";
+
+/// The namespace install manifests and `template` use unless told otherwise.
+pub const DEFAULT_NAMESPACE: &str = "azureserviceoperator-system";
+
+/// How the Deployment replaces pods. Only `RollingUpdate` carries rolling
+/// update parameters, so "Recreate with a rollingUpdate block" cannot exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Strategy {
+    /// Stop every old pod before starting new ones.
+    Recreate,
+    /// One replica, replaced surge-first (behind the feature gate).
+    RollingUpdate {
+        /// Pods above the replica count during an update.
+        max_surge: IntOrPercent,
+        /// Pods that may be unavailable during an update.
+        max_unavailable: IntOrPercent,
+    },
+}
+
+/// A deployment that may be rendered.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The values it was built from (shape-checked).
+    pub values: Values,
+    /// At least one replica.
+    pub replicas: NonZeroU32,
+    /// The update strategy, valid for the replica count.
+    pub strategy: Strategy,
+    /// The namespace of every namespaced object.
+    pub namespace: String,
+    /// The API groups and kinds the operator serves.
+    pub catalog: Catalog,
+}
+
+impl Model {
+    /// Applies every rule; returns every broken one, or the model.
+    pub fn new(values: Values, namespace: &str, catalog: Catalog) -> Result<Model, Vec<Violation>> {
+        let broken = rules::check(&values);
+        if !broken.is_empty() {
+            return Err(broken);
+        }
+        // The rules guarantee replicaCount >= 1; the schema bounds it above.
+        let replicas = u32::try_from(values.replica_count)
+            .ok()
+            .and_then(NonZeroU32::new)
+            .expect("replica-count-positive holds");
+        let strategy = match values.strategy.kind {
+            StrategyType::Recreate => Strategy::Recreate,
+            StrategyType::RollingUpdate => {
+                let params = values.strategy.rolling_update.clone().unwrap_or_default();
+                Strategy::RollingUpdate {
+                    max_surge: params.max_surge,
+                    max_unavailable: params.max_unavailable,
+                }
+            }
+        };
+        Ok(Model {
+            values,
+            replicas,
+            strategy,
+            namespace: namespace.to_string(),
+            catalog,
+        })
+    }
+
+    /// The ServiceAccount the pod runs as.
+    pub fn service_account_name(&self) -> String {
+        let account = &self.values.service_account;
+        match (account.create, account.name.is_empty()) {
+            (_, false) => account.name.clone(),
+            (true, true) => "azureserviceoperator-default".into(),
+            (false, true) => "default".into(),
+        }
+    }
+
+    /// Whether this install serves webhooks (not a multi-tenant watchers-only tenant).
+    pub fn serves_webhooks(&self) -> bool {
+        !self.values.multitenant.enable
+            || self.values.azure_operator_mode == crate::values::OperatorMode::Webhooks
+    }
+}

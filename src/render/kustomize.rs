@@ -1,0 +1,185 @@
+//! kustomize: a base holding the default (high-availability) install, one
+//! file per resource, and a kustomize Component per other profile that
+//! turns the base into that profile with JSON patches.
+
+use serde_json::{Value, json};
+
+use super::Artifacts;
+use super::helm::GENERATED_BY;
+use crate::yaml;
+
+/// The kustomize folder under the output directory.
+pub const KUSTOMIZE_DIR: &str = "kustomize";
+
+/// `kind-name.yaml`, lower case: the file a resource lives in.
+pub fn file_name(object: &Value) -> String {
+    let kind = object["kind"].as_str().unwrap_or("object").to_lowercase();
+    let name = object["metadata"]["name"].as_str().unwrap_or("unnamed");
+    format!("{kind}-{name}.yaml")
+}
+
+fn identity(object: &Value) -> (String, String, String, String) {
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    (
+        text(&object["apiVersion"]),
+        text(&object["kind"]),
+        text(&object["metadata"]["namespace"]),
+        text(&object["metadata"]["name"]),
+    )
+}
+
+fn header() -> String {
+    format!("# {GENERATED_BY}\n")
+}
+
+/// The base: every object of the base profile.
+pub fn render_base(objects: &[Value], profile: &str, artifacts: &mut Artifacts) {
+    let mut resources = Vec::new();
+    for object in objects {
+        let file = file_name(object);
+        artifacts.insert(
+            format!("{KUSTOMIZE_DIR}/base/{file}"),
+            header() + &yaml::to_yaml(object),
+        );
+        resources.push(file);
+    }
+    let kustomization = json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+    });
+    artifacts.insert(
+        format!("{KUSTOMIZE_DIR}/base/kustomization.yaml"),
+        format!("{}# The `{profile}` profile: the default install.\n{}", header(), yaml::to_yaml(&kustomization)),
+    );
+}
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// RFC 6902 operations that turn `from` into `to`: maps are compared key
+/// by key; lists and scalars are replaced whole.
+pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
+    match (from, to) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, old) in a {
+                let child = format!("{path}/{}", escape(key));
+                match b.get(key) {
+                    None => ops.push(json!({"op": "remove", "path": child})),
+                    Some(new) => json_patch(old, new, &child, ops),
+                }
+            }
+            for (key, new) in b {
+                if !a.contains_key(key) {
+                    ops.push(json!({"op": "add", "path": format!("{path}/{}", escape(key)), "value": new}));
+                }
+            }
+        }
+        (a, b) if a == b => {}
+        (_, b) => ops.push(json!({"op": "replace", "path": path, "value": b})),
+    }
+}
+
+/// A Component turning the base objects into the profile's objects.
+pub fn render_component(
+    name: &str,
+    base: &[Value],
+    profile: &[Value],
+    artifacts: &mut Artifacts,
+) {
+    let dir = format!("{KUSTOMIZE_DIR}/components/{name}");
+    let mut resources = Vec::new();
+    let mut patches = Vec::new();
+    for object in profile {
+        match base.iter().find(|b| identity(b) == identity(object)) {
+            Some(original) => {
+                let mut ops = Vec::new();
+                json_patch(original, object, "", &mut ops);
+                if ops.is_empty() {
+                    continue;
+                }
+                let file = format!("patches/{}", file_name(object));
+                artifacts.insert(format!("{dir}/{file}"), header() + &yaml::to_yaml(&ops));
+                patches.push(json!({"path": file, "target": target(object)}));
+            }
+            None => {
+                let file = file_name(object);
+                artifacts.insert(format!("{dir}/{file}"), header() + &yaml::to_yaml(object));
+                resources.push(file);
+            }
+        }
+    }
+    for object in base {
+        if !profile.iter().any(|p| identity(p) == identity(object)) {
+            // Deletion is a strategic-merge patch with `$patch: delete`.
+            let (api_version, kind, namespace, name) = identity(object);
+            let mut metadata = json!({"name": name});
+            if !namespace.is_empty() {
+                metadata["namespace"] = json!(namespace);
+            }
+            let file = format!("patches/delete-{}", file_name(object));
+            let patch = json!({"$patch": "delete", "apiVersion": api_version, "kind": kind, "metadata": metadata});
+            artifacts.insert(format!("{dir}/{file}"), header() + &yaml::to_yaml(&patch));
+            patches.push(json!({"path": file}));
+        }
+    }
+    let mut component = json!({
+        "apiVersion": "kustomize.config.k8s.io/v1alpha1",
+        "kind": "Component",
+    });
+    if !resources.is_empty() {
+        component["resources"] = json!(resources);
+    }
+    if !patches.is_empty() {
+        component["patches"] = json!(patches);
+    }
+    artifacts.insert(
+        format!("{dir}/kustomization.yaml"),
+        format!(
+            "{}# The `{name}` profile as a Component over ../../base:\n#   components: [../../components/{name}]\n{}",
+            header(),
+            yaml::to_yaml(&component)
+        ),
+    );
+}
+
+fn target(object: &Value) -> Value {
+    let (api_version, kind, namespace, name) = identity(object);
+    let (group, version) = match api_version.split_once('/') {
+        Some((group, version)) => (group.to_string(), version.to_string()),
+        None => (String::new(), api_version.clone()),
+    };
+    let mut target = json!({"version": version, "kind": kind, "name": name});
+    if !group.is_empty() {
+        target["group"] = json!(group);
+    }
+    if !namespace.is_empty() {
+        target["namespace"] = json!(namespace);
+    }
+    target
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_patch_replaces_changed_leaves_and_lists() {
+        let mut ops = Vec::new();
+        json_patch(
+            &json!({"spec": {"replicas": 2, "strategy": {"type": "Recreate"}, "keep": [1]}}),
+            &json!({"spec": {"replicas": 1, "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}, "keep": [1]}}),
+            "",
+            &mut ops,
+        );
+        assert_eq!(
+            ops,
+            vec![
+                json!({"op": "replace", "path": "/spec/replicas", "value": 1}),
+                json!({"op": "replace", "path": "/spec/strategy/type", "value": "RollingUpdate"}),
+                json!({"op": "add", "path": "/spec/strategy/rollingUpdate", "value": {"maxSurge": 1}}),
+            ]
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! Rendering every artifact into one in-memory map of path to contents;
+//! writing and `--check` both consume that map.
+
+pub mod helm;
+pub mod kustomize;
+pub mod objects;
+pub mod values_doc;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::diagnostics::Diagnostic;
+use crate::load::{self, Checker};
+use crate::model::{DEFAULT_NAMESPACE, Model};
+use crate::yaml;
+
+/// Relative path to file contents.
+pub type Artifacts = BTreeMap<String, String>;
+
+/// The profile the kustomize base and the chart defaults stand for.
+pub const BASE_PROFILE: &str = "ha";
+
+/// A values profile under `values/profiles/`.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// File stem, e.g. `ha`.
+    pub name: String,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// Why rendering failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A profile could not be read or listed.
+    #[error("{0}")]
+    Io(String),
+    /// A profile breaks the rules or the schema; it is never rendered.
+    #[error("profile {profile} is invalid")]
+    InvalidProfile {
+        /// The profile.
+        profile: String,
+        /// What is wrong with it.
+        diagnostics: Vec<Diagnostic>,
+        /// The sources, to show the offending lines.
+        sources: Vec<load::Source>,
+    },
+    /// A template failed to render (a bug in asogen's templates).
+    #[error("template error: {0}")]
+    Template(#[from] minijinja::Error),
+}
+
+/// Lists `values/profiles/*.yaml`, sorted by name.
+pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|err| RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display())))?;
+    let mut profiles = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|err| RenderError::Io(err.to_string()))?.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+            profiles.push(Profile { name, path });
+        }
+    }
+    profiles.sort_by(|a, b| a.name.cmp(&b.name));
+    if !profiles.iter().any(|p| p.name == BASE_PROFILE) {
+        return Err(RenderError::Io(format!(
+            "{} has no {BASE_PROFILE}.yaml profile (the kustomize base)",
+            dir.display()
+        )));
+    }
+    Ok(profiles)
+}
+
+/// Reads and validates one profile into a model.
+pub fn profile_model(checker: &Checker, profile: &Profile) -> Result<Model, RenderError> {
+    let source = load::read_source(&profile.path).map_err(|err| match err {
+        load::LoadError::Io(d) | load::LoadError::Invalid(d) => RenderError::InvalidProfile {
+            profile: profile.path.display().to_string(),
+            diagnostics: d,
+            sources: Vec::new(),
+        },
+    })?;
+    let sources = vec![source];
+    checker
+        .check(&sources, DEFAULT_NAMESPACE)
+        .map_err(|diagnostics| RenderError::InvalidProfile {
+            profile: profile.path.display().to_string(),
+            diagnostics,
+            sources: sources.clone(),
+        })
+}
+
+/// The install manifest text for a model: a header then every object.
+pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
+    let mut objects = Vec::new();
+    if with_namespace {
+        objects.push(objects::namespace(model, objects::ASOGEN));
+    }
+    objects.extend(objects::objects(model, objects::ASOGEN));
+    stream(&objects, header)
+}
+
+/// Objects as a YAML stream.
+pub fn stream(objects: &[Value], header: &str) -> String {
+    let mut out = String::from(header);
+    for object in objects {
+        out.push_str("---\n");
+        out.push_str(&yaml::to_yaml(object));
+    }
+    out
+}
+
+/// Every artifact, rendered in memory.
+pub fn render_all(profiles_dir: &Path) -> Result<Artifacts, RenderError> {
+    let checker = Checker::new();
+    let mut artifacts = Artifacts::new();
+    let catalog = crate::catalog::Catalog::builtin();
+    helm::render_chart(&catalog, &mut artifacts)?;
+    let mut base_objects = None;
+    let mut others = Vec::new();
+    for profile in profiles(profiles_dir)? {
+        let model = profile_model(&checker, &profile)?;
+        let header = format!(
+            "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
+            helm::GENERATED_BY,
+            profile.name,
+            model.namespace
+        );
+        artifacts.insert(
+            format!("manifests/{}.yaml", profile.name),
+            manifest(&model, true, &header),
+        );
+        let mut objects = vec![objects::namespace(&model, objects::ASOGEN)];
+        objects.extend(objects::objects(&model, objects::ASOGEN));
+        if profile.name == BASE_PROFILE {
+            base_objects = Some(objects);
+        } else {
+            others.push((profile.name.clone(), objects));
+        }
+    }
+    let base = base_objects.expect("profiles() requires the base profile");
+    kustomize::render_base(&base, BASE_PROFILE, &mut artifacts);
+    for (name, objects) in others {
+        kustomize::render_component(&name, &base, &objects, &mut artifacts);
+    }
+    Ok(artifacts)
+}
+
+/// Files that differ between `artifacts` and the folder `out`.
+pub fn differences(out: &Path, artifacts: &Artifacts) -> Vec<(String, Option<String>, Option<String>)> {
+    let mut found = BTreeMap::new();
+    collect_files(out, out, &mut found);
+    let mut diffs = Vec::new();
+    for (path, want) in artifacts {
+        match found.remove(path) {
+            Some(have) if &have == want => {}
+            have => diffs.push((path.clone(), have, Some(want.clone()))),
+        }
+    }
+    for (path, have) in found {
+        diffs.push((path, Some(have), None));
+    }
+    diffs
+}
+
+fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(root, &path, found);
+        } else if let Ok(relative) = path.strip_prefix(root) {
+            let text = std::fs::read(&path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            found.insert(relative.to_string_lossy().replace('\\', "/"), text);
+        }
+    }
+}
+
+/// Writes `artifacts` as the whole content of `out`, atomically: the new
+/// tree is written beside it and swapped in by renames, so a failure
+/// leaves the old tree as it was. A lock file serialises concurrent renders.
+pub fn write_atomically(out: &Path, artifacts: &Artifacts) -> std::io::Result<()> {
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = out
+        .file_name()
+        .ok_or_else(|| std::io::Error::other(format!("{} is not a folder name", out.display())))?
+        .to_string_lossy()
+        .to_string();
+    if out.exists() && !out.is_dir() {
+        return Err(std::io::Error::other(format!(
+            "{} exists and is not a folder",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(&parent)?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(parent.join(format!(".{name}.lock")))?;
+    lock.lock()?;
+    let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
+    let retired = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let result = (|| {
+        for (path, contents) in artifacts {
+            let target = staging.join(path);
+            if let Some(dir) = target.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&target, contents)?;
+        }
+        if out.exists() {
+            std::fs::rename(out, &retired)?;
+        }
+        if let Err(err) = std::fs::rename(&staging, out) {
+            // Put the old tree back before reporting.
+            if retired.exists() {
+                let _ = std::fs::rename(&retired, out);
+            }
+            return Err(err);
+        }
+        let _ = std::fs::remove_dir_all(&retired);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    // The lock file stays: removing it would race with a waiting render.
+    result
+}

@@ -1,0 +1,182 @@
+//! The chart's `values.yaml` and its README values table, both written from
+//! the defaults and the schema descriptions (the Rust doc comments), so the
+//! documentation cannot drift from the model.
+
+use serde_json::{Value, json};
+
+use crate::schema;
+use crate::yaml;
+
+/// Keys whose values are Kubernetes objects: shown as one YAML block, not
+/// documented field by field (their fields are the Kubernetes API's).
+const KUBERNETES_TYPED: [&str; 6] = [
+    "resources",
+    "securityContext",
+    "podSecurityContext",
+    "affinity",
+    "tolerations",
+    "extraEnv",
+];
+
+fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    let mut node = node;
+    for _ in 0..8 {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+                Some(target) => node = target,
+                None => break,
+            },
+            None => break,
+        }
+    }
+    node
+}
+
+fn description(root: &Value, node: &Value) -> String {
+    node.get("description")
+        .or_else(|| resolve(root, node).get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+fn wrap(text: &str, indent: &str, out: &mut String) {
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + word.len() + 1 > 96 {
+            out.push_str(&format!("{indent}# {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        out.push_str(&format!("{indent}# {line}\n"));
+    }
+}
+
+fn block(key: &str, value: &Value, indent: &str) -> String {
+    let text = yaml::to_yaml(&json!({ key: value }));
+    text.lines()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
+}
+
+fn write_object(root: &Value, schema_node: &Value, defaults: &Value, depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth);
+    let properties = resolve(root, schema_node)
+        .get("properties")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(map) = defaults.as_object() else { return };
+    let mut first = true;
+    for (key, value) in map {
+        if key == "global" {
+            continue;
+        }
+        let child_schema = properties.get(key).cloned().unwrap_or(Value::Null);
+        if depth == 0 && !first {
+            out.push('\n');
+        }
+        first = false;
+        wrap(&description(root, &child_schema), &indent, out);
+        let nested = value.is_object()
+            && !KUBERNETES_TYPED.contains(&key.as_str())
+            && resolve(root, &child_schema).get("properties").is_some();
+        if nested {
+            out.push_str(&format!("{indent}{key}:\n"));
+            write_object(root, &child_schema, value, depth + 1, out);
+        } else {
+            out.push_str(&block(key, value, &indent));
+        }
+        if key == "type" && depth == 1 && properties.get("rollingUpdate").is_some() {
+            // The strategy: show the gated variant, commented out.
+            let rolling = properties.get("rollingUpdate").cloned().unwrap_or(Value::Null);
+            wrap(&description(root, &rolling), &indent, out);
+            out.push_str(&format!(
+                "{indent}# rollingUpdate:\n{indent}#   maxSurge: 1\n{indent}#   maxUnavailable: 0\n"
+            ));
+        }
+    }
+}
+
+/// The chart's values.yaml.
+pub fn values_yaml(header: &str) -> String {
+    let root = schema::structural_schema();
+    let defaults = crate::load::default_values();
+    let mut out = String::new();
+    out.push_str("# yaml-language-server: $schema=values.schema.json\n");
+    out.push_str(header);
+    out.push_str("# Every key is checked by values.schema.json (Helm, editors) and by the\n");
+    out.push_str("# chart's rules guard; `asogen validate -f FILE` checks a values file offline.\n\n");
+    write_object(&root, &root, &defaults, 0, &mut out);
+    out
+}
+
+fn type_name(root: &Value, node: &Value) -> String {
+    let node = resolve(root, node);
+    match node.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ if node.get("anyOf").is_some() => "int or string".into(),
+        _ => "object".into(),
+    }
+}
+
+fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: &mut String) {
+    let properties = resolve(root, schema_node)
+        .get("properties")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let Some(map) = defaults.as_object() else { return };
+    for (key, value) in map {
+        if key == "global" {
+            continue;
+        }
+        let child = properties.get(key).cloned().unwrap_or(Value::Null);
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let nested = value.is_object()
+            && !KUBERNETES_TYPED.contains(&key.as_str())
+            && resolve(root, &child).get("properties").is_some();
+        if nested {
+            rows(root, &child, value, &path, out);
+            if key == "strategy" {
+                let rolling = properties
+                    .get("strategy")
+                    .map(|s| resolve(root, s))
+                    .and_then(|s| s.get("properties"))
+                    .and_then(|p| p.get("rollingUpdate"))
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                out.push_str(&format!(
+                    "| `strategy.rollingUpdate` | object | (absent) | {} |\n",
+                    description(root, &rolling).replace('|', "\\|")
+                ));
+            }
+            continue;
+        }
+        let default = serde_json::to_string(value).expect("json");
+        out.push_str(&format!(
+            "| `{path}` | {} | `{}` | {} |\n",
+            type_name(root, &child),
+            default.replace('|', "\\|"),
+            description(root, &child).replace('|', "\\|")
+        ));
+    }
+}
+
+/// The values table of the chart README.
+pub fn values_table() -> String {
+    let root = schema::structural_schema();
+    let defaults = crate::load::default_values();
+    let mut out = String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
+    rows(&root, &root, &defaults, "", &mut out);
+    out
+}

@@ -1,0 +1,736 @@
+//! The values interface: every key a values file may set, with its default
+//! and its documentation.
+//!
+//! The doc comment on each field is the single source of its description:
+//! it becomes the `description` in `values.schema.json`, the comment above
+//! the key in the chart's `values.yaml`, and a row in the chart README.
+//! These types accept every *shape* the schema accepts, including shapes
+//! that break a rule (so the rule can be reported by id); `model.rs` turns
+//! them into a model where those shapes cannot exist.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, EnvVar, LocalObjectReference, PodSecurityContext, ResourceRequirements,
+    SecurityContext, Toleration,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The controller image the chart installs unless told otherwise.
+pub const DEFAULT_IMAGE: &str = "mcr.microsoft.com/k8s/azureserviceoperator:v2.21.1";
+
+/// Values of the azure-service-operator chart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "azure-service-operator chart values")]
+pub struct Values {
+    /// replicaCount is the number of controller-manager pods. With more than one, leader election picks the one that runs the control loop and all of them serve webhooks, so strategy.type must be Recreate.
+    #[schemars(extend("examples" = [2, 1]))]
+    pub replica_count: i64,
+    /// strategy is how the Deployment replaces pods on upgrade. Recreate (the default) stops every old pod before starting new ones, so old and new webhooks never serve side by side. RollingUpdate is safe only with one replica and needs featureGates.singleReplicaRollingUpdate.
+    pub strategy: StrategyValues,
+    /// featureGates turns on behaviour that is safe only in narrow cases.
+    pub feature_gates: FeatureGates,
+    /// revisionHistoryLimit is the number of old ReplicaSets kept to allow rollback.
+    #[schemars(range(min = 0))]
+    pub revision_history_limit: i32,
+    /// image is the container image the controller-manager pod runs.
+    pub image: Image,
+    /// metrics configures the Prometheus metrics endpoint of the controller.
+    pub metrics: Metrics,
+    /// installCRDs lets the operator install and upgrade the CRDs matching crdPattern itself.
+    #[serde(rename = "installCRDs")]
+    pub install_crds: bool,
+    /// crdPattern is a semicolon-delimited string (or a list) of "{group}/{kind}" globs naming the CRDs the operator installs, e.g. "resources.azure.com/*;keyvault.azure.com/*". No effect when installCRDs is false.
+    #[schemars(extend("examples" = ["resources.azure.com/*;keyvault.azure.com/*"]))]
+    pub crd_pattern: StringOrList,
+    /// crdLabels is a comma-delimited string (or a list) of key=value labels the operator adds to every CRD it manages.
+    pub crd_labels: StringOrList,
+    /// leaderElection sets the timings of the leader election lease (leader election is always on). leaseDuration must be greater than renewDeadline, and renewDeadline greater than retryPeriod.
+    pub leader_election: LeaderElection,
+    /// multitenant.enable splits the operator into one cluster-wide webhooks install and per-tenant watchers installs.
+    pub multitenant: Multitenant,
+    /// azureOperatorMode is "watchers", "webhooks" or "watchers-and-webhooks"; empty means both.
+    pub azure_operator_mode: OperatorMode,
+    /// webhook configures the admission and conversion webhook server.
+    pub webhook: Webhook,
+    /// useJSONLogging makes the controller log JSON lines instead of text.
+    #[serde(rename = "useJSONLogging")]
+    pub use_json_logging: bool,
+    /// go configures the Go runtime of the controller.
+    pub go: GoRuntime,
+    /// probes sets the timings of the liveness, readiness and startup probes (paths and ports are fixed).
+    pub probes: Probes,
+    /// extraEnv lists extra environment variables for the manager container.
+    pub extra_env: Vec<EnvVar>,
+    /// resources are the CPU and memory requests and limits of the manager container.
+    pub resources: ResourceRequirements,
+    /// securityContext is the manager container's security context. The default is the restricted Pod Security Standard; loosening it is not recommended.
+    pub security_context: SecurityContext,
+    /// podSecurityContext is the pod's security context. The default runs as non-root with the RuntimeDefault seccomp profile.
+    pub pod_security_context: PodSecurityContext,
+    /// nodeSelector restricts the nodes the pod may run on.
+    pub node_selector: BTreeMap<String, String>,
+    /// tolerations let the pod schedule onto nodes with matching taints.
+    pub tolerations: Vec<Toleration>,
+    /// affinity holds node affinity and pod (anti-)affinity rules.
+    pub affinity: Affinity,
+    /// priorityClassName is the PriorityClass of the pod; empty for none.
+    pub priority_class_name: String,
+    /// podAnnotations are added to the pod.
+    pub pod_annotations: BTreeMap<String, String>,
+    /// podLabels are added to the pod.
+    pub pod_labels: BTreeMap<String, String>,
+    /// deploymentAnnotations are added to the Deployment.
+    pub deployment_annotations: BTreeMap<String, String>,
+    /// aadPodIdentity configures the deprecated aad-pod-identity authentication.
+    pub aad_pod_identity: AadPodIdentity,
+    /// serviceAccount configures the controller's ServiceAccount.
+    pub service_account: ServiceAccount,
+    /// createAzureOperatorSecret makes the chart create the aso-controller-settings Secret from the azure* values; set false to bring your own.
+    pub create_azure_operator_secret: bool,
+    /// azureSubscriptionID is the Azure subscription the operator acts against.
+    #[serde(rename = "azureSubscriptionID")]
+    pub azure_subscription_id: String,
+    /// azureTenantID is the Entra tenant the subscription is in.
+    #[serde(rename = "azureTenantID")]
+    pub azure_tenant_id: String,
+    /// azureAdditionalTenants is a comma-separated list of extra tenants the operator may authenticate with.
+    pub azure_additional_tenants: String,
+    /// azureClientID is the client ID of the service principal or managed identity the operator authenticates as.
+    #[serde(rename = "azureClientID")]
+    pub azure_client_id: String,
+    /// azureClientSecret is the client secret of the service principal (service principal authentication only). It is a secret: asogen never prints it in a message.
+    pub azure_client_secret: String,
+    /// azureClientCertificate is a PEM or PKCS12 certificate with its private key, for certificate authentication.
+    pub azure_client_certificate: String,
+    /// azureClientCertificatePassword protects azureClientCertificate.
+    pub azure_client_certificate_password: String,
+    /// azureSyncPeriod is how often resources are re-reconciled with Azure without a change in Kubernetes, e.g. "1h", "15m" or "never"; empty for the operator's default.
+    pub azure_sync_period: String,
+    /// azureTargetNamespaces lists the namespaces the operator watches; empty watches all.
+    pub azure_target_namespaces: Vec<String>,
+    /// azureAuthorityHost is the Entra authority URL; empty for the public cloud.
+    pub azure_authority_host: String,
+    /// azureResourceManagerEndpoint is the Azure Resource Manager endpoint; empty for the public cloud.
+    pub azure_resource_manager_endpoint: String,
+    /// azureResourceManagerAudience is the Azure Resource Manager audience; empty for the public cloud.
+    pub azure_resource_manager_audience: String,
+    /// azureUserAgentSuffix is appended to the User-Agent of the operator's Azure requests.
+    pub azure_user_agent_suffix: String,
+    /// useWorkloadIdentityAuth authenticates with Azure Workload Identity.
+    pub use_workload_identity_auth: bool,
+    /// workloadIdentityAuthMode is "relaxed" (one federated credential for the controller) or "strict" (one per service account).
+    pub workload_identity_auth_mode: WorkloadIdentityAuthMode,
+    /// allowMultiEnvManagement lets per-namespace and per-resource credentials name their own Azure cloud endpoints.
+    pub allow_multi_env_management: bool,
+    /// maxConcurrentReconciles is the number of workers per resource type.
+    #[schemars(range(min = 1))]
+    pub max_concurrent_reconciles: i32,
+    /// rateLimit configures the operator's own rate limiting of reconciles.
+    pub rate_limit: RateLimit,
+    /// networkPolicies configures the NetworkPolicies that restrict the controller's traffic.
+    pub network_policies: NetworkPolicies,
+    /// podDisruptionBudget configures the PodDisruptionBudget of the controller.
+    pub pod_disruption_budget: PodDisruptionBudgetValues,
+    /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    pub global: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The Deployment strategy as written in values (any shape the schema
+/// allows; the rules decide which combinations are accepted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct StrategyValues {
+    /// strategy.type is Recreate (required with 2+ replicas) or RollingUpdate (one replica, behind featureGates.singleReplicaRollingUpdate).
+    #[serde(rename = "type")]
+    pub kind: StrategyType,
+    /// strategy.rollingUpdate tunes a rolling update; allowed only with strategy.type RollingUpdate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolling_update: Option<RollingUpdateValues>,
+}
+
+impl Default for StrategyValues {
+    fn default() -> Self {
+        StrategyValues {
+            kind: StrategyType::Recreate,
+            rolling_update: None,
+        }
+    }
+}
+
+/// The two Deployment strategy types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum StrategyType {
+    /// Stop every old pod, then start the new ones (required with 2+ replicas).
+    Recreate,
+    /// Start a new pod before stopping the old one (one replica only, behind the feature gate).
+    RollingUpdate,
+}
+
+impl StrategyType {
+    /// The name Kubernetes uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyType::Recreate => "Recreate",
+            StrategyType::RollingUpdate => "RollingUpdate",
+        }
+    }
+}
+
+/// Rolling update parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RollingUpdateValues {
+    /// strategy.rollingUpdate.maxSurge is how many pods may be created above replicaCount during an update: a number or a percentage like "50%".
+    pub max_surge: IntOrPercent,
+    /// strategy.rollingUpdate.maxUnavailable is how many pods may be unavailable during an update: a number or a percentage like "0%".
+    pub max_unavailable: IntOrPercent,
+}
+
+impl Default for RollingUpdateValues {
+    fn default() -> Self {
+        RollingUpdateValues {
+            max_surge: IntOrPercent::Int(1),
+            max_unavailable: IntOrPercent::Int(0),
+        }
+    }
+}
+
+/// A non-negative count or a percentage ("25%").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum IntOrPercent {
+    /// An absolute number.
+    Int(i32),
+    /// A percentage, written "N%".
+    Percent(String),
+}
+
+impl JsonSchema for IntOrPercent {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "IntOrPercent".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": "^[0-9]+%$"}
+            ]
+        })
+    }
+}
+
+impl From<&IntOrPercent> for k8s_openapi::apimachinery::pkg::util::intstr::IntOrString {
+    fn from(value: &IntOrPercent) -> Self {
+        use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+        match value {
+            IntOrPercent::Int(n) => IntOrString::Int(*n),
+            IntOrPercent::Percent(s) => IntOrString::String(s.clone()),
+        }
+    }
+}
+
+/// Feature gates of the chart.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct FeatureGates {
+    /// featureGates.singleReplicaRollingUpdate allows strategy.type RollingUpdate with replicaCount 1, which keeps webhooks up during upgrades.
+    pub single_replica_rolling_update: bool,
+}
+
+/// A string, or a list of strings joined by the chart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StringOrList {
+    /// One delimited string.
+    String(String),
+    /// A list of entries.
+    List(Vec<String>),
+}
+
+impl Default for StringOrList {
+    fn default() -> Self {
+        StringOrList::String(String::new())
+    }
+}
+
+impl StringOrList {
+    /// The entries joined with `separator` (a string is passed through as written).
+    pub fn joined(&self, separator: &str) -> String {
+        match self {
+            StringOrList::String(s) => s.clone(),
+            StringOrList::List(items) => items.join(separator),
+        }
+    }
+}
+
+/// Container image settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Image {
+    /// image.repository is the full image reference of the controller, tag included.
+    pub repository: String,
+    /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
+    #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]
+    pub kube_rbac_proxy: Option<String>,
+    /// image.pullSecrets are the image pull secrets of the pod.
+    pub pull_secrets: Vec<LocalObjectReference>,
+}
+
+impl Default for Image {
+    fn default() -> Self {
+        Image {
+            repository: DEFAULT_IMAGE.to_string(),
+            kube_rbac_proxy: None,
+            pull_secrets: Vec::new(),
+        }
+    }
+}
+
+/// Metrics endpoint settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metrics {
+    /// metrics.enable serves Prometheus metrics and creates the metrics Service.
+    pub enable: bool,
+    /// metrics.secure serves metrics over HTTPS with a cert-manager certificate.
+    pub secure: bool,
+    /// metrics.profiling exposes the /debug/pprof endpoints (only when metrics.secure).
+    pub profiling: bool,
+    /// metrics.address is the bind address; empty means 0.0.0.0:{metrics.port}.
+    pub address: String,
+    /// metrics.port is the metrics port of the container and the Service.
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            enable: true,
+            secure: true,
+            profiling: false,
+            address: String::new(),
+            port: 8443,
+        }
+    }
+}
+
+/// Leader election timings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct LeaderElection {
+    /// leaderElection.leaseDuration is how long a lease is valid, as a Go duration ("15s").
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
+    pub lease_duration: String,
+    /// leaderElection.renewDeadline is how long the leader keeps trying to renew before giving up ("10s").
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
+    pub renew_deadline: String,
+    /// leaderElection.retryPeriod is how long candidates wait between attempts ("2s").
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
+    pub retry_period: String,
+}
+
+impl Default for LeaderElection {
+    fn default() -> Self {
+        LeaderElection {
+            lease_duration: "15s".into(),
+            renew_deadline: "10s".into(),
+            retry_period: "2s".into(),
+        }
+    }
+}
+
+/// Multi-tenant mode.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Multitenant {
+    /// multitenant.enable installs the operator in multi-tenant mode (see azureOperatorMode).
+    pub enable: bool,
+}
+
+/// What the operator pod runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum OperatorMode {
+    /// Both watchers and webhooks (the default).
+    #[default]
+    #[serde(rename = "")]
+    Default,
+    /// Watchers and webhooks, written out.
+    #[serde(rename = "watchers-and-webhooks")]
+    WatchersAndWebhooks,
+    /// Only the control loops (a tenant in multi-tenant mode).
+    #[serde(rename = "watchers")]
+    Watchers,
+    /// Only the webhooks (the cluster part in multi-tenant mode).
+    #[serde(rename = "webhooks")]
+    Webhooks,
+}
+
+impl OperatorMode {
+    /// The value as written in values and in the Secret.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperatorMode::Default => "",
+            OperatorMode::WatchersAndWebhooks => "watchers-and-webhooks",
+            OperatorMode::Watchers => "watchers",
+            OperatorMode::Webhooks => "webhooks",
+        }
+    }
+}
+
+/// Workload identity credential mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkloadIdentityAuthMode {
+    /// One federated identity credential for the controller's service account.
+    #[default]
+    Relaxed,
+    /// One federated identity credential per service account.
+    Strict,
+}
+
+/// Webhook server settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Webhook {
+    /// webhook.port is the port the webhook server listens on.
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: i32,
+    /// webhook.certDir is where the webhook serving certificate is mounted.
+    #[schemars(length(min = 1))]
+    pub cert_dir: String,
+}
+
+impl Default for Webhook {
+    fn default() -> Self {
+        Webhook {
+            port: 9443,
+            cert_dir: "/tmp/k8s-webhook-server/serving-certs".into(),
+        }
+    }
+}
+
+/// Go runtime settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct GoRuntime {
+    /// go.memLimit sets GOMEMLIMIT; keep it at 80-90% of the memory limit. Empty to leave it unset.
+    pub mem_limit: String,
+}
+
+impl Default for GoRuntime {
+    fn default() -> Self {
+        GoRuntime {
+            mem_limit: "400MiB".into(),
+        }
+    }
+}
+
+/// Probe timings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Probes {
+    /// probes.startup times the startup probe; raise failureThreshold on clusters with many CRDs.
+    pub startup: ProbeTiming,
+    /// probes.liveness times the liveness probe.
+    pub liveness: ProbeTiming,
+    /// probes.readiness times the readiness probe.
+    pub readiness: ProbeTiming,
+}
+
+impl Default for Probes {
+    fn default() -> Self {
+        Probes {
+            startup: ProbeTiming {
+                failure_threshold: 12,
+                ..ProbeTiming::default()
+            },
+            liveness: ProbeTiming::default(),
+            readiness: ProbeTiming::default(),
+        }
+    }
+}
+
+/// The timings of one probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProbeTiming {
+    /// periodSeconds is the time between two probes.
+    #[schemars(range(min = 1))]
+    pub period_seconds: i32,
+    /// failureThreshold is how many failures in a row count as failed.
+    #[schemars(range(min = 1))]
+    pub failure_threshold: i32,
+    /// timeoutSeconds is how long one probe may take.
+    #[schemars(range(min = 1))]
+    pub timeout_seconds: i32,
+}
+
+impl Default for ProbeTiming {
+    fn default() -> Self {
+        ProbeTiming {
+            period_seconds: 10,
+            failure_threshold: 3,
+            timeout_seconds: 1,
+        }
+    }
+}
+
+/// Deprecated aad-pod-identity settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AadPodIdentity {
+    /// aadPodIdentity.enable labels the pod for aad-pod-identity and creates its AzureIdentity and binding (deprecated).
+    pub enable: bool,
+    /// aadPodIdentity.azureManagedIdentityResourceId is the resource ID of the user-assigned managed identity.
+    pub azure_managed_identity_resource_id: String,
+}
+
+/// ServiceAccount settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServiceAccount {
+    /// serviceAccount.create creates the ServiceAccount.
+    pub create: bool,
+    /// serviceAccount.name names the ServiceAccount; empty means azureserviceoperator-default (or default when create is false).
+    pub name: String,
+    /// serviceAccount.annotations are added to the ServiceAccount (e.g. azure.workload.identity/client-id).
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Default for ServiceAccount {
+    fn default() -> Self {
+        ServiceAccount {
+            create: true,
+            name: String::new(),
+            annotations: BTreeMap::new(),
+        }
+    }
+}
+
+/// Reconcile rate limiting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct RateLimit {
+    /// rateLimit.mode is "disabled" or "bucket" (a token bucket limits reconciles).
+    pub mode: RateLimitMode,
+    /// rateLimit.qps is the bucket refill rate per second (mode bucket only).
+    #[schemars(range(min = 1))]
+    pub qps: i32,
+    /// rateLimit.bucketSize is the size of the bucket (mode bucket only).
+    #[schemars(range(min = 1))]
+    pub bucket_size: i32,
+}
+
+impl Default for RateLimit {
+    fn default() -> Self {
+        RateLimit {
+            mode: RateLimitMode::Disabled,
+            qps: 5,
+            bucket_size: 100,
+        }
+    }
+}
+
+/// Rate limiting modes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateLimitMode {
+    /// No rate limiting by the operator.
+    #[default]
+    Disabled,
+    /// A token bucket limits reconciles.
+    Bucket,
+}
+
+/// NetworkPolicy settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct NetworkPolicies {
+    /// networkPolicies.enable creates the NetworkPolicies.
+    pub enable: bool,
+    /// networkPolicies.kubernetesApiPort is the TCP port of the Kubernetes API the controller may reach.
+    #[schemars(range(min = 1, max = 65535))]
+    pub kubernetes_api_port: i32,
+    /// networkPolicies.kubernetesApiCIDR is the CIDR of the Kubernetes API.
+    #[serde(rename = "kubernetesApiCIDR")]
+    pub kubernetes_api_cidr: String,
+    /// networkPolicies.mysqlCIDR is the CIDR of the MySQL servers the controller may reach.
+    #[serde(rename = "mysqlCIDR")]
+    pub mysql_cidr: String,
+    /// networkPolicies.postgresqlCIDR is the CIDR of the PostgreSQL servers the controller may reach.
+    #[serde(rename = "postgresqlCIDR")]
+    pub postgresql_cidr: String,
+    /// networkPolicies.sqlCIDR is the CIDR of the Azure SQL servers the controller may reach.
+    #[serde(rename = "sqlCIDR")]
+    pub sql_cidr: String,
+}
+
+impl Default for NetworkPolicies {
+    fn default() -> Self {
+        NetworkPolicies {
+            enable: true,
+            kubernetes_api_port: 6443,
+            kubernetes_api_cidr: "0.0.0.0/0".into(),
+            mysql_cidr: "0.0.0.0/0".into(),
+            postgresql_cidr: "0.0.0.0/0".into(),
+            sql_cidr: "0.0.0.0/0".into(),
+        }
+    }
+}
+
+/// PodDisruptionBudget settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct PodDisruptionBudgetValues {
+    /// podDisruptionBudget.enabled creates the PodDisruptionBudget.
+    pub enabled: bool,
+    /// podDisruptionBudget.minAvailable is how many pods must stay up during a voluntary disruption: a number or a percentage.
+    pub min_available: IntOrPercent,
+    /// podDisruptionBudget.unhealthyPodEvictionPolicy is IfHealthyBudget or AlwaysAllow; empty for the Kubernetes default.
+    pub unhealthy_pod_eviction_policy: EvictionPolicy,
+}
+
+impl Default for PodDisruptionBudgetValues {
+    fn default() -> Self {
+        PodDisruptionBudgetValues {
+            enabled: true,
+            min_available: IntOrPercent::Percent("50%".into()),
+            unhealthy_pod_eviction_policy: EvictionPolicy::Unset,
+        }
+    }
+}
+
+/// Unhealthy pod eviction policies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum EvictionPolicy {
+    /// The Kubernetes default (IfHealthyBudget).
+    #[default]
+    #[serde(rename = "")]
+    Unset,
+    /// Evict unhealthy pods only while the budget allows.
+    IfHealthyBudget,
+    /// Always allow evicting unhealthy pods.
+    AlwaysAllow,
+}
+
+impl EvictionPolicy {
+    /// The value Kubernetes uses, or `None` when unset.
+    pub fn as_kubernetes(self) -> Option<&'static str> {
+        match self {
+            EvictionPolicy::Unset => None,
+            EvictionPolicy::IfHealthyBudget => Some("IfHealthyBudget"),
+            EvictionPolicy::AlwaysAllow => Some("AlwaysAllow"),
+        }
+    }
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values {
+            replica_count: 2,
+            strategy: StrategyValues::default(),
+            feature_gates: FeatureGates::default(),
+            revision_history_limit: 10,
+            image: Image::default(),
+            metrics: Metrics::default(),
+            install_crds: true,
+            crd_pattern: StringOrList::default(),
+            crd_labels: StringOrList::default(),
+            leader_election: LeaderElection::default(),
+            multitenant: Multitenant::default(),
+            azure_operator_mode: OperatorMode::Default,
+            webhook: Webhook::default(),
+            use_json_logging: false,
+            go: GoRuntime::default(),
+            probes: Probes::default(),
+            extra_env: Vec::new(),
+            resources: default_resources(),
+            security_context: default_security_context(),
+            pod_security_context: default_pod_security_context(),
+            node_selector: BTreeMap::from([("kubernetes.io/os".into(), "linux".into())]),
+            tolerations: Vec::new(),
+            affinity: Affinity::default(),
+            priority_class_name: String::new(),
+            pod_annotations: BTreeMap::new(),
+            pod_labels: BTreeMap::new(),
+            deployment_annotations: BTreeMap::new(),
+            aad_pod_identity: AadPodIdentity::default(),
+            service_account: ServiceAccount::default(),
+            create_azure_operator_secret: true,
+            azure_subscription_id: String::new(),
+            azure_tenant_id: String::new(),
+            azure_additional_tenants: String::new(),
+            azure_client_id: String::new(),
+            azure_client_secret: String::new(),
+            azure_client_certificate: String::new(),
+            azure_client_certificate_password: String::new(),
+            azure_sync_period: String::new(),
+            azure_target_namespaces: Vec::new(),
+            azure_authority_host: String::new(),
+            azure_resource_manager_endpoint: String::new(),
+            azure_resource_manager_audience: String::new(),
+            azure_user_agent_suffix: String::new(),
+            use_workload_identity_auth: false,
+            workload_identity_auth_mode: WorkloadIdentityAuthMode::Relaxed,
+            allow_multi_env_management: false,
+            max_concurrent_reconciles: 4,
+            rate_limit: RateLimit::default(),
+            network_policies: NetworkPolicies::default(),
+            pod_disruption_budget: PodDisruptionBudgetValues::default(),
+            global: serde_json::Map::new(),
+        }
+    }
+}
+
+fn default_resources() -> ResourceRequirements {
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let quantities = |cpu: &str, memory: &str| {
+        BTreeMap::from([
+            ("cpu".to_string(), Quantity(cpu.into())),
+            ("memory".to_string(), Quantity(memory.into())),
+        ])
+    };
+    ResourceRequirements {
+        limits: Some(quantities("500m", "512Mi")),
+        requests: Some(quantities("200m", "256Mi")),
+        ..ResourceRequirements::default()
+    }
+}
+
+/// The restricted Pod Security Standard for the manager container.
+fn default_security_context() -> SecurityContext {
+    use k8s_openapi::api::core::v1::{Capabilities, SeccompProfile};
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".into()]),
+            ..Capabilities::default()
+        }),
+        read_only_root_filesystem: Some(true),
+        run_as_group: Some(65532),
+        run_as_non_root: Some(true),
+        run_as_user: Some(65532),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".into(),
+            ..SeccompProfile::default()
+        }),
+        ..SecurityContext::default()
+    }
+}
+
+fn default_pod_security_context() -> PodSecurityContext {
+    use k8s_openapi::api::core::v1::SeccompProfile;
+    PodSecurityContext {
+        run_as_non_root: Some(true),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".into(),
+            ..SeccompProfile::default()
+        }),
+        ..PodSecurityContext::default()
+    }
+}

@@ -1,0 +1,506 @@
+//! The one place that reads and writes YAML.
+//!
+//! Reading goes through `saphyr-parser` events so every key and value keeps
+//! its line and column (diagnostics point at the offending key, not at the
+//! document), duplicate keys are refused, and alias expansion is bounded.
+//! Writing goes through `serde_yaml`. Keeping both behind this module lets
+//! either crate be swapped without touching the rest of the code.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting accepted in a values document; real values files stay
+/// under ten levels, so this only stops pathological input.
+pub const MAX_DEPTH: usize = 64;
+
+/// Most nodes a document may expand to, aliases included. Bounds memory and
+/// time for "billion laughs" documents.
+pub const MAX_NODES: usize = 200_000;
+
+/// A 1-based line and column in a source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Position {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+/// Where a node of the document sits: its key (for mapping entries) and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeSpan {
+    /// The key of the mapping entry that holds the node, if any.
+    pub key: Option<Position>,
+    /// The start of the value.
+    pub value: Position,
+    /// Length of the value in characters when it is a scalar on one line.
+    pub value_len: usize,
+}
+
+impl NodeSpan {
+    /// Where a diagnostic about this node should point: the key when there
+    /// is one (that is where the editor puts the squiggle for key problems),
+    /// else the value.
+    pub fn key_or_value(&self) -> Position {
+        self.key.unwrap_or(self.value)
+    }
+}
+
+/// A parsed YAML document: its JSON value and the span of every node,
+/// indexed by JSON pointer (`""` is the root, `/strategy/type` a nested key).
+#[derive(Debug, Clone, Default)]
+pub struct LocatedDocument {
+    /// The document as JSON data.
+    pub value: Value,
+    /// Span of every node, keyed by JSON pointer.
+    pub spans: BTreeMap<String, NodeSpan>,
+}
+
+/// A YAML syntax or structure error with its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// What went wrong.
+    pub message: String,
+    /// Where it went wrong.
+    pub position: Position,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (line {}, column {})",
+            self.message, self.position.line, self.position.column
+        )
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+fn position(span: &Span) -> Position {
+    Position {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+/// Escapes one JSON pointer segment (RFC 6901).
+pub fn escape_pointer_segment(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Turns a JSON pointer into the dotted key path users write
+/// (`/tolerations/0/key` becomes `tolerations[0].key`).
+pub fn pointer_to_key_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{segment}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            if segment.contains('.') || segment.is_empty() {
+                out.push_str(&format!("\"{segment}\""));
+            } else {
+                out.push_str(&segment);
+            }
+        }
+    }
+    out
+}
+
+struct Builder<'a> {
+    parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    spans: BTreeMap<String, NodeSpan>,
+    anchors: BTreeMap<usize, Value>,
+    nodes: usize,
+}
+
+impl<'a> Builder<'a> {
+    fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
+        match self.parser.next_event() {
+            Some(Ok(event)) => Ok(event),
+            Some(Err(err)) => Err(YamlError {
+                message: err.info().to_string(),
+                position: Position {
+                    line: err.marker().line(),
+                    column: err.marker().col() + 1,
+                },
+            }),
+            None => Err(YamlError {
+                message: "unexpected end of input".into(),
+                position: Position { line: 1, column: 1 },
+            }),
+        }
+    }
+
+    fn count(&mut self, n: usize, at: Position) -> Result<(), YamlError> {
+        self.nodes = self.nodes.saturating_add(n);
+        if self.nodes > MAX_NODES {
+            return Err(YamlError {
+                message: format!(
+                    "document expands to more than {MAX_NODES} nodes (an alias bomb?); refused"
+                ),
+                position: at,
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads one node whose first event is `event`.
+    fn node(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        pointer: &str,
+        key: Option<Position>,
+        depth: usize,
+    ) -> Result<Value, YamlError> {
+        let at = position(&span);
+        if depth > MAX_DEPTH {
+            return Err(YamlError {
+                message: format!("nesting deeper than {MAX_DEPTH} levels; refused"),
+                position: at,
+            });
+        }
+        self.count(1, at)?;
+        let value_len = if span.end.line() == span.start.line() {
+            span.end.col().saturating_sub(span.start.col()).max(1)
+        } else {
+            1
+        };
+        self.spans.insert(
+            pointer.to_string(),
+            NodeSpan {
+                key,
+                value: at,
+                value_len,
+            },
+        );
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                let value = scalar(&text, style, tag.as_deref(), at)?;
+                if anchor > 0 {
+                    self.anchors.insert(anchor, value.clone());
+                }
+                Ok(value)
+            }
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    let child = format!("{pointer}/{}", items.len());
+                    items.push(self.node(event, span, &child, None, depth + 1)?);
+                }
+                let value = Value::Array(items);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, value.clone());
+                }
+                Ok(value)
+            }
+            Event::MappingStart(anchor, _) => {
+                let mut map = Map::new();
+                loop {
+                    let (event, key_span) = self.next()?;
+                    if matches!(event, Event::MappingEnd) {
+                        break;
+                    }
+                    let key_at = position(&key_span);
+                    let key = match event {
+                        Event::Scalar(text, style, _, tag) => {
+                            match scalar(&text, style, tag.as_deref(), key_at)? {
+                                Value::String(s) => s,
+                                Value::Null => "null".to_string(),
+                                other => other.to_string(),
+                            }
+                        }
+                        _ => {
+                            return Err(YamlError {
+                                message: "a mapping key must be a plain value, not a list, a map or an alias".into(),
+                                position: key_at,
+                            });
+                        }
+                    };
+                    if key == "<<" {
+                        return Err(YamlError {
+                            message: "YAML merge keys (`<<`) are not supported in values files; write the keys out".into(),
+                            position: key_at,
+                        });
+                    }
+                    if map.contains_key(&key) {
+                        return Err(YamlError {
+                            message: format!("duplicate key `{key}`: a key may appear once per mapping"),
+                            position: key_at,
+                        });
+                    }
+                    let child = format!("{pointer}/{}", escape_pointer_segment(&key));
+                    let (event, span) = self.next()?;
+                    let value = self.node(event, span, &child, Some(key_at), depth + 1)?;
+                    map.insert(key, value);
+                }
+                let value = Value::Object(map);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, value.clone());
+                }
+                Ok(value)
+            }
+            Event::Alias(anchor) => {
+                let value = self.anchors.get(&anchor).cloned().ok_or(YamlError {
+                    message: "alias to an unknown anchor".into(),
+                    position: at,
+                })?;
+                self.count(node_count(&value), at)?;
+                Ok(value)
+            }
+            _ => Err(YamlError {
+                message: "unexpected YAML structure".into(),
+                position: at,
+            }),
+        }
+    }
+}
+
+fn node_count(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(node_count).sum::<usize>(),
+        Value::Object(map) => 1 + map.values().map(node_count).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Resolves a scalar by the YAML 1.2 core schema (what `sigs.k8s.io/yaml`
+/// and Helm agree on for the values people write).
+fn scalar(
+    text: &str,
+    style: ScalarStyle,
+    tag: Option<&saphyr_parser::Tag>,
+    at: Position,
+) -> Result<Value, YamlError> {
+    if let Some(tag) = tag {
+        if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
+            match tag.suffix.as_str() {
+                "str" => return Ok(Value::String(text.to_string())),
+                "null" | "bool" | "int" | "float" => {}
+                other => {
+                    return Err(YamlError {
+                        message: format!("unsupported YAML tag `!!{other}`"),
+                        position: at,
+                    });
+                }
+            }
+        } else {
+            return Err(YamlError {
+                message: format!("unsupported YAML tag `{}{}`", tag.handle, tag.suffix),
+                position: at,
+            });
+        }
+    }
+    if style != ScalarStyle::Plain {
+        return Ok(Value::String(text.to_string()));
+    }
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Ok(Value::Null),
+        "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
+        "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "-.inf" | ".nan" | ".NaN" | ".NAN" => {
+            return Err(YamlError {
+                message: format!("`{text}` is not a finite number; values must be JSON numbers"),
+                position: at,
+            });
+        }
+        _ => {}
+    }
+    if let Some(number) = integer(text) {
+        return match number {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err(YamlError {
+                message: format!("the number {text} is too large"),
+                position: at,
+            }),
+        };
+    }
+    if is_float(text) {
+        return match text.parse::<f64>().ok().and_then(Number::from_f64) {
+            Some(n) if n.as_f64().is_some_and(f64::is_finite) => Ok(Value::Number(n)),
+            _ => Err(YamlError {
+                message: format!("the number {text} is out of range"),
+                position: at,
+            }),
+        };
+    }
+    Ok(Value::String(text.to_string()))
+}
+
+/// `Some(Some(n))` for an integer that fits, `Some(None)` for one that
+/// does not, `None` when the text is not an integer at all.
+fn integer(text: &str) -> Option<Option<Number>> {
+    let (negative, digits) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits) = if let Some(hex) = digits.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(oct) = digits.strip_prefix("0o") {
+        (8, oct)
+    } else {
+        (10, digits)
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let magnitude = u64::from_str_radix(digits, radix).ok();
+    Some(match (negative, magnitude) {
+        (_, None) => None,
+        (false, Some(m)) => Some(Number::from(m)),
+        (true, Some(m)) => i64::try_from(m).ok().map(|m| Number::from(-m)),
+    })
+}
+
+fn is_float(text: &str) -> bool {
+    let body = text.trim_start_matches(['-', '+']);
+    let mut seen_digit = false;
+    let mut seen_dot = false;
+    let mut chars = body.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        match c {
+            '0'..='9' => seen_digit = true,
+            '.' if !seen_dot => seen_dot = true,
+            'e' | 'E' => break,
+            _ => return false,
+        }
+        chars.next();
+    }
+    if !seen_digit {
+        return false;
+    }
+    match chars.next() {
+        None => true,
+        Some(_) => {
+            let rest: String = chars.collect();
+            let exp = rest.trim_start_matches(['-', '+']);
+            !exp.is_empty() && exp.chars().all(|c| c.is_ascii_digit())
+        }
+    }
+}
+
+/// Parses one YAML document with spans. An empty document (or one holding
+/// only comments) is an empty mapping, as Helm treats an empty values file.
+pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
+    let mut builder = Builder {
+        parser: Parser::new_from_str(source),
+        spans: BTreeMap::new(),
+        anchors: BTreeMap::new(),
+        nodes: 0,
+    };
+    let mut value = None;
+    loop {
+        let (event, span) = builder.next()?;
+        match event {
+            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+            Event::StreamEnd => break,
+            Event::DocumentStart(_) => {
+                let (event, span) = builder.next()?;
+                if matches!(event, Event::DocumentEnd) {
+                    continue;
+                }
+                if value.is_some() {
+                    return Err(YamlError {
+                        message: "a values file holds one YAML document; found a second one".into(),
+                        position: position(&span),
+                    });
+                }
+                value = Some(builder.node(event, span, "", None, 0)?);
+            }
+            _ => {
+                return Err(YamlError {
+                    message: "unexpected YAML structure".into(),
+                    position: position(&span),
+                });
+            }
+        }
+    }
+    Ok(LocatedDocument {
+        value: value.unwrap_or_else(|| Value::Object(Map::new())),
+        spans: builder.spans,
+    })
+}
+
+/// Writes a value as block YAML (used for every rendered file).
+pub fn to_yaml(value: &impl serde::Serialize) -> String {
+    serde_yaml::to_string(value).expect("serializing JSON-shaped data to YAML cannot fail")
+}
+
+/// Parses a multi-document YAML stream of Kubernetes objects (rendered
+/// output; not user input, so no spans are kept).
+pub fn parse_stream(source: &str) -> Result<Vec<Value>, String> {
+    use serde::Deserialize;
+    let mut out = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(source) {
+        let value = Value::deserialize(document).map_err(|e| e.to_string())?;
+        if !value.is_null() {
+            out.push(value);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_positions_of_keys_and_values() {
+        let doc = parse_document("# c\nstrategy:\n  type: Recreate\n").unwrap();
+        let span = doc.spans["/strategy/type"];
+        assert_eq!(span.key, Some(Position { line: 3, column: 3 }));
+        assert_eq!(span.value, Position { line: 3, column: 9 });
+        assert_eq!(span.value_len, 8);
+    }
+
+    #[test]
+    fn resolves_core_schema_scalars() {
+        let doc = parse_document("a: 1\nb: '1'\nc: true\nd: ~\ne: 1.5\nf: 0x10\ng: -3\n").unwrap();
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"a":1,"b":"1","c":true,"d":null,"e":1.5,"f":16,"g":-3})
+        );
+    }
+
+    #[test]
+    fn refuses_duplicate_keys_with_position() {
+        let err = parse_document("a: 1\na: 2\n").unwrap_err();
+        assert!(err.message.contains("duplicate key `a`"));
+        assert_eq!(err.position, Position { line: 2, column: 1 });
+    }
+
+    #[test]
+    fn refuses_alias_bombs() {
+        let mut doc = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            doc.push_str(&format!("{}: &{} [", (b'a' + i) as char, (b'a' + i) as char));
+            let prev = (b'a' + i - 1) as char;
+            doc.push_str(&vec![format!("*{prev}"); 10].join(", "));
+            doc.push_str("]\n");
+        }
+        let err = parse_document(&doc).unwrap_err();
+        assert!(err.message.contains("alias bomb"), "{err}");
+    }
+
+    #[test]
+    fn key_paths_read_like_helm_keys() {
+        assert_eq!(pointer_to_key_path("/tolerations/0/key"), "tolerations[0].key");
+        assert_eq!(
+            pointer_to_key_path("/nodeSelector/kubernetes.io~1os"),
+            "nodeSelector.\"kubernetes.io/os\""
+        );
+    }
+}
