@@ -302,6 +302,12 @@ impl Merged<'_> {
         match self.locate(pointer) {
             Some((source, span, found)) => {
                 let exact = found == pointer;
+                // A mapping or list is pointed at by its key, a scalar by its value.
+                let container = self
+                    .value
+                    .pointer(pointer)
+                    .is_some_and(|v| v.is_object() || v.is_array());
+                let on_key = on_key || container;
                 let position = if on_key || !exact {
                     span.key_or_value()
                 } else {

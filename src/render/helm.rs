@@ -56,6 +56,9 @@ fn environment() -> Environment<'static> {
         .expect("delimiters are valid");
     env.set_syntax(syntax);
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    // minijinja JSON-escapes `.yaml` templates by default; these emit YAML
+    // and Go templates verbatim.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     for (name, source) in TEMPLATES {
         env.add_template(name, source).expect("chart templates parse (tested)");
     }
@@ -112,7 +115,7 @@ pub fn render_chart(catalog: &Catalog, artifacts: &mut Artifacts) -> Result<(), 
     artifacts.insert(
         format!("{CHART_DIR}/Chart.yaml"),
         format!(
-            "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: Azure Service Operator v2 controller-manager (high-availability by default: 2 replicas, leader election, Recreate)\ntype: application\nversion: {CHART_VERSION}\nappVersion: {APP_VERSION}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n"
+            "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: \"Azure Service Operator v2 controller-manager (high availability by default: 2 replicas, leader election, Recreate)\"\ntype: application\nversion: {CHART_VERSION}\nappVersion: {APP_VERSION}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n"
         ),
     );
     artifacts.insert(
