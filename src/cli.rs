@@ -113,7 +113,11 @@ fn source_text(sources: &[load::Source]) -> impl Fn(&str) -> Option<String> + '_
 fn print_diagnostics(diagnostics: &[Diagnostic], sources: &[load::Source]) {
     eprint!(
         "{}",
-        diagnostics::format_human(diagnostics, &source_text(sources), diagnostics::use_colour())
+        diagnostics::format_human(
+            diagnostics,
+            &source_text(sources),
+            diagnostics::use_colour()
+        )
     );
 }
 
@@ -137,7 +141,11 @@ fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
     if check {
         let diffs = render::differences(out, &artifacts);
         if diffs.is_empty() {
-            eprintln!("{} is up to date ({} files)", out.display(), artifacts.len());
+            eprintln!(
+                "{} is up to date ({} files)",
+                out.display(),
+                artifacts.len()
+            );
             return EXIT_OK;
         }
         for (path, have, want) in &diffs {
@@ -187,7 +195,12 @@ fn load_or_report(values: &[PathBuf], set: &[String]) -> Result<Vec<load::Source
     }
 }
 
-fn template_command(values: &[PathBuf], set: &[String], namespace: &str, create_namespace: bool) -> u8 {
+fn template_command(
+    values: &[PathBuf],
+    set: &[String],
+    namespace: &str,
+    create_namespace: bool,
+) -> u8 {
     let sources = match load_or_report(values, set) {
         Ok(sources) => sources,
         Err(code) => return code,
@@ -217,12 +230,20 @@ fn validate_command(values: &[PathBuf], set: &[String], format: Format) -> u8 {
         Format::Json => print!("{}", diagnostics::format_json(&diagnostics)),
         Format::Human if diagnostics.is_empty() => {
             let names: Vec<String> = values.iter().map(|p| p.display().to_string()).collect();
-            let what = if names.is_empty() { "the chart defaults".to_string() } else { names.join(", ") };
+            let what = if names.is_empty() {
+                "the chart defaults".to_string()
+            } else {
+                names.join(", ")
+            };
             println!("ok: {what}: valid");
         }
         Format::Human => print!(
             "{}",
-            diagnostics::format_human(&diagnostics, &source_text(&sources), diagnostics::use_colour())
+            diagnostics::format_human(
+                &diagnostics,
+                &source_text(&sources),
+                diagnostics::use_colour()
+            )
         ),
     }
     code

@@ -383,7 +383,11 @@ fn closest<'a>(word: &str, options: impl IntoIterator<Item = &'a str>) -> Option
 
 /// Checks the merged values against the structural schema; one diagnostic
 /// per problem, pointing at the offending key.
-pub fn shape_diagnostics(merged: &Merged, schema: &Value, validator: &jsonschema::Validator) -> Vec<Diagnostic> {
+pub fn shape_diagnostics(
+    merged: &Merged,
+    schema: &Value,
+    validator: &jsonschema::Validator,
+) -> Vec<Diagnostic> {
     use jsonschema::error::ValidationErrorKind as Kind;
     let mut out = Vec::new();
     for error in validator.iter_errors(&merged.value) {
@@ -415,7 +419,7 @@ pub fn shape_diagnostics(merged: &Merged, schema: &Value, validator: &jsonschema
                         format!(
                             "`{key}` must be {}, got {}",
                             type_names(kind),
-                            json_type(&instance)
+                            json_type(instance)
                         ),
                         "write the value in the expected type (quote strings, leave numbers unquoted)".to_string(),
                     ),
@@ -450,7 +454,7 @@ pub fn shape_diagnostics(merged: &Merged, schema: &Value, validator: &jsonschema
                         "see the key's description in values.yaml".to_string(),
                     ),
                     Kind::AnyOf { .. } | Kind::OneOfNotValid { .. } => (
-                        format!("`{key}` has the wrong form ({})", json_type(&instance)),
+                        format!("`{key}` has the wrong form ({})", json_type(instance)),
                         "use a number or a percentage string like \"50%\"".to_string(),
                     ),
                     _ => (
@@ -478,7 +482,11 @@ fn type_names(kind: &jsonschema::error::TypeKind) -> String {
     };
     match kind {
         TypeKind::Single(t) => name(t),
-        TypeKind::Multiple(set) => set.iter().map(|t| name(&t)).collect::<Vec<_>>().join(" or "),
+        TypeKind::Multiple(set) => set
+            .iter()
+            .map(|t| name(&t))
+            .collect::<Vec<_>>()
+            .join(" or "),
     }
 }
 
@@ -526,7 +534,8 @@ impl Checker {
     /// Builds the structural schema validator once.
     pub fn new() -> Checker {
         let schema = schema::structural_schema();
-        let validator = jsonschema::draft7::new(&schema).expect("the generated schema is valid draft-07");
+        let validator =
+            jsonschema::draft7::new(&schema).expect("the generated schema is valid draft-07");
         Checker {
             schema,
             validator,
@@ -543,7 +552,9 @@ impl Checker {
         }
         let values: Values = serde_json::from_value(merged.value.clone()).map_err(|err| {
             vec![Diagnostic {
-                file: sources.last().map_or("<defaults>".into(), |s| s.name.clone()),
+                file: sources
+                    .last()
+                    .map_or("<defaults>".into(), |s| s.name.clone()),
                 keyword: Some("type".into()),
                 message: format!("values do not fit the model: {err}"),
                 help: Some("see values.yaml for the expected shape".into()),
@@ -556,7 +567,10 @@ impl Checker {
 }
 
 /// Reads every `-f` file and `--set`, in Helm's order (files, then sets).
-pub fn read_sources(files: &[std::path::PathBuf], sets: &[String]) -> Result<Vec<Source>, LoadError> {
+pub fn read_sources(
+    files: &[std::path::PathBuf],
+    sets: &[String],
+) -> Result<Vec<Source>, LoadError> {
     let mut sources = Vec::new();
     let mut io = Vec::new();
     let mut invalid = Vec::new();

@@ -184,7 +184,10 @@ mod tests {
     fn strategy_type_is_a_plain_enum() {
         let schema = structural_schema();
         let text = schema.to_string();
-        assert!(text.contains(r#""enum":["Recreate","RollingUpdate"]"#), "{text}");
+        assert!(
+            text.contains(r#""enum":["Recreate","RollingUpdate"]"#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -237,7 +237,9 @@ impl<'a> Builder<'a> {
                     }
                     if map.contains_key(&key) {
                         return Err(YamlError {
-                            message: format!("duplicate key `{key}`: a key may appear once per mapping"),
+                            message: format!(
+                                "duplicate key `{key}`: a key may appear once per mapping"
+                            ),
                             position: key_at,
                         });
                     }
@@ -486,7 +488,11 @@ mod tests {
     fn refuses_alias_bombs() {
         let mut doc = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..12 {
-            doc.push_str(&format!("{}: &{} [", (b'a' + i) as char, (b'a' + i) as char));
+            doc.push_str(&format!(
+                "{}: &{} [",
+                (b'a' + i) as char,
+                (b'a' + i) as char
+            ));
             let prev = (b'a' + i - 1) as char;
             doc.push_str(&vec![format!("*{prev}"); 10].join(", "));
             doc.push_str("]\n");
@@ -497,7 +503,10 @@ mod tests {
 
     #[test]
     fn key_paths_read_like_helm_keys() {
-        assert_eq!(pointer_to_key_path("/tolerations/0/key"), "tolerations[0].key");
+        assert_eq!(
+            pointer_to_key_path("/tolerations/0/key"),
+            "tolerations[0].key"
+        );
         assert_eq!(
             pointer_to_key_path("/nodeSelector/kubernetes.io~1os"),
             "nodeSelector.\"kubernetes.io/os\""

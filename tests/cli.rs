@@ -23,7 +23,10 @@ fn render_is_deterministic() {
     let profiles = common::root().join("values/profiles");
     let profiles = profiles.to_str().unwrap();
     for name in ["one", "two"] {
-        let out = asogen_in(dir.path(), &["render", "--out", name, "--profiles", profiles]);
+        let out = asogen_in(
+            dir.path(),
+            &["render", "--out", name, "--profiles", profiles],
+        );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     }
     let diff = std::process::Command::new("diff")
@@ -33,7 +36,10 @@ fn render_is_deterministic() {
         .unwrap();
     assert!(diff.status.success(), "{}", text(&diff.stdout));
     // And equal to the committed tree.
-    let out = asogen_in(dir.path(), &["render", "--check", "--out", "one", "--profiles", profiles]);
+    let out = asogen_in(
+        dir.path(),
+        &["render", "--check", "--out", "one", "--profiles", profiles],
+    );
     assert_eq!(out.status.code(), Some(0));
 }
 
@@ -42,19 +48,38 @@ fn render_check_reports_a_changed_file_with_a_diff() {
     let dir = tempfile::tempdir().unwrap();
     let profiles = common::root().join("values/profiles");
     let profiles = profiles.to_str().unwrap();
-    asogen_in(dir.path(), &["render", "--out", "gen", "--profiles", profiles]);
-    let file = dir.path().join("gen/charts/azure-service-operator/values.yaml");
+    asogen_in(
+        dir.path(),
+        &["render", "--out", "gen", "--profiles", profiles],
+    );
+    let file = dir
+        .path()
+        .join("gen/charts/azure-service-operator/values.yaml");
     let original = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, original.replace("replicaCount: 2", "replicaCount: 5")).unwrap();
+    std::fs::write(
+        &file,
+        original.replace("replicaCount: 2", "replicaCount: 5"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("gen/stray.txt"), "x").unwrap();
-    let out = asogen_in(dir.path(), &["render", "--check", "--out", "gen", "--profiles", profiles]);
+    let out = asogen_in(
+        dir.path(),
+        &["render", "--check", "--out", "gen", "--profiles", profiles],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("-replicaCount: 5") && stdout.contains("+replicaCount: 2"), "{stdout}");
+    assert!(
+        stdout.contains("-replicaCount: 5") && stdout.contains("+replicaCount: 2"),
+        "{stdout}"
+    );
     assert!(stdout.contains("stray.txt"));
     assert!(text(&out.stderr).contains("cargo run -- render"));
     // --check wrote nothing.
-    assert!(std::fs::read_to_string(&file).unwrap().contains("replicaCount: 5"));
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("replicaCount: 5")
+    );
 }
 
 #[test]
@@ -62,10 +87,26 @@ fn render_into_a_file_fails_and_keeps_it() {
     let dir = tempfile::tempdir().unwrap();
     let profiles = common::root().join("values/profiles");
     std::fs::write(dir.path().join("gen"), "precious").unwrap();
-    let out = asogen_in(dir.path(), &["render", "--out", "gen", "--profiles", profiles.to_str().unwrap()]);
+    let out = asogen_in(
+        dir.path(),
+        &[
+            "render",
+            "--out",
+            "gen",
+            "--profiles",
+            profiles.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("not a folder"), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read_to_string(dir.path().join("gen")).unwrap(), "precious");
+    assert!(
+        text(&out.stderr).contains("not a folder"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("gen")).unwrap(),
+        "precious"
+    );
 }
 
 #[test]
@@ -74,11 +115,21 @@ fn an_invalid_profile_is_never_rendered() {
     let profiles = dir.path().join("profiles");
     std::fs::create_dir(&profiles).unwrap();
     std::fs::write(profiles.join("ha.yaml"), "replicaCount: 2\n").unwrap();
-    std::fs::write(profiles.join("bad.yaml"), "replicaCount: 2\nstrategy:\n  type: RollingUpdate\n").unwrap();
-    let out = asogen_in(dir.path(), &["render", "--out", "gen", "--profiles", "profiles"]);
+    std::fs::write(
+        profiles.join("bad.yaml"),
+        "replicaCount: 2\nstrategy:\n  type: RollingUpdate\n",
+    )
+    .unwrap();
+    let out = asogen_in(
+        dir.path(),
+        &["render", "--out", "gen", "--profiles", "profiles"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("ha-requires-recreate") && stderr.contains("nothing was written"), "{stderr}");
+    assert!(
+        stderr.contains("ha-requires-recreate") && stderr.contains("nothing was written"),
+        "{stderr}"
+    );
     assert!(!dir.path().join("gen").exists());
 }
 
@@ -111,15 +162,28 @@ fn every_case_gets_its_verdict_and_exactly_its_rule_ids() {
             Expect::Schema => {
                 assert_eq!(code, Some(1), "{name}");
                 assert!(!diagnostics.is_empty(), "{name}");
-                assert!(diagnostics.iter().all(|d| d["rule"].is_null() && d["keyword"].is_string()), "{name}: {diagnostics:?}");
+                assert!(
+                    diagnostics
+                        .iter()
+                        .all(|d| d["rule"].is_null() && d["keyword"].is_string()),
+                    "{name}: {diagnostics:?}"
+                );
             }
         }
         for d in &diagnostics {
-            assert!(d["file"].as_str().unwrap().ends_with(path.file_name().unwrap().to_str().unwrap()));
+            assert!(
+                d["file"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(path.file_name().unwrap().to_str().unwrap())
+            );
             assert!(d["line"].as_u64().is_some_and(|l| l >= 1), "{name}: {d}");
             assert!(d["column"].as_u64().is_some_and(|c| c >= 1), "{name}: {d}");
             assert!(!d["key"].as_str().unwrap().is_empty(), "{name}: {d}");
-            assert!(d["help"].as_str().is_some_and(|h| !h.is_empty()), "{name}: {d}");
+            assert!(
+                d["help"].as_str().is_some_and(|h| !h.is_empty()),
+                "{name}: {d}"
+            );
         }
     }
 }
@@ -128,7 +192,11 @@ fn every_case_gets_its_verdict_and_exactly_its_rule_ids() {
 fn a_broken_file_names_file_line_column_key_rules_and_help() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("broken.yaml");
-    std::fs::write(&file, "# mine\nreplicaCount: 3\nstrategy:\n  type: RollingUpdate\n").unwrap();
+    std::fs::write(
+        &file,
+        "# mine\nreplicaCount: 3\nstrategy:\n  type: RollingUpdate\n",
+    )
+    .unwrap();
     let out = asogen_in(dir.path(), &["validate", "-f", "broken.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
@@ -136,7 +204,10 @@ fn a_broken_file_names_file_line_column_key_rules_and_help() {
     assert!(stdout.contains(expected), "{stdout}");
     assert!(stdout.contains("4 |   type: RollingUpdate\n"), "{stdout}");
     assert!(stdout.contains("^^^^^^^^^^^^^"), "{stdout}");
-    assert!(stdout.contains("error[rolling-update-needs-feature-gate]"), "{stdout}");
+    assert!(
+        stdout.contains("error[rolling-update-needs-feature-gate]"),
+        "{stdout}"
+    );
     assert!(stdout.contains("help: set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true"));
     assert!(stdout.contains("2 problems found"));
 }
@@ -146,7 +217,10 @@ fn typos_get_did_you_mean() {
     let typo = common::root().join("tests/cases/typo-key.yaml");
     let (_, d) = json_diagnostics(&typo);
     assert_eq!(d[0]["help"], "did you mean `replicaCount`?");
-    assert_eq!((d[0]["line"].as_u64(), d[0]["column"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (d[0]["line"].as_u64(), d[0]["column"].as_u64()),
+        (Some(2), Some(1))
+    );
     let enum_typo = common::root().join("tests/cases/unknown-strategy.yaml");
     let (_, d) = json_diagnostics(&enum_typo);
     assert_eq!(d[0]["help"], "did you mean `RollingUpdate`?");
@@ -179,7 +253,10 @@ fn bad_input_gets_a_clear_error_and_never_a_panic() {
         let out = asogen_in(dir.path(), &["validate", "-f", file]);
         let all = text(&out.stdout) + &text(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{file}: {all}");
-        assert!(all.contains(needle), "{file}: expected {needle:?} in\n{all}");
+        assert!(
+            all.contains(needle),
+            "{file}: expected {needle:?} in\n{all}"
+        );
     }
 }
 
@@ -188,15 +265,25 @@ fn template_prints_the_install_and_honours_set_and_namespace() {
     let out = asogen(&["template", "--set", "replicaCount=3", "--namespace", "ops"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let objects = common::objects(&text(&out.stdout));
-    let deployment = &objects[&("Deployment".into(), "ops".into(), "azureserviceoperator-controller-manager".into())];
+    let deployment = &objects[&(
+        "Deployment".into(),
+        "ops".into(),
+        "azureserviceoperator-controller-manager".into(),
+    )];
     assert_eq!(deployment["spec"]["replicas"], 3);
-    assert_eq!(deployment["spec"]["strategy"], serde_json::json!({"type": "Recreate"}));
+    assert_eq!(
+        deployment["spec"]["strategy"],
+        serde_json::json!({"type": "Recreate"})
+    );
     let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(args.contains("--enable-leader-election"));
     let refused = asogen(&["template", "--set", "strategy.type=RollingUpdate"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(text(&refused.stderr).contains("ha-requires-recreate"));
-    assert!(refused.stdout.is_empty(), "nothing rendered for invalid values");
+    assert!(
+        refused.stdout.is_empty(),
+        "nothing rendered for invalid values"
+    );
 }
 
 #[test]
@@ -204,7 +291,12 @@ fn later_files_win_and_maps_merge() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.yaml"), "replicaCount: 1\nstrategy:\n  type: RollingUpdate\nfeatureGates:\n  singleReplicaRollingUpdate: true\n").unwrap();
     std::fs::write(dir.path().join("b.yaml"), "replicaCount: 2\n").unwrap();
-    let out = asogen_in(dir.path(), &["validate", "--format", "json", "-f", "a.yaml", "-f", "b.yaml"]);
+    let out = asogen_in(
+        dir.path(),
+        &[
+            "validate", "--format", "json", "-f", "a.yaml", "-f", "b.yaml",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     let d: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(d[0]["rule"], "ha-requires-recreate");
@@ -216,17 +308,27 @@ fn later_files_win_and_maps_merge() {
 #[test]
 fn secrets_never_appear_in_messages() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.yaml"), "azureClientSecret: 12345\nazureClientCertificatePassword: [hunter2]\n").unwrap();
+    std::fs::write(
+        dir.path().join("s.yaml"),
+        "azureClientSecret: 12345\nazureClientCertificatePassword: [hunter2]\n",
+    )
+    .unwrap();
     let out = asogen_in(dir.path(), &["validate", "-f", "s.yaml"]);
     assert_eq!(out.status.code(), Some(1));
     let all = text(&out.stdout) + &text(&out.stderr);
     assert!(all.contains("azureClientSecret"));
     // The human format shows the source line; the message itself must not echo the value.
-    let json = asogen_in(dir.path(), &["validate", "--format", "json", "-f", "s.yaml"]);
+    let json = asogen_in(
+        dir.path(),
+        &["validate", "--format", "json", "-f", "s.yaml"],
+    );
     let d: Value = serde_json::from_slice(&json.stdout).unwrap();
     for item in d.as_array().unwrap() {
         let message = item["message"].as_str().unwrap();
-        assert!(!message.contains("12345") && !message.contains("hunter2"), "{message}");
+        assert!(
+            !message.contains("12345") && !message.contains("hunter2"),
+            "{message}"
+        );
     }
 }
 
@@ -235,7 +337,10 @@ fn schema_command_prints_the_published_schema() {
     let out = asogen(&["schema"]);
     assert_eq!(out.status.code(), Some(0));
     let printed = text(&out.stdout);
-    let shipped = std::fs::read_to_string(common::root().join("generated/charts/azure-service-operator/values.schema.json")).unwrap();
+    let shipped = std::fs::read_to_string(
+        common::root().join("generated/charts/azure-service-operator/values.schema.json"),
+    )
+    .unwrap();
     assert_eq!(printed, shipped);
     let schema: Value = serde_json::from_str(&printed).unwrap();
     assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");

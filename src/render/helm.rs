@@ -18,26 +18,83 @@ pub const CHART_DIR: &str = "charts/azure-service-operator";
 
 /// The template sources, compiled in so the binary renders anywhere.
 const TEMPLATES: [(&str, &str); 21] = [
-    ("_helpers.tpl", include_str!("../../templates/chart/_helpers.tpl")),
+    (
+        "_helpers.tpl",
+        include_str!("../../templates/chart/_helpers.tpl"),
+    ),
     ("NOTES.txt", include_str!("../../templates/chart/NOTES.txt")),
-    ("validate-values.yaml", include_str!("../../templates/chart/validate-values.yaml")),
-    ("networkpolicy-allow-ingress.yaml", include_str!("../../templates/chart/networkpolicy-allow-ingress.yaml")),
-    ("networkpolicy-allow-egress.yaml", include_str!("../../templates/chart/networkpolicy-allow-egress.yaml")),
-    ("poddisruptionbudget.yaml", include_str!("../../templates/chart/poddisruptionbudget.yaml")),
-    ("serviceaccount.yaml", include_str!("../../templates/chart/serviceaccount.yaml")),
-    ("secret-aso-controller-settings.yaml", include_str!("../../templates/chart/secret-aso-controller-settings.yaml")),
-    ("clusterrole-manager.yaml", include_str!("../../templates/chart/clusterrole-manager.yaml")),
-    ("clusterrolebinding-manager.yaml", include_str!("../../templates/chart/clusterrolebinding-manager.yaml")),
-    ("role-leader-election.yaml", include_str!("../../templates/chart/role-leader-election.yaml")),
-    ("rolebinding-leader-election.yaml", include_str!("../../templates/chart/rolebinding-leader-election.yaml")),
-    ("service-metrics.yaml", include_str!("../../templates/chart/service-metrics.yaml")),
-    ("service-webhook.yaml", include_str!("../../templates/chart/service-webhook.yaml")),
-    ("deployment.yaml", include_str!("../../templates/chart/deployment.yaml")),
-    ("mutatingwebhookconfiguration.yaml", include_str!("../../templates/chart/mutatingwebhookconfiguration.yaml")),
-    ("validatingwebhookconfiguration.yaml", include_str!("../../templates/chart/validatingwebhookconfiguration.yaml")),
-    ("issuer.yaml", include_str!("../../templates/chart/issuer.yaml")),
-    ("certificate-serving.yaml", include_str!("../../templates/chart/certificate-serving.yaml")),
-    ("certificate-metrics.yaml", include_str!("../../templates/chart/certificate-metrics.yaml")),
+    (
+        "validate-values.yaml",
+        include_str!("../../templates/chart/validate-values.yaml"),
+    ),
+    (
+        "networkpolicy-allow-ingress.yaml",
+        include_str!("../../templates/chart/networkpolicy-allow-ingress.yaml"),
+    ),
+    (
+        "networkpolicy-allow-egress.yaml",
+        include_str!("../../templates/chart/networkpolicy-allow-egress.yaml"),
+    ),
+    (
+        "poddisruptionbudget.yaml",
+        include_str!("../../templates/chart/poddisruptionbudget.yaml"),
+    ),
+    (
+        "serviceaccount.yaml",
+        include_str!("../../templates/chart/serviceaccount.yaml"),
+    ),
+    (
+        "secret-aso-controller-settings.yaml",
+        include_str!("../../templates/chart/secret-aso-controller-settings.yaml"),
+    ),
+    (
+        "clusterrole-manager.yaml",
+        include_str!("../../templates/chart/clusterrole-manager.yaml"),
+    ),
+    (
+        "clusterrolebinding-manager.yaml",
+        include_str!("../../templates/chart/clusterrolebinding-manager.yaml"),
+    ),
+    (
+        "role-leader-election.yaml",
+        include_str!("../../templates/chart/role-leader-election.yaml"),
+    ),
+    (
+        "rolebinding-leader-election.yaml",
+        include_str!("../../templates/chart/rolebinding-leader-election.yaml"),
+    ),
+    (
+        "service-metrics.yaml",
+        include_str!("../../templates/chart/service-metrics.yaml"),
+    ),
+    (
+        "service-webhook.yaml",
+        include_str!("../../templates/chart/service-webhook.yaml"),
+    ),
+    (
+        "deployment.yaml",
+        include_str!("../../templates/chart/deployment.yaml"),
+    ),
+    (
+        "mutatingwebhookconfiguration.yaml",
+        include_str!("../../templates/chart/mutatingwebhookconfiguration.yaml"),
+    ),
+    (
+        "validatingwebhookconfiguration.yaml",
+        include_str!("../../templates/chart/validatingwebhookconfiguration.yaml"),
+    ),
+    (
+        "issuer.yaml",
+        include_str!("../../templates/chart/issuer.yaml"),
+    ),
+    (
+        "certificate-serving.yaml",
+        include_str!("../../templates/chart/certificate-serving.yaml"),
+    ),
+    (
+        "certificate-metrics.yaml",
+        include_str!("../../templates/chart/certificate-metrics.yaml"),
+    ),
     ("README.md", include_str!("../../templates/chart/README.md")),
 ];
 
@@ -60,7 +117,8 @@ fn environment() -> Environment<'static> {
     // and Go templates verbatim.
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     for (name, source) in TEMPLATES {
-        env.add_template(name, source).expect("chart templates parse (tested)");
+        env.add_template(name, source)
+            .expect("chart templates parse (tested)");
     }
     env
 }

@@ -50,7 +50,11 @@ pub fn render_base(objects: &[Value], profile: &str, artifacts: &mut Artifacts) 
     });
     artifacts.insert(
         format!("{KUSTOMIZE_DIR}/base/kustomization.yaml"),
-        format!("{}# The `{profile}` profile: the default install.\n{}", header(), yaml::to_yaml(&kustomization)),
+        format!(
+            "{}# The `{profile}` profile: the default install.\n{}",
+            header(),
+            yaml::to_yaml(&kustomization)
+        ),
     );
 }
 
@@ -82,12 +86,7 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
 }
 
 /// A Component turning the base objects into the profile's objects.
-pub fn render_component(
-    name: &str,
-    base: &[Value],
-    profile: &[Value],
-    artifacts: &mut Artifacts,
-) {
+pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts: &mut Artifacts) {
     let dir = format!("{KUSTOMIZE_DIR}/components/{name}");
     let mut resources = Vec::new();
     let mut patches = Vec::new();

@@ -54,13 +54,20 @@ pub enum RenderError {
 
 /// Lists `values/profiles/*.yaml`, sorted by name.
 pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|err| RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|err| {
+        RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display()))
+    })?;
     let mut profiles = Vec::new();
     for entry in entries {
-        let path = entry.map_err(|err| RenderError::Io(err.to_string()))?.path();
+        let path = entry
+            .map_err(|err| RenderError::Io(err.to_string()))?
+            .path();
         if path.extension().is_some_and(|e| e == "yaml") {
-            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+            let name = path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
             profiles.push(Profile { name, path });
         }
     }
@@ -150,7 +157,10 @@ pub fn render_all(profiles_dir: &Path) -> Result<Artifacts, RenderError> {
 }
 
 /// Files that differ between `artifacts` and the folder `out`.
-pub fn differences(out: &Path, artifacts: &Artifacts) -> Vec<(String, Option<String>, Option<String>)> {
+pub fn differences(
+    out: &Path,
+    artifacts: &Artifacts,
+) -> Vec<(String, Option<String>, Option<String>)> {
     let mut found = BTreeMap::new();
     collect_files(out, out, &mut found);
     let mut diffs = Vec::new();
@@ -167,7 +177,9 @@ pub fn differences(out: &Path, artifacts: &Artifacts) -> Vec<(String, Option<Str
 }
 
 fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

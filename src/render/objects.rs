@@ -95,8 +95,14 @@ fn selector_labels() -> BTreeMap<String, String> {
 fn labels(installer: Installer) -> BTreeMap<String, String> {
     let mut labels = selector_labels();
     labels.insert("app.kubernetes.io/version".into(), APP_VERSION.into());
-    labels.insert("app.kubernetes.io/managed-by".into(), installer.managed_by.into());
-    labels.insert("app.kubernetes.io/instance".into(), installer.instance.into());
+    labels.insert(
+        "app.kubernetes.io/managed-by".into(),
+        installer.managed_by.into(),
+    );
+    labels.insert(
+        "app.kubernetes.io/instance".into(),
+        installer.instance.into(),
+    );
     labels
 }
 
@@ -186,13 +192,23 @@ pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
         out.push(with_type(&mutating_webhooks(&cx)));
         out.push(with_type(&validating_webhooks(&cx)));
         out.push(issuer(&cx));
-        out.push(certificate(&cx, names::SERVING_CERT, names::WEBHOOK_SERVICE, "webhook-server-cert"));
+        out.push(certificate(
+            &cx,
+            names::SERVING_CERT,
+            names::WEBHOOK_SERVICE,
+            "webhook-server-cert",
+        ));
     }
     if v.metrics.enable && v.metrics.secure {
         if !model.serves_webhooks() {
             out.push(issuer(&cx));
         }
-        out.push(certificate(&cx, names::METRICS_CERT, names::METRICS_SERVICE, "metrics-server-cert"));
+        out.push(certificate(
+            &cx,
+            names::METRICS_CERT,
+            names::METRICS_SERVICE,
+            "metrics-server-cert",
+        ));
     }
     out
 }
@@ -203,10 +219,16 @@ pub fn namespace(model: &Model, installer: Installer) -> Value {
         metadata: ObjectMeta {
             name: Some(model.namespace.clone()),
             labels: Some(BTreeMap::from([
-                ("app.kubernetes.io/managed-by".into(), installer.managed_by.into()),
+                (
+                    "app.kubernetes.io/managed-by".into(),
+                    installer.managed_by.into(),
+                ),
                 ("app.kubernetes.io/name".into(), CHART_NAME.into()),
                 // The controller pod meets the restricted standard; enforce it.
-                ("pod-security.kubernetes.io/enforce".into(), "restricted".into()),
+                (
+                    "pod-security.kubernetes.io/enforce".into(),
+                    "restricted".into(),
+                ),
             ])),
             ..ObjectMeta::default()
         },
@@ -242,26 +264,67 @@ pub fn settings_entries(model: &Model) -> Vec<(&'static str, String)> {
         ),
     ];
     let optional = [
-        ("AZURE_ADDITIONAL_TENANTS", v.azure_additional_tenants.clone()),
+        (
+            "AZURE_ADDITIONAL_TENANTS",
+            v.azure_additional_tenants.clone(),
+        ),
         ("AZURE_CLIENT_SECRET", v.azure_client_secret.clone()),
         ("AZURE_SYNC_PERIOD", v.azure_sync_period.clone()),
-        ("AZURE_OPERATOR_MODE", v.azure_operator_mode.as_str().to_string()),
-        ("AZURE_TARGET_NAMESPACES", v.azure_target_namespaces.join(",")),
+        (
+            "AZURE_OPERATOR_MODE",
+            v.azure_operator_mode.as_str().to_string(),
+        ),
+        (
+            "AZURE_TARGET_NAMESPACES",
+            v.azure_target_namespaces.join(","),
+        ),
         ("AZURE_AUTHORITY_HOST", v.azure_authority_host.clone()),
-        ("AZURE_RESOURCE_MANAGER_ENDPOINT", v.azure_resource_manager_endpoint.clone()),
-        ("AZURE_RESOURCE_MANAGER_AUDIENCE", v.azure_resource_manager_audience.clone()),
-        ("USE_WORKLOAD_IDENTITY_AUTH", if v.use_workload_identity_auth { "true".into() } else { String::new() }),
-        ("AZURE_CLIENT_CERTIFICATE", v.azure_client_certificate.clone()),
-        ("AZURE_CLIENT_CERTIFICATE_PASSWORD", v.azure_client_certificate_password.clone()),
+        (
+            "AZURE_RESOURCE_MANAGER_ENDPOINT",
+            v.azure_resource_manager_endpoint.clone(),
+        ),
+        (
+            "AZURE_RESOURCE_MANAGER_AUDIENCE",
+            v.azure_resource_manager_audience.clone(),
+        ),
+        (
+            "USE_WORKLOAD_IDENTITY_AUTH",
+            if v.use_workload_identity_auth {
+                "true".into()
+            } else {
+                String::new()
+            },
+        ),
+        (
+            "AZURE_CLIENT_CERTIFICATE",
+            v.azure_client_certificate.clone(),
+        ),
+        (
+            "AZURE_CLIENT_CERTIFICATE_PASSWORD",
+            v.azure_client_certificate_password.clone(),
+        ),
         ("AZURE_USER_AGENT_SUFFIX", v.azure_user_agent_suffix.clone()),
-        ("MAX_CONCURRENT_RECONCILES", v.max_concurrent_reconciles.to_string()),
-        ("ALLOW_MULTI_ENV_MANAGEMENT", if v.allow_multi_env_management { "true".into() } else { String::new() }),
+        (
+            "MAX_CONCURRENT_RECONCILES",
+            v.max_concurrent_reconciles.to_string(),
+        ),
+        (
+            "ALLOW_MULTI_ENV_MANAGEMENT",
+            if v.allow_multi_env_management {
+                "true".into()
+            } else {
+                String::new()
+            },
+        ),
     ];
     entries.extend(optional.into_iter().filter(|(_, value)| !value.is_empty()));
     if v.rate_limit.mode == crate::values::RateLimitMode::Bucket {
         entries.push(("RATE_LIMIT_MODE", "bucket".into()));
         entries.push(("RATE_LIMIT_QPS", v.rate_limit.qps.to_string()));
-        entries.push(("RATE_LIMIT_BUCKET_SIZE", v.rate_limit.bucket_size.to_string()));
+        entries.push((
+            "RATE_LIMIT_BUCKET_SIZE",
+            v.rate_limit.bucket_size.to_string(),
+        ));
     }
     entries
 }
@@ -288,7 +351,9 @@ fn rule(groups: &[&str], resources: Vec<String>, verbs: &[&str]) -> PolicyRule {
     }
 }
 
-const ALL_VERBS: [&str; 7] = ["create", "delete", "get", "list", "patch", "update", "watch"];
+const ALL_VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 
 fn manager_role(cx: &Context) -> ClusterRole {
     ClusterRole {
@@ -303,7 +368,11 @@ pub fn manager_rules(catalog: &crate::catalog::Catalog) -> Vec<PolicyRule> {
     let mut rules = vec![
         rule(&[""], strings(["configmaps", "secrets"]), &ALL_VERBS),
         rule(&[""], strings(["events"]), &["create", "patch"]),
-        rule(&[""], strings(["namespaces", "serviceaccounts"]), &["get", "list", "watch"]),
+        rule(
+            &[""],
+            strings(["namespaces", "serviceaccounts"]),
+            &["get", "list", "watch"],
+        ),
         rule(
             &["apiextensions.k8s.io"],
             strings(["customresourcedefinitions"]),
@@ -583,9 +652,18 @@ pub fn manager_args(model: &Model) -> Vec<String> {
     }
     args.push("--health-addr=:8081".into());
     args.push("--enable-leader-election".into());
-    args.push(format!("--leader-lease-duration={}", v.leader_election.lease_duration));
-    args.push(format!("--leader-renew-deadline={}", v.leader_election.renew_deadline));
-    args.push(format!("--leader-retry-period={}", v.leader_election.retry_period));
+    args.push(format!(
+        "--leader-lease-duration={}",
+        v.leader_election.lease_duration
+    ));
+    args.push(format!(
+        "--leader-renew-deadline={}",
+        v.leader_election.renew_deadline
+    ));
+    args.push(format!(
+        "--leader-retry-period={}",
+        v.leader_election.retry_period
+    ));
     args.push("--v=2".into());
     if v.install_crds && model.serves_webhooks() {
         args.push(format!("--crd-pattern={}", v.crd_pattern.joined(";")));
@@ -612,7 +690,11 @@ fn deployment(cx: &Context) -> Deployment {
             ..EnvVar::default()
         });
     }
-    env.extend(SECRET_ENV.iter().map(|(name, optional)| secret_env(name, *optional)));
+    env.extend(
+        SECRET_ENV
+            .iter()
+            .map(|(name, optional)| secret_env(name, *optional)),
+    );
     env.push(EnvVar {
         name: "POD_NAMESPACE".into(),
         value_from: Some(EnvVarSource {
@@ -626,7 +708,10 @@ fn deployment(cx: &Context) -> Deployment {
     });
     env.extend(v.extra_env.iter().cloned());
 
-    let mut ports = vec![port("webhook-server", v.webhook.port), port("health-port", 8081)];
+    let mut ports = vec![
+        port("webhook-server", v.webhook.port),
+        port("health-port", 8081),
+    ];
     if v.metrics.enable {
         ports.push(port("metrics-port", v.metrics.port));
     }
@@ -637,7 +722,10 @@ fn deployment(cx: &Context) -> Deployment {
         volumes.push(secret_volume("cert", "webhook-server-cert"));
     }
     if v.metrics.enable && v.metrics.secure {
-        mounts.push(mount("metrics-cert", "/tmp/k8s-metrics-server/serving-certs"));
+        mounts.push(mount(
+            "metrics-cert",
+            "/tmp/k8s-metrics-server/serving-certs",
+        ));
         volumes.push(secret_volume("metrics-cert", "metrics-server-cert"));
     }
     volumes.push(Volume {
@@ -682,15 +770,20 @@ fn deployment(cx: &Context) -> Deployment {
     }
     pod_labels.extend(v.pod_labels.clone());
     let mut pod_annotations = v.pod_annotations.clone();
-    pod_annotations.insert("kubectl.kubernetes.io/default-container".into(), "manager".into());
+    pod_annotations.insert(
+        "kubectl.kubernetes.io/default-container".into(),
+        "manager".into(),
+    );
 
     let non_empty = |items: &BTreeMap<String, String>| (!items.is_empty()).then(|| items.clone());
     let pod = PodSpec {
         affinity: (v.affinity != Default::default()).then(|| v.affinity.clone()),
         containers: vec![container],
-        image_pull_secrets: (!v.image.pull_secrets.is_empty()).then(|| v.image.pull_secrets.clone()),
+        image_pull_secrets: (!v.image.pull_secrets.is_empty())
+            .then(|| v.image.pull_secrets.clone()),
         node_selector: non_empty(&v.node_selector),
-        priority_class_name: (!v.priority_class_name.is_empty()).then(|| v.priority_class_name.clone()),
+        priority_class_name: (!v.priority_class_name.is_empty())
+            .then(|| v.priority_class_name.clone()),
         security_context: (v.pod_security_context != Default::default())
             .then(|| v.pod_security_context.clone()),
         service_account_name: Some(model.service_account_name()),

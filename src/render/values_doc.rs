@@ -64,13 +64,21 @@ fn block(key: &str, value: &Value, indent: &str) -> String {
         .collect()
 }
 
-fn write_object(root: &Value, schema_node: &Value, defaults: &Value, depth: usize, out: &mut String) {
+fn write_object(
+    root: &Value,
+    schema_node: &Value,
+    defaults: &Value,
+    depth: usize,
+    out: &mut String,
+) {
     let indent = "  ".repeat(depth);
     let properties = resolve(root, schema_node)
         .get("properties")
         .cloned()
         .unwrap_or(Value::Null);
-    let Some(map) = defaults.as_object() else { return };
+    let Some(map) = defaults.as_object() else {
+        return;
+    };
     let mut first = true;
     for (key, value) in map {
         if key == "global" {
@@ -93,7 +101,10 @@ fn write_object(root: &Value, schema_node: &Value, defaults: &Value, depth: usiz
         }
         if key == "type" && depth == 1 && properties.get("rollingUpdate").is_some() {
             // The strategy: show the gated variant, commented out.
-            let rolling = properties.get("rollingUpdate").cloned().unwrap_or(Value::Null);
+            let rolling = properties
+                .get("rollingUpdate")
+                .cloned()
+                .unwrap_or(Value::Null);
             wrap(&description(root, &rolling), &indent, out);
             out.push_str(&format!(
                 "{indent}# rollingUpdate:\n{indent}#   maxSurge: 1\n{indent}#   maxUnavailable: 0\n"
@@ -110,7 +121,9 @@ pub fn values_yaml(header: &str) -> String {
     out.push_str("# yaml-language-server: $schema=values.schema.json\n");
     out.push_str(header);
     out.push_str("# Every key is checked by values.schema.json (Helm, editors) and by the\n");
-    out.push_str("# chart's rules guard; `asogen validate -f FILE` checks a values file offline.\n\n");
+    out.push_str(
+        "# chart's rules guard; `asogen validate -f FILE` checks a values file offline.\n\n",
+    );
     write_object(&root, &root, &defaults, 0, &mut out);
     out
 }
@@ -135,13 +148,19 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
         .get("properties")
         .cloned()
         .unwrap_or(Value::Null);
-    let Some(map) = defaults.as_object() else { return };
+    let Some(map) = defaults.as_object() else {
+        return;
+    };
     for (key, value) in map {
         if key == "global" {
             continue;
         }
         let child = properties.get(key).cloned().unwrap_or(Value::Null);
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
         let nested = value.is_object()
             && !KUBERNETES_TYPED.contains(&key.as_str())
             && resolve(root, &child).get("properties").is_some();
@@ -176,7 +195,8 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
 pub fn values_table() -> String {
     let root = schema::structural_schema();
     let defaults = crate::load::default_values();
-    let mut out = String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
+    let mut out =
+        String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
     rows(&root, &root, &defaults, "", &mut out);
     out
 }

