@@ -21,12 +21,18 @@ const KUBERNETES_TYPED: [&str; 6] = [
 fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
     let mut node = node;
     for _ in 0..8 {
-        match node.get("$ref").and_then(Value::as_str) {
-            Some(reference) => match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
+        if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
+            match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
                 Some(target) => node = target,
                 None => break,
-            },
-            None => break,
+            }
+        } else if let Some(Value::Array(all)) = node.get("allOf")
+            && all.len() == 1
+        {
+            // schemars writes a documented reference as `allOf: [{$ref}]`.
+            node = &all[0];
+        } else {
+            break;
         }
     }
     node
@@ -199,4 +205,53 @@ pub fn values_table() -> String {
         String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
     rows(&root, &root, &defaults, "", &mut out);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_of_values_yaml_is_documented() {
+        let text = values_yaml("");
+        let lines: Vec<&str> = text.lines().collect();
+        // Children of these top-level keys are Kubernetes objects or free-form maps.
+        let free_form = |key: &str| KUBERNETES_TYPED.contains(&key) || key == "nodeSelector";
+        let mut skip_children = false;
+        let mut checked = 0;
+        for (i, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with('-') {
+                continue;
+            }
+            let indent = line.len() - trimmed.len();
+            let key = trimmed.split(':').next().unwrap_or("");
+            if indent == 0 {
+                skip_children = free_form(key);
+            } else if skip_children {
+                continue;
+            }
+            assert!(
+                lines[i - 1].trim_start().starts_with('#'),
+                "undocumented key: {line}"
+            );
+            checked += 1;
+        }
+        assert!(checked > 60, "only {checked} keys checked");
+    }
+
+    #[test]
+    fn values_table_has_a_row_per_leaf_key() {
+        let table = values_table();
+        for key in [
+            "replicaCount",
+            "strategy.type",
+            "strategy.rollingUpdate",
+            "featureGates.singleReplicaRollingUpdate",
+            "podDisruptionBudget.minAvailable",
+            "resources",
+        ] {
+            assert!(table.contains(&format!("| `{key}` |")), "{key} missing");
+        }
+    }
 }
