@@ -209,3 +209,42 @@ fn every_rendered_manifest_passes_strict_kubernetes_validation() {
         );
     }
 }
+
+#[test]
+fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
+    let schema = common::root().join("generated/charts/azure-service-operator/values.schema.json");
+    let all = cases();
+    let files: Vec<_> = all.iter().map(|(path, _)| path.clone()).collect();
+    let diagnostics = common::yaml_language_server(&schema, &files);
+    for (path, expect) in &all {
+        let file = path.to_str().unwrap();
+        let mine: Vec<&serde_json::Value> =
+            diagnostics.iter().filter(|d| d["file"] == file).collect();
+        match expect {
+            Expect::Valid => assert!(
+                mine.is_empty(),
+                "{file}: the editor flags a valid file: {mine:?}"
+            ),
+            Expect::Schema => assert!(
+                mine.iter().any(|d| d["severity"] == "error"),
+                "{file}: the editor shows no error"
+            ),
+            Expect::Rules(ids) => {
+                for rule in asogen::rules::RULES {
+                    let shown = mine.iter().any(|d| {
+                        d["message"]
+                            .as_str()
+                            .unwrap_or("")
+                            .starts_with(&format!("{}:", rule.id))
+                    });
+                    assert_eq!(
+                        shown,
+                        ids.contains(&rule.id.to_string()),
+                        "{file}: editor and expectation disagree on {}: {mine:?}",
+                        rule.id
+                    );
+                }
+            }
+        }
+    }
+}

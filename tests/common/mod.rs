@@ -221,3 +221,24 @@ pub fn chart() -> String {
         .display()
         .to_string()
 }
+
+/// The real yaml-language-server (tests/tools/yaml-ls-check): one JSON
+/// diagnostic per line for `files` validated against `schema`.
+pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
+    let out = Command::new("python3")
+        .arg(root().join("tests/tools/yaml-ls-check"))
+        .arg("--schema")
+        .arg(schema)
+        .args(files)
+        .output()
+        .expect("yaml-ls-check runs");
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "yaml-ls-check failed: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON diagnostic per line"))
+        .collect()
+}
