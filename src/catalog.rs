@@ -55,9 +55,15 @@ pub struct WebhookEntry {
 impl Kind {
     /// The resource plural.
     pub fn plural(&self) -> String {
-        self.plural
-            .clone()
-            .unwrap_or_else(|| format!("{}s", self.kind.to_lowercase()))
+        if let Some(plural) = &self.plural {
+            return plural.clone();
+        }
+        let lower = self.kind.to_lowercase();
+        // Kubernetes' English plurals: identity -> identities, but key -> keys.
+        match lower.strip_suffix('y') {
+            Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{stem}ies"),
+            _ => format!("{lower}s"),
+        }
     }
 }
 
@@ -118,5 +124,17 @@ mod tests {
             .unwrap();
         assert_eq!(rg.name, "v1api20200601.resourcegroups.resources.azure.com");
         assert_eq!(rg.path, "resources-azure-com-v1api20200601-resourcegroup");
+        let identity = Kind {
+            kind: "UserAssignedIdentity".into(),
+            version: "v1".into(),
+            plural: None,
+        };
+        assert_eq!(identity.plural(), "userassignedidentities");
+        let gateway = Kind {
+            kind: "Gateway".into(),
+            version: "v1".into(),
+            plural: None,
+        };
+        assert_eq!(gateway.plural(), "gateways");
     }
 }
