@@ -61,6 +61,24 @@ impl Diagnostic {
     }
 }
 
+/// An error diagnostic with no position; fill in what is known.
+impl Default for Diagnostic {
+    fn default() -> Self {
+        Diagnostic {
+            file: String::new(),
+            line: None,
+            column: None,
+            key: String::new(),
+            rule: None,
+            keyword: None,
+            message: String::new(),
+            help: None,
+            severity: Severity::Error,
+            span_len: 1,
+        }
+    }
+}
+
 /// Output formats of `validate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {

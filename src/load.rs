@@ -153,23 +153,6 @@ pub fn parse_source(name: String, text: String) -> Result<Source, LoadError> {
     })
 }
 
-impl Default for Diagnostic {
-    fn default() -> Self {
-        Diagnostic {
-            file: String::new(),
-            line: None,
-            column: None,
-            key: String::new(),
-            rule: None,
-            keyword: None,
-            message: String::new(),
-            help: None,
-            severity: Severity::Error,
-            span_len: 1,
-        }
-    }
-}
-
 /// Turns `--set a.b=c` into a values source, typing the value as YAML
 /// would (`true`, `2`, `null`), like Helm's `--set`.
 pub fn set_source(assignment: &str) -> Result<Source, LoadError> {

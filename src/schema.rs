@@ -142,8 +142,9 @@ pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Follows a local `$ref` (and an `allOf` of one ref, as schemars writes).
-fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
+/// Follows a local `$ref` (and an `allOf` of one ref, as schemars writes
+/// for a documented reference).
+pub fn resolve<'a>(root: &'a Value, mut node: &'a Value) -> &'a Value {
     for _ in 0..16 {
         if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
             match reference

@@ -18,25 +18,7 @@ const KUBERNETES_TYPED: [&str; 6] = [
     "extraEnv",
 ];
 
-fn resolve<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
-    let mut node = node;
-    for _ in 0..8 {
-        if let Some(reference) = node.get("$ref").and_then(Value::as_str) {
-            match reference.strip_prefix('#').and_then(|p| root.pointer(p)) {
-                Some(target) => node = target,
-                None => break,
-            }
-        } else if let Some(Value::Array(all)) = node.get("allOf")
-            && all.len() == 1
-        {
-            // schemars writes a documented reference as `allOf: [{$ref}]`.
-            node = &all[0];
-        } else {
-            break;
-        }
-    }
-    node
-}
+use crate::schema::resolve;
 
 fn description(root: &Value, node: &Value) -> String {
     node.get("description")
