@@ -58,7 +58,8 @@ pub enum Command {
         #[arg(long)]
         create_namespace: bool,
     },
-    /// Check values files: every problem with file, line, column, key, rule id and help.
+    /// Check values files: every problem with file, line, column, key, rule id and help
+    /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
     Validate {
         /// A values file; several are merged in order, as Helm does.
         #[arg(short = 'f', long = "values", value_name = "FILE")]
@@ -228,6 +229,7 @@ fn validate_command(values: &[PathBuf], set: &[String], format: Format) -> u8 {
     };
     match format {
         Format::Json => print!("{}", diagnostics::format_json(&diagnostics)),
+        Format::Github => print!("{}", diagnostics::format_github(&diagnostics)),
         Format::Human if diagnostics.is_empty() => {
             let names: Vec<String> = values.iter().map(|p| p.display().to_string()).collect();
             let what = if names.is_empty() {

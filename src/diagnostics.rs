@@ -87,6 +87,8 @@ pub enum Format {
     Human,
     /// A JSON array of diagnostics (stable shape, documented in the README).
     Json,
+    /// GitHub Actions workflow commands (`::error file=...::`), one per problem.
+    Github,
 }
 
 /// Whether to colour human output: only on a terminal, never with `NO_COLOR`.
@@ -145,6 +147,42 @@ pub fn format_human(
         "{red}{count} problem{}{reset} found",
         if count == 1 { "" } else { "s" }
     );
+    out
+}
+
+/// Escapes workflow-command data (GitHub's toolkit rules).
+fn github_escape(text: &str, property: bool) -> String {
+    let mut out = text
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A");
+    if property {
+        out = out.replace(':', "%3A").replace(',', "%2C");
+    }
+    out
+}
+
+/// Formats diagnostics as GitHub Actions annotations.
+pub fn format_github(diagnostics: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in diagnostics {
+        let mut properties = vec![format!("file={}", github_escape(&d.file, true))];
+        if let (Some(line), Some(column)) = (d.line, d.column) {
+            properties.push(format!("line={line}"));
+            properties.push(format!("col={column}"));
+        }
+        properties.push(format!("title={}", github_escape(d.code(), true)));
+        let mut message = d.message.clone();
+        if let Some(help) = &d.help {
+            message.push_str(&format!(" (help: {help})"));
+        }
+        let _ = writeln!(
+            out,
+            "::error {}::{}",
+            properties.join(","),
+            github_escape(&message, false)
+        );
+    }
     out
 }
 

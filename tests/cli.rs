@@ -353,3 +353,28 @@ fn usage_errors_exit_2() {
     let out = asogen(&["nonsense"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn github_format_prints_workflow_annotations() {
+    let case = common::root().join("tests/cases/ha-rolling-without-gate.yaml");
+    let out = asogen(&[
+        "validate",
+        "--format",
+        "github",
+        "-f",
+        case.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("::error file="), "{stdout}");
+    assert!(
+        lines[0].contains(",line=4,col=9,title=ha-requires-recreate::replicaCount is 2"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].contains("title=rolling-update-needs-feature-gate::"),
+        "{stdout}"
+    );
+}
