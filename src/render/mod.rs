@@ -136,12 +136,13 @@ pub fn render_all(profiles_dir: &Path) -> Result<Artifacts, RenderError> {
             profile.name,
             model.namespace
         );
-        artifacts.insert(
-            format!("manifests/{}.yaml", profile.name),
-            manifest(&model, true, &header),
-        );
         let mut objects = vec![objects::namespace(&model, objects::ASOGEN)];
         objects.extend(objects::objects(&model, objects::ASOGEN));
+        // One set of objects feeds both the manifest and kustomize.
+        artifacts.insert(
+            format!("manifests/{}.yaml", profile.name),
+            stream(&objects, &header),
+        );
         if profile.name == BASE_PROFILE {
             base_objects = Some(objects);
         } else {

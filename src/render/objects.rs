@@ -248,6 +248,11 @@ fn service_account(cx: &Context) -> ServiceAccount {
     }
 }
 
+/// A boolean setting as the Secret holds it: "true", or absent (empty).
+fn flag(on: bool) -> String {
+    if on { "true".into() } else { String::new() }
+}
+
 /// The keys of the settings Secret, in the order the chart writes them.
 pub fn settings_entries(model: &Model) -> Vec<(&'static str, String)> {
     let v = &model.values;
@@ -289,11 +294,7 @@ pub fn settings_entries(model: &Model) -> Vec<(&'static str, String)> {
         ),
         (
             "USE_WORKLOAD_IDENTITY_AUTH",
-            if v.use_workload_identity_auth {
-                "true".into()
-            } else {
-                String::new()
-            },
+            flag(v.use_workload_identity_auth),
         ),
         (
             "AZURE_CLIENT_CERTIFICATE",
@@ -310,11 +311,7 @@ pub fn settings_entries(model: &Model) -> Vec<(&'static str, String)> {
         ),
         (
             "ALLOW_MULTI_ENV_MANAGEMENT",
-            if v.allow_multi_env_management {
-                "true".into()
-            } else {
-                String::new()
-            },
+            flag(v.allow_multi_env_management),
         ),
     ];
     entries.extend(optional.into_iter().filter(|(_, value)| !value.is_empty()));
