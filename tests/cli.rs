@@ -273,7 +273,8 @@ fn template_prints_the_install_and_honours_set_and_namespace() {
     assert_eq!(deployment["spec"]["replicas"], 3);
     assert_eq!(
         deployment["spec"]["strategy"],
-        serde_json::json!({"type": "Recreate"})
+        serde_json::json!({"type": "Recreate", "rollingUpdate": null}),
+        "Recreate carries an explicit null so upgrades delete a defaulted block"
     );
     let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(args.contains("--enable-leader-election"));

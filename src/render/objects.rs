@@ -187,7 +187,7 @@ pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
     if model.serves_webhooks() {
         out.push(with_type(&webhook_service(&cx)));
     }
-    out.push(with_type(&deployment(&cx)));
+    out.push(deployment_value(&cx));
     if model.serves_webhooks() {
         out.push(with_type(&mutating_webhooks(&cx)));
         out.push(with_type(&validating_webhooks(&cx)));
@@ -674,6 +674,22 @@ pub fn manager_args(model: &Model) -> Vec<String> {
         args.push("--json-logging".into());
     }
     args
+}
+
+/// The Deployment as JSON. With Recreate it carries an explicit
+/// `rollingUpdate: null`: k8s-openapi cannot say "null" (it skips `None`), and
+/// the null is what makes a three-way merge or an apply delete the block the
+/// API server defaulted on a Deployment that once used RollingUpdate (see the
+/// README's upgrade section and `asogen upgrade-check`).
+fn deployment_value(cx: &Context) -> Value {
+    let mut value = with_type(&deployment(cx));
+    if matches!(cx.model.strategy, Strategy::Recreate) {
+        value["spec"]["strategy"]
+            .as_object_mut()
+            .expect("the Deployment always has a strategy")
+            .insert("rollingUpdate".into(), Value::Null);
+    }
+    value
 }
 
 fn deployment(cx: &Context) -> Deployment {
