@@ -9,6 +9,7 @@ use crate::diagnostics::{self, Diagnostic, Format};
 use crate::load::{self, Checker, LoadError};
 use crate::model::DEFAULT_NAMESPACE;
 use crate::render::{self, RenderError};
+use crate::upgrade;
 
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
@@ -73,6 +74,53 @@ pub enum Command {
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
+    /// Predict whether upgrading a live Deployment to what asogen renders is refused,
+    /// per apply path (kubectl, Helm 3, Helm 4, server-side apply), and print the fix.
+    /// Exit 0 safe, 1 refused on some path, 2 bad input.
+    UpgradeCheck {
+        /// The live Deployment, as `kubectl get deployment NAME -n NAMESPACE -o yaml
+        /// --show-managed-fields` prints it.
+        #[arg(long, value_name = "FILE")]
+        live: PathBuf,
+        /// A values file for the new release; later files win.
+        #[arg(short = 'f', long = "values", value_name = "FILE")]
+        values: Vec<PathBuf>,
+        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Check only these apply paths (default: all).
+        #[arg(long = "via", value_enum, value_name = "PATH")]
+        via: Vec<Via>,
+        /// The field manager of your server-side applier (e.g. `argocd-controller`);
+        /// default: the live object's Apply managers, else `kustomize-controller` (Flux).
+        #[arg(long = "field-manager", value_name = "NAME")]
+        field_manager: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        format: ReportFormat,
+    },
+}
+
+/// An apply path, as `upgrade-check --via` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Via {
+    /// `kubectl apply` without --server-side (and Argo CD's default sync).
+    ClientSide,
+    /// Helm 3 (and Helm 4 upgrading a release last applied client-side).
+    Helm3,
+    /// Helm 4 server-side apply.
+    Helm4,
+    /// Server-side apply by a field manager (Flux, Argo CD ServerSideApply, kubectl --server-side).
+    ServerSide,
+}
+
+/// Output format of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// For people.
+    Human,
+    /// One JSON document.
+    Json,
 }
 
 /// Runs a parsed command line and returns the exit code.
@@ -94,6 +142,14 @@ pub fn run(cli: Cli) -> u8 {
             set,
             format,
         } => validate_command(&values, &set, format),
+        Command::UpgradeCheck {
+            live,
+            values,
+            set,
+            via,
+            field_manager,
+            format,
+        } => upgrade_check_command(&live, &values, &set, &via, &field_manager, format),
         Command::Schema => {
             print!("{}", crate::schema::published_schema_text());
             EXIT_OK
@@ -249,4 +305,69 @@ fn validate_command(values: &[PathBuf], set: &[String], format: Format) -> u8 {
         ),
     }
     code
+}
+
+fn upgrade_check_command(
+    live_path: &Path,
+    values: &[PathBuf],
+    set: &[String],
+    via: &[Via],
+    field_managers: &[String],
+    format: ReportFormat,
+) -> u8 {
+    let live_source = match load::read_yaml_file(live_path, "live Deployment file") {
+        Ok(source) => source,
+        Err(LoadError::Io(d) | LoadError::Invalid(d)) => {
+            print_diagnostics(&d, &[]);
+            return EXIT_USAGE;
+        }
+    };
+    let live = match upgrade::read_live(&live_source) {
+        Ok(live) => live,
+        Err(d) => {
+            print_diagnostics(&[*d], std::slice::from_ref(&live_source));
+            return EXIT_USAGE;
+        }
+    };
+    let sources = match load_or_report(values, set) {
+        Ok(sources) => sources,
+        Err(code) => return code,
+    };
+    let model = match Checker::new().check(&sources, &live.namespace) {
+        Ok(model) => model,
+        Err(diagnostics) => {
+            eprintln!("error: the values are refused, so there is nothing to upgrade to");
+            print_diagnostics(&diagnostics, &sources);
+            return EXIT_FAILED;
+        }
+    };
+    let target = upgrade::Target::from_deployment(&render::deployment(&model));
+    let paths: Vec<upgrade::ApplyPath> = upgrade::default_paths(&live, field_managers)
+        .into_iter()
+        .filter(|path| {
+            via.is_empty()
+                || via.iter().any(|v| {
+                    matches!(
+                        (v, path),
+                        (Via::ClientSide, upgrade::ApplyPath::ClientSide)
+                            | (Via::Helm3, upgrade::ApplyPath::Helm3)
+                            | (Via::Helm4, upgrade::ApplyPath::Helm4)
+                            | (Via::ServerSide, upgrade::ApplyPath::ServerSide { .. })
+                    )
+                })
+        })
+        .collect();
+    let report = upgrade::check(live, target, &paths);
+    match format {
+        ReportFormat::Human => print!("{}", upgrade::format_human(&report)),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("reports serialize")
+        ),
+    }
+    if report.any_refused() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
 }

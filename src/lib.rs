@@ -12,5 +12,6 @@ pub mod model;
 pub mod render;
 pub mod rules;
 pub mod schema;
+pub mod upgrade;
 pub mod values;
 pub mod yaml;

@@ -55,36 +55,42 @@ fn io_diagnostic(file: &str, message: String, help: &str) -> Diagnostic {
 
 /// Reads and parses one values file.
 pub fn read_source(path: &Path) -> Result<Source, LoadError> {
+    read_yaml_file(path, "values file")
+}
+
+/// Reads and parses one single-document YAML mapping; `what` names the file
+/// in errors ("values file", "live Deployment file").
+pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
     let name = path.display().to_string();
     let metadata = std::fs::metadata(path).map_err(|err| {
         LoadError::Io(vec![io_diagnostic(
             &name,
-            format!("cannot read values file: {err}"),
-            "check the path given with -f",
+            format!("cannot read {what}: {err}"),
+            "check the path",
         )])
     })?;
     if metadata.is_dir() {
         return Err(LoadError::Io(vec![io_diagnostic(
             &name,
-            "is a directory, not a values file".into(),
-            "pass a YAML file with -f",
+            format!("is a directory, not a {what}"),
+            "pass a YAML file",
         )]));
     }
     if metadata.len() > MAX_FILE_BYTES {
         return Err(LoadError::Invalid(vec![io_diagnostic(
             &name,
             format!(
-                "values file is {} bytes; asogen reads values files up to {} bytes",
+                "{what} is {} bytes; asogen reads files up to {} bytes",
                 metadata.len(),
                 MAX_FILE_BYTES
             ),
-            "a values file holds chart settings, a few KiB; check the path",
+            "values files and Deployments are a few KiB; check the path",
         )]));
     }
     let bytes = std::fs::read(path).map_err(|err| {
         LoadError::Io(vec![io_diagnostic(
             &name,
-            format!("cannot read values file: {err}"),
+            format!("cannot read {what}: {err}"),
             "check the file's permissions",
         )])
     })?;
@@ -106,11 +112,15 @@ pub fn read_source(path: &Path) -> Result<Source, LoadError> {
             )
         }])
     })?;
-    parse_source(name, text)
+    parse_yaml_source(name, text, what)
 }
 
 /// Parses values text (from a file or `--set`).
 pub fn parse_source(name: String, text: String) -> Result<Source, LoadError> {
+    parse_yaml_source(name, text, "values file")
+}
+
+fn parse_yaml_source(name: String, text: String, what: &str) -> Result<Source, LoadError> {
     // A byte-order mark is not content.
     let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let document = yaml::parse_document(body).map_err(|err| {
@@ -140,7 +150,7 @@ pub fn parse_source(name: String, text: String) -> Result<Source, LoadError> {
             key: String::new(),
             rule: None,
             keyword: Some("type".into()),
-            message: format!("a values file must be a mapping of keys, not {kind}"),
+            message: format!("a {what} must be a mapping of keys, not {kind}"),
             help: Some("write `key: value` lines at the top level, e.g. `replicaCount: 2`".into()),
             severity: Severity::Error,
             span_len: 1,

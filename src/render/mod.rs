@@ -120,6 +120,14 @@ pub fn stream(objects: &[Value], header: &str) -> String {
     out
 }
 
+/// The Deployment asogen renders for a model.
+pub fn deployment(model: &Model) -> Value {
+    objects::objects(model, objects::ASOGEN)
+        .into_iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("every install has the controller Deployment")
+}
+
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path) -> Result<Artifacts, RenderError> {
     let checker = Checker::new();

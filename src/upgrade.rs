@@ -1,0 +1,565 @@
+//! `asogen upgrade-check`: predicts, per apply path, whether applying the
+//! Deployment asogen renders over a live one is refused by the API server,
+//! and prints the one request that clears the way.
+//!
+//! The failure it predicts: a Deployment created with RollingUpdate carries
+//! the API-server-defaulted `spec.strategy.rollingUpdate`; an update to
+//! `type: Recreate` that leaves the block in place is refused with
+//! `spec.strategy.rollingUpdate: Forbidden: may not be specified when
+//! strategy type is 'Recreate'`. Whether the block is left in place depends
+//! on the apply path and on who owns the field in `metadata.managedFields`.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::diagnostics::{Diagnostic, Severity};
+use crate::load::Source;
+use crate::yaml::pointer_to_key_path;
+
+/// The field managers the common tools write with.
+pub mod managers {
+    /// `kubectl apply` (client-side).
+    pub const KUBECTL_CLIENT_SIDE: &str = "kubectl-client-side-apply";
+    /// Helm 3, and Helm 4 in client-side mode (`Update` operations), and
+    /// Helm 4 server-side apply (`Apply` operations).
+    pub const HELM: &str = "helm";
+    /// Flux kustomize-controller (server-side apply).
+    pub const FLUX_KUSTOMIZE: &str = "kustomize-controller";
+}
+
+/// One entry of `metadata.managedFields`, reduced to what matters here.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldManager {
+    /// The manager name (`kubectl-client-side-apply`, `helm`, `kustomize-controller`).
+    pub manager: String,
+    /// `Apply` (server-side apply) or `Update` (every other write).
+    pub operation: String,
+    /// Whether it owns `spec.strategy.rollingUpdate` or a field inside it.
+    pub owns_rolling_update: bool,
+}
+
+/// The live Deployment, as far as the upgrade is concerned.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveDeployment {
+    /// metadata.name.
+    pub name: String,
+    /// metadata.namespace.
+    pub namespace: String,
+    /// spec.replicas.
+    pub replicas: Option<i64>,
+    /// spec.strategy.type.
+    pub strategy_type: String,
+    /// spec.strategy.rollingUpdate, when present.
+    pub rolling_update: Option<Value>,
+    /// Every main-resource field manager (status and scale writers are left out).
+    pub managers: Vec<FieldManager>,
+}
+
+impl LiveDeployment {
+    /// The managers that own the rollingUpdate block.
+    pub fn rolling_update_owners(&self) -> Vec<&FieldManager> {
+        self.managers
+            .iter()
+            .filter(|m| m.owns_rolling_update)
+            .collect()
+    }
+
+    /// Whether the live object holds a rollingUpdate block a Recreate update must remove.
+    pub fn has_rolling_update(&self) -> bool {
+        self.rolling_update.as_ref().is_some_and(|v| !v.is_null())
+    }
+}
+
+/// What asogen renders for the Deployment's strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    /// spec.replicas.
+    pub replicas: i64,
+    /// spec.strategy as rendered (with `rollingUpdate: null` for Recreate).
+    pub strategy: Value,
+}
+
+impl Target {
+    /// Reads the rendered Deployment.
+    pub fn from_deployment(deployment: &Value) -> Target {
+        Target {
+            replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
+            strategy: deployment["spec"]["strategy"].clone(),
+        }
+    }
+
+    fn is_recreate(&self) -> bool {
+        self.strategy["type"] == "Recreate"
+    }
+}
+
+/// The ways a Deployment update reaches the API server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ApplyPath {
+    /// `kubectl apply` without `--server-side` (also Argo CD's default sync).
+    ClientSide,
+    /// Helm 3 `helm upgrade`, and Helm 4 upgrading a release that was last
+    /// applied client-side (Helm 4's `--server-side=auto` keeps the method).
+    Helm3,
+    /// Helm 4 `helm upgrade` of a release installed by Helm 4 (server-side
+    /// apply, field manager `helm`).
+    Helm4,
+    /// Server-side apply with a named field manager (Flux kustomize-controller,
+    /// Argo CD with ServerSideApply, `kubectl apply --server-side`).
+    ServerSide {
+        /// The field manager the applier uses.
+        manager: String,
+    },
+}
+
+impl ApplyPath {
+    /// How people name this path.
+    pub fn label(&self) -> String {
+        match self {
+            ApplyPath::ClientSide => "kubectl apply (client-side; Argo CD default sync)".into(),
+            ApplyPath::Helm3 => "helm upgrade, Helm 3 (or Helm 4 on a client-side release)".into(),
+            ApplyPath::Helm4 => {
+                "helm upgrade, Helm 4 server-side (releases Helm 4 installed, or --server-side=true)"
+                    .into()
+            }
+            ApplyPath::ServerSide { manager } => {
+                format!("server-side apply as field manager {manager}")
+            }
+        }
+    }
+
+    fn ssa_manager(&self) -> Option<&str> {
+        match self {
+            ApplyPath::Helm4 => Some(managers::HELM),
+            ApplyPath::ServerSide { manager } => Some(manager),
+            ApplyPath::ClientSide | ApplyPath::Helm3 => None,
+        }
+    }
+}
+
+/// The predicted outcome on one path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The update is accepted.
+    Safe,
+    /// The API server refuses the update.
+    Refused,
+}
+
+/// The prediction for one apply path, with its reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prediction {
+    /// The apply path.
+    pub path: ApplyPath,
+    /// How people name it.
+    pub label: String,
+    /// Accepted or refused.
+    pub verdict: Verdict,
+    /// Why, from the live object's managedFields and the rendered strategy.
+    pub why: String,
+}
+
+/// The full answer of `upgrade-check`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The live Deployment as read.
+    pub live: LiveDeployment,
+    /// What asogen renders.
+    pub target: Target,
+    /// One prediction per apply path checked.
+    pub predictions: Vec<Prediction>,
+    /// A ready-to-run command that removes the stale block, when any path is refused.
+    pub remedy: Option<String>,
+    /// The JSON patch inside the remedy.
+    pub remedy_patch: Option<Value>,
+    /// Topology changes this upgrade makes (replicas, strategy type).
+    pub topology_changes: Vec<String>,
+}
+
+impl Report {
+    /// Whether any checked path is refused.
+    pub fn any_refused(&self) -> bool {
+        self.predictions
+            .iter()
+            .any(|p| p.verdict == Verdict::Refused)
+    }
+}
+
+fn live_error(source: &Source, pointer: &str, message: String, help: &str) -> Box<Diagnostic> {
+    let (line, column, span_len) = match source.document.spans.get(pointer) {
+        Some(span) => {
+            let position = span.key_or_value();
+            (Some(position.line), Some(position.column), span.value_len)
+        }
+        None => (Some(1), Some(1), 1),
+    };
+    Box::new(Diagnostic {
+        file: source.name.clone(),
+        line,
+        column,
+        key: pointer_to_key_path(pointer),
+        rule: None,
+        keyword: Some("live".into()),
+        message,
+        help: Some(help.to_string()),
+        severity: Severity::Error,
+        span_len: span_len.max(1),
+    })
+}
+
+const EXPORT_HELP: &str = "export the live object with `kubectl get deployment NAME -n NAMESPACE -o yaml --show-managed-fields`";
+
+/// Reads the live Deployment from a parsed file: a Deployment, or a `List`
+/// holding exactly one (what `kubectl get deployment -o yaml` prints without a name).
+pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
+    let root = &source.document.value;
+    let (object, base) = if root["kind"] == "List" {
+        let deployments: Vec<(usize, &Value)> = root["items"]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, item)| item["kind"] == "Deployment")
+                    .collect()
+            })
+            .unwrap_or_default();
+        match deployments.as_slice() {
+            [(index, item)] => (*item, format!("/items/{index}")),
+            _ => {
+                return Err(live_error(
+                    source,
+                    "/items",
+                    format!(
+                        "the List holds {} Deployments; upgrade-check reads exactly one",
+                        deployments.len()
+                    ),
+                    EXPORT_HELP,
+                ));
+            }
+        }
+    } else {
+        (root, String::new())
+    };
+    let at = |path: &str| format!("{base}{path}");
+    let kind = object["kind"].as_str().unwrap_or("");
+    if kind != "Deployment" {
+        let shown = if kind.is_empty() {
+            "no kind".to_string()
+        } else {
+            format!("a {kind}")
+        };
+        return Err(live_error(
+            source,
+            &at("/kind"),
+            format!("this is {shown}, not a Deployment"),
+            EXPORT_HELP,
+        ));
+    }
+    if object["apiVersion"] != "apps/v1" {
+        return Err(live_error(
+            source,
+            &at("/apiVersion"),
+            format!(
+                "apiVersion is {}, expected apps/v1",
+                object["apiVersion"].as_str().unwrap_or("missing")
+            ),
+            EXPORT_HELP,
+        ));
+    }
+    let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
+    let name = text("/metadata/name").ok_or_else(|| {
+        live_error(
+            source,
+            &at("/metadata"),
+            "the Deployment has no metadata.name".into(),
+            EXPORT_HELP,
+        )
+    })?;
+    let namespace = text("/metadata/namespace").unwrap_or("default");
+    let Some(entries) = object.pointer("/metadata/managedFields") else {
+        return Err(live_error(
+            source,
+            &at("/metadata"),
+            "the Deployment has no metadata.managedFields, so who owns spec.strategy.rollingUpdate cannot be told".into(),
+            "kubectl hides managedFields unless asked: add --show-managed-fields to `kubectl get deployment NAME -n NAMESPACE -o yaml`",
+        ));
+    };
+    let Some(entries) = entries.as_array() else {
+        return Err(live_error(
+            source,
+            &at("/metadata/managedFields"),
+            "metadata.managedFields must be a list of field managers".into(),
+            EXPORT_HELP,
+        ));
+    };
+    let mut managers = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let pointer = at(&format!("/metadata/managedFields/{index}"));
+        let (Some(manager), Some(operation)) =
+            (entry["manager"].as_str(), entry["operation"].as_str())
+        else {
+            return Err(live_error(
+                source,
+                &pointer,
+                "a managedFields entry needs `manager` and `operation`".into(),
+                EXPORT_HELP,
+            ));
+        };
+        // Status and scale writers never touch spec.strategy.
+        if entry["subresource"].as_str().is_some_and(|s| !s.is_empty()) {
+            continue;
+        }
+        let owns_rolling_update = entry
+            .pointer("/fieldsV1/f:spec/f:strategy/f:rollingUpdate")
+            .is_some();
+        managers.push(FieldManager {
+            manager: manager.to_string(),
+            operation: operation.to_string(),
+            owns_rolling_update,
+        });
+    }
+    let Some(strategy) = object.pointer("/spec/strategy").filter(|s| s.is_object()) else {
+        return Err(live_error(
+            source,
+            &at("/spec"),
+            "the Deployment has no spec.strategy; the API server always sets one".into(),
+            "pass the object as the API server returns it, not a manifest from disk",
+        ));
+    };
+    let strategy_type = strategy["type"]
+        .as_str()
+        .unwrap_or("RollingUpdate")
+        .to_string();
+    if strategy_type != "Recreate" && strategy_type != "RollingUpdate" {
+        return Err(live_error(
+            source,
+            &at("/spec/strategy/type"),
+            format!(
+                "spec.strategy.type is {strategy_type}; Kubernetes knows Recreate and RollingUpdate"
+            ),
+            EXPORT_HELP,
+        ));
+    }
+    Ok(LiveDeployment {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        replicas: object.pointer("/spec/replicas").and_then(Value::as_i64),
+        strategy_type,
+        rolling_update: strategy.get("rollingUpdate").cloned(),
+        managers,
+    })
+}
+
+/// The apply paths worth checking for this live object: the four common
+/// ones, with a server-side row for every `Apply` manager the object shows
+/// (Flux, Argo CD, kubectl --server-side) and for each one asked for.
+pub fn default_paths(live: &LiveDeployment, extra_managers: &[String]) -> Vec<ApplyPath> {
+    let mut paths = vec![ApplyPath::ClientSide, ApplyPath::Helm3, ApplyPath::Helm4];
+    let mut ssa: Vec<String> = live
+        .managers
+        .iter()
+        .filter(|m| m.operation == "Apply" && m.manager != managers::HELM)
+        .map(|m| m.manager.clone())
+        .collect();
+    ssa.extend(extra_managers.iter().cloned());
+    if ssa.is_empty() {
+        ssa.push(managers::FLUX_KUSTOMIZE.into());
+    }
+    ssa.dedup();
+    for manager in ssa {
+        if !paths
+            .iter()
+            .any(|p| p.ssa_manager() == Some(manager.as_str()))
+        {
+            paths.push(ApplyPath::ServerSide { manager });
+        }
+    }
+    paths
+}
+
+fn owner_list(owners: &[&FieldManager]) -> String {
+    owners
+        .iter()
+        .map(|m| format!("{} ({})", m.manager, m.operation))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Predicts one path.
+pub fn predict(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> Prediction {
+    let (verdict, why) = outcome(live, target, path);
+    Prediction {
+        path: path.clone(),
+        label: path.label(),
+        verdict,
+        why,
+    }
+}
+
+fn outcome(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> (Verdict, String) {
+    if !target.is_recreate() {
+        return (
+            Verdict::Safe,
+            "the rendered strategy is RollingUpdate, which allows a rollingUpdate block".into(),
+        );
+    }
+    if !live.has_rolling_update() {
+        return (
+            Verdict::Safe,
+            "the live Deployment has no rollingUpdate block to remove".into(),
+        );
+    }
+    let owners = live.rolling_update_owners();
+    let Some(manager) = path.ssa_manager() else {
+        return (
+            Verdict::Safe,
+            "the three-way strategic merge patch carries the rendered `rollingUpdate: null` and the strategy's `$retainKeys`, which delete the live block".into(),
+        );
+    };
+    let others: Vec<&FieldManager> = owners
+        .iter()
+        .copied()
+        .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+        .collect();
+    let sole_owner = others.is_empty() && owners.len() > others.len();
+    if sole_owner {
+        return (
+            Verdict::Safe,
+            format!(
+                "{manager} applied the rollingUpdate block before and is its only owner, so server-side apply removes it once {manager} stops applying it"
+            ),
+        );
+    }
+    let owned = if others.is_empty() {
+        "no field manager owns spec.strategy.rollingUpdate (the API server defaulted it)"
+            .to_string()
+    } else {
+        format!(
+            "spec.strategy.rollingUpdate is owned by {}, not by {manager}'s server-side apply",
+            owner_list(&others)
+        )
+    };
+    (
+        Verdict::Refused,
+        format!(
+            "{owned}; server-side apply leaves fields it does not own, so the block stays beside type Recreate: `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`"
+        ),
+    )
+}
+
+/// The JSON patch that removes the stale block and sets the type in one
+/// request (the API server validates the patched object, so the pair is accepted together).
+pub fn remedy_patch() -> Value {
+    json!([
+        {"op": "remove", "path": "/spec/strategy/rollingUpdate"},
+        {"op": "replace", "path": "/spec/strategy/type", "value": "Recreate"}
+    ])
+}
+
+/// The ready-to-run kubectl command for the remedy.
+pub fn remedy_command(live: &LiveDeployment) -> String {
+    format!(
+        "kubectl --namespace {} patch deployment {} --type=json -p '{}'",
+        shell_word(&live.namespace),
+        shell_word(&live.name),
+        remedy_patch()
+    )
+}
+
+/// Quotes a word for a POSIX shell when it needs it (names are DNS labels,
+/// so this only matters for hand-edited input).
+fn shell_word(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+fn topology_changes(live: &LiveDeployment, target: &Target) -> Vec<String> {
+    let mut changes = Vec::new();
+    if let Some(replicas) = live.replicas.filter(|r| *r != target.replicas) {
+        changes.push(format!("replicas {replicas} -> {}", target.replicas));
+    }
+    let target_type = target.strategy["type"].as_str().unwrap_or("");
+    if live.strategy_type != target_type {
+        changes.push(format!("strategy {} -> {target_type}", live.strategy_type));
+    }
+    changes
+}
+
+/// Builds the report for the given paths.
+pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Report {
+    let predictions: Vec<Prediction> = paths.iter().map(|p| predict(&live, &target, p)).collect();
+    let refused = predictions.iter().any(|p| p.verdict == Verdict::Refused);
+    let topology_changes = topology_changes(&live, &target);
+    Report {
+        remedy: refused.then(|| remedy_command(&live)),
+        remedy_patch: refused.then(remedy_patch),
+        live,
+        target,
+        predictions,
+        topology_changes,
+    }
+}
+
+/// The report for people.
+pub fn format_human(report: &Report) -> String {
+    let live = &report.live;
+    let mut out = String::new();
+    let block = match &live.rolling_update {
+        Some(v) if !v.is_null() => format!(" with rollingUpdate {}", v),
+        _ => String::new(),
+    };
+    out.push_str(&format!(
+        "live:     deployment {} in {}: {} replica(s), {}{block}\n",
+        live.name,
+        live.namespace,
+        live.replicas.map_or("?".into(), |r| r.to_string()),
+        live.strategy_type,
+    ));
+    let owners = live.rolling_update_owners();
+    if live.has_rolling_update() {
+        out.push_str(&format!(
+            "          spec.strategy.rollingUpdate owned by: {}\n",
+            if owners.is_empty() {
+                "no field manager (defaulted by the API server)".into()
+            } else {
+                owner_list(&owners)
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "rendered: {} replica(s), strategy {}\n",
+        report.target.replicas, report.target.strategy
+    ));
+    if !report.topology_changes.is_empty() {
+        out.push_str(&format!(
+            "topology: {} (see the release notes' upgrade section)\n",
+            report.topology_changes.join(", ")
+        ));
+    }
+    out.push('\n');
+    for p in &report.predictions {
+        let verdict = match p.verdict {
+            Verdict::Safe => "ok     ",
+            Verdict::Refused => "REFUSED",
+        };
+        out.push_str(&format!("{verdict}  {}\n         {}\n", p.label, p.why));
+    }
+    if let Some(remedy) = &report.remedy {
+        out.push_str(&format!(
+            "\nremedy: before the upgrade, remove the stale block and set the type in one request:\n  {remedy}\n\
+             then apply as usual. Or keep RollingUpdate for now with values\n  \
+             replicaCount: 1, strategy.type: RollingUpdate, featureGates.singleReplicaRollingUpdate: true\n"
+        ));
+    }
+    out
+}

@@ -1,0 +1,334 @@
+//! `asogen upgrade-check` on live Deployments as each tool leaves them:
+//! kubectl client-side apply, Helm 3, Flux and Helm 4 server-side apply, a
+//! Flux install that owns the block, and one already on Recreate.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{asogen, python_tools, root, text};
+use serde_json::{Value, json};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/upgrade").join(name)
+}
+
+fn check_json(live: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let mut args = vec![
+        "upgrade-check",
+        "--live",
+        live.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = asogen(&args);
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}{}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code(), report)
+}
+
+/// (path kind, manager for server-side rows, verdict), in report order.
+fn verdicts(report: &Value) -> Vec<(String, String, String)> {
+    report["predictions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["path"]["kind"].as_str().unwrap().to_string(),
+                p["path"]["manager"].as_str().unwrap_or("").to_string(),
+                p["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn row(kind: &str, manager: &str, verdict: &str) -> (String, String, String) {
+    (kind.into(), manager.into(), verdict.into())
+}
+
+#[test]
+fn each_apply_path_is_predicted_from_the_managed_fields() {
+    let safe = "safe";
+    let refused = "refused";
+    let table = [
+        (
+            "kubectl-client-side.yaml",
+            "kustomize-controller",
+            [safe, safe, refused, refused],
+        ),
+        (
+            "helm3.yaml",
+            "kustomize-controller",
+            [safe, safe, refused, refused],
+        ),
+        (
+            "flux-server-side.yaml",
+            "kustomize-controller",
+            [safe, safe, refused, refused],
+        ),
+        (
+            "helm4-server-side.yaml",
+            "kustomize-controller",
+            [safe, safe, refused, refused],
+        ),
+        (
+            "flux-owns-block.yaml",
+            "kustomize-controller",
+            [safe, safe, refused, safe],
+        ),
+        (
+            "recreate.yaml",
+            "kustomize-controller",
+            [safe, safe, safe, safe],
+        ),
+    ];
+    for (name, manager, expected) in table {
+        let (code, report) = check_json(&fixture(name), &[]);
+        let want = vec![
+            row("client-side", "", expected[0]),
+            row("helm3", "", expected[1]),
+            row("helm4", "", expected[2]),
+            row("server-side", manager, expected[3]),
+        ];
+        assert_eq!(verdicts(&report), want, "{name}");
+        let any_refused = expected.contains(&refused);
+        assert_eq!(code, Some(if any_refused { 1 } else { 0 }), "{name}");
+        assert_eq!(report["remedy"].is_string(), any_refused, "{name}");
+        for prediction in report["predictions"].as_array().unwrap() {
+            assert!(
+                !prediction["why"].as_str().unwrap().is_empty(),
+                "{name}: every verdict says why"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_refusal_names_the_owner_and_the_api_server_error() {
+    let (_, report) = check_json(
+        &fixture("kubectl-client-side.yaml"),
+        &["--via", "server-side"],
+    );
+    let why = report["predictions"][0]["why"].as_str().unwrap();
+    assert!(why.contains("kubectl-client-side-apply (Update)"), "{why}");
+    assert!(why.contains("Forbidden: may not be specified when strategy type is 'Recreate'"));
+    let (_, report) = check_json(&fixture("flux-server-side.yaml"), &["--via", "server-side"]);
+    let why = report["predictions"][0]["why"].as_str().unwrap();
+    assert!(why.contains("no field manager owns"), "{why}");
+    assert_eq!(
+        report["live"]["rolling_update"],
+        json!({"maxSurge": "25%", "maxUnavailable": "25%"})
+    );
+    assert_eq!(
+        report["topology_changes"],
+        json!(["replicas 1 -> 2", "strategy RollingUpdate -> Recreate"])
+    );
+}
+
+#[test]
+fn via_and_field_manager_choose_the_paths() {
+    let live = fixture("flux-server-side.yaml");
+    let (code, report) = check_json(&live, &["--via", "client-side", "--via", "helm3"]);
+    assert_eq!(code, Some(0), "the paths that clear the block: safe");
+    assert_eq!(
+        verdicts(&report),
+        vec![row("client-side", "", "safe"), row("helm3", "", "safe")]
+    );
+    let (code, report) = check_json(
+        &live,
+        &[
+            "--via",
+            "server-side",
+            "--field-manager",
+            "argocd-controller",
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        verdicts(&report),
+        vec![
+            row("server-side", "kustomize-controller", "refused"),
+            row("server-side", "argocd-controller", "refused"),
+        ]
+    );
+}
+
+#[test]
+fn values_decide_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("keep-rolling.yaml");
+    std::fs::write(
+        &values,
+        "replicaCount: 1\nstrategy:\n  type: RollingUpdate\nfeatureGates:\n  singleReplicaRollingUpdate: true\n",
+    )
+    .unwrap();
+    let live = fixture("flux-server-side.yaml");
+    let (code, report) = check_json(&live, &["-f", values.to_str().unwrap()]);
+    assert_eq!(
+        code,
+        Some(0),
+        "keeping RollingUpdate is safe everywhere: {report}"
+    );
+    assert_eq!(report["target"]["strategy"]["type"], "RollingUpdate");
+    // Values the rules refuse: nothing to upgrade to, exit 1 with the rule id.
+    let out = asogen(&[
+        "upgrade-check",
+        "--live",
+        live.to_str().unwrap(),
+        "--set",
+        "strategy.type=RollingUpdate",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("ha-requires-recreate"));
+}
+
+fn patched(live: &Path, remedy: &str) -> Value {
+    let patch_text = remedy
+        .split_once("-p '")
+        .and_then(|(_, rest)| rest.strip_suffix('\''))
+        .unwrap_or_else(|| panic!("a -p '...' argument in {remedy}"));
+    let patch: json_patch::Patch = serde_json::from_str(patch_text).unwrap();
+    let mut object: Value = serde_yaml::from_str(&std::fs::read_to_string(live).unwrap()).unwrap();
+    json_patch::patch(&mut object, &patch).expect("the remedy applies to the live object");
+    object
+}
+
+#[test]
+fn the_printed_remedy_yields_a_deployment_the_rules_and_kubernetes_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut to_validate = Vec::new();
+    for name in [
+        "kubectl-client-side.yaml",
+        "helm3.yaml",
+        "flux-server-side.yaml",
+        "helm4-server-side.yaml",
+        "flux-owns-block.yaml",
+    ] {
+        let live = fixture(name);
+        let (_, report) = check_json(&live, &[]);
+        let remedy = report["remedy"].as_str().unwrap();
+        assert!(remedy.starts_with(
+            "kubectl --namespace azureserviceoperator-system patch deployment azureserviceoperator-controller-manager --type=json -p '"
+        ));
+        let object = patched(&live, remedy);
+        assert_eq!(
+            object["spec"]["strategy"],
+            json!({"type": "Recreate"}),
+            "{name}"
+        );
+
+        // After the patch every path is safe.
+        let after = dir.path().join(name);
+        std::fs::write(&after, serde_yaml::to_string(&object).unwrap()).unwrap();
+        let (code, report) = check_json(&after, &[]);
+        assert_eq!(code, Some(0), "{name} after the remedy: {report}");
+
+        // The patched shape, read back as values, passes the rules.
+        let values = dir.path().join(format!("values-{name}"));
+        let shape = json!({
+            "replicaCount": object["spec"]["replicas"],
+            "strategy": object["spec"]["strategy"],
+        });
+        std::fs::write(&values, serde_yaml::to_string(&shape).unwrap()).unwrap();
+        let out = asogen(&["validate", "-f", values.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
+
+        // Without status and managedFields, as a manifest for the schema check.
+        let mut manifest = object.clone();
+        manifest.as_object_mut().unwrap().remove("status");
+        manifest["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        // JSON (valid YAML) keeps timestamps quoted, as the API server sends them.
+        let file = dir.path().join(format!("manifest-{name}"));
+        std::fs::write(&file, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+        to_validate.push(file);
+    }
+    // The real Kubernetes 1.37 schema accepts the patched Deployments.
+    let out = Command::new(python_tools().join("kubernetes-validate"))
+        .args(["--strict", "--kubernetes-version", "1.37.0"])
+        .args(&to_validate)
+        .output()
+        .expect("kubernetes-validate runs");
+    let report = text(&out.stdout) + &text(&out.stderr);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(report.matches("passed for resource").count(), 5, "{report}");
+}
+
+fn bad_live(name: &str, content: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, content).unwrap();
+    let out = asogen(&["upgrade-check", "--live", path.to_str().unwrap()]);
+    assert!(out.stdout.is_empty(), "no report for bad input");
+    (out.status.code(), text(&out.stderr))
+}
+
+#[test]
+fn bad_live_input_is_a_clear_error_with_exit_2() {
+    let flux = std::fs::read_to_string(fixture("flux-server-side.yaml")).unwrap();
+
+    let without_managed_fields: String = {
+        let mut object: Value = serde_yaml::from_str(&flux).unwrap();
+        object["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("managedFields");
+        serde_yaml::to_string(&object).unwrap()
+    };
+    let (code, err) = bad_live("plain.yaml", &without_managed_fields);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no metadata.managedFields"), "{err}");
+    assert!(err.contains("--show-managed-fields"), "{err}");
+    assert!(err.contains("plain.yaml:"), "names the file: {err}");
+
+    let service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec: {}\n";
+    let (code, err) = bad_live("service.yaml", service);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("service.yaml:2:1"), "points at kind: {err}");
+    assert!(err.contains("this is a Service, not a Deployment"), "{err}");
+
+    let (code, err) = bad_live("broken.yaml", "kind: Deployment\nmetadata: [unclosed\n");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("broken.yaml:"), "{err}");
+    assert!(err.contains("invalid YAML"), "{err}");
+
+    let (code, err) = bad_live("list.yaml", "- 1\n- 2\n");
+    assert_eq!(code, Some(2));
+    assert!(err.contains("must be a mapping"), "{err}");
+
+    let two = format!(
+        "apiVersion: v1\nkind: List\nitems:\n- {}\n- {}\n",
+        json!({"kind": "Deployment"}),
+        json!({"kind": "Deployment"})
+    );
+    let (code, err) = bad_live("two.yaml", &two);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("holds 2 Deployments"), "{err}");
+
+    let out = asogen(&["upgrade-check", "--live", "no/such/live.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no/such/live.yaml"));
+    assert!(text(&out.stderr).contains("cannot read live Deployment file"));
+}
+
+#[test]
+fn a_list_with_one_deployment_is_read() {
+    let flux: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(fixture("flux-server-side.yaml")).unwrap())
+            .unwrap();
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": [flux], "metadata": {}});
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("list.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&list).unwrap()).unwrap();
+    let (code, report) = check_json(&path, &["--via", "server-side"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        report["live"]["name"],
+        "azureserviceoperator-controller-manager"
+    );
+}
