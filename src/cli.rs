@@ -99,6 +99,31 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
         format: ReportFormat,
     },
+    /// Classify every change between two artifact sets (generated/ folders, chart
+    /// folders or install manifests) and write the release notes' "Upgrade notes".
+    Diff {
+        /// The previous release's artifacts.
+        old: PathBuf,
+        /// The new release's artifacts.
+        new: PathBuf,
+        /// Output format: human, json, or markdown (the "Upgrade notes" section).
+        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        format: DiffFormat,
+        /// Exit 1 when there is a breaking or topology change (for CI gates).
+        #[arg(long)]
+        fail_on_breaking: bool,
+    },
+}
+
+/// Output format of `diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// One line per change.
+    Human,
+    /// A JSON list of changes.
+    Json,
+    /// The "Upgrade notes" section for release notes.
+    Markdown,
 }
 
 /// An apply path, as `upgrade-check --via` names it.
@@ -150,6 +175,12 @@ pub fn run(cli: Cli) -> u8 {
             field_manager,
             format,
         } => upgrade_check_command(&live, &values, &set, &via, &field_manager, format),
+        Command::Diff {
+            old,
+            new,
+            format,
+            fail_on_breaking,
+        } => diff_command(&old, &new, format, fail_on_breaking),
         Command::Schema => {
             print!("{}", crate::schema::published_schema_text());
             EXIT_OK
@@ -366,6 +397,34 @@ fn upgrade_check_command(
         ),
     }
     if report.any_refused() {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+fn diff_command(old: &Path, new: &Path, format: DiffFormat, fail_on_breaking: bool) -> u8 {
+    let sides = crate::diff::read_side(old).and_then(|o| Ok((o, crate::diff::read_side(new)?)));
+    let (old_side, new_side) = match sides {
+        Ok(sides) => sides,
+        Err(err) => {
+            eprintln!("error: {err}");
+            eprintln!(
+                "help: pass two generated/ folders, two chart folders or two install manifests"
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let changes = crate::diff::compare(&old_side, &new_side);
+    match format {
+        DiffFormat::Human => print!("{}", crate::diff::format_human(&changes)),
+        DiffFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&changes).expect("changes serialize")
+        ),
+        DiffFormat::Markdown => print!("{}", crate::diff::format_markdown(&changes)),
+    }
+    if fail_on_breaking && changes.iter().any(|c| c.class.is_breaking()) {
         EXIT_FAILED
     } else {
         EXIT_OK

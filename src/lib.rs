@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
+pub mod diff;
 pub mod load;
 pub mod model;
 pub mod render;
