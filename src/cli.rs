@@ -210,7 +210,7 @@ fn print_diagnostics(diagnostics: &[Diagnostic], sources: &[load::Source]) {
 }
 
 fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
-    let artifacts = match render::render_all(profiles) {
+    let artifacts = match render::render_all(profiles, &crate::model::Release::default()) {
         Ok(artifacts) => artifacts,
         Err(RenderError::InvalidProfile {
             profile,

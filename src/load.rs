@@ -512,6 +512,7 @@ pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagno
 
 /// Everything `validate`, `template` and `render` need to check values.
 pub struct Checker {
+    release: crate::model::Release,
     schema: Value,
     validator: jsonschema::Validator,
     catalog: Catalog,
@@ -526,10 +527,16 @@ impl Default for Checker {
 impl Checker {
     /// Builds the structural schema validator once.
     pub fn new() -> Checker {
+        Self::for_release(crate::model::Release::default())
+    }
+
+    /// A checker whose models render the given release's versions.
+    pub fn for_release(release: crate::model::Release) -> Checker {
         let schema = schema::structural_schema();
         let validator =
             jsonschema::draft7::new(&schema).expect("the generated schema is valid draft-07");
         Checker {
+            release,
             schema,
             validator,
             catalog: Catalog::builtin(),
@@ -554,8 +561,13 @@ impl Checker {
                 ..Default::default()
             }]
         })?;
-        Model::new(values, namespace, self.catalog.clone())
-            .map_err(|violations| rule_diagnostics(&merged, &violations))
+        Model::new(
+            values,
+            namespace,
+            self.catalog.clone(),
+            self.release.clone(),
+        )
+        .map_err(|violations| rule_diagnostics(&merged, &violations))
     }
 }
 

@@ -7,12 +7,40 @@ use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
 use crate::values::{IntOrPercent, StrategyType, Values};
 
-/// The operator version this generator targets; it flows into the image
-/// default, the `app.kubernetes.io/version` label and Chart.yaml.
+/// The operator version this generator targets by default (the image tag).
 pub const APP_VERSION: &str = "v2.21.1";
 
-/// The chart version (SemVer, no `v`).
+/// The chart version by default (SemVer, no `v`).
 pub const CHART_VERSION: &str = "2.21.1";
+
+/// The controller image, without its tag.
+pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
+
+/// The versions of one release. The one place they live: Chart.yaml, the
+/// `app.kubernetes.io/version` label and the default image all read them from here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Release {
+    /// The chart version (SemVer, no `v`).
+    pub chart_version: String,
+    /// The operator version: the image tag and Chart.yaml's appVersion.
+    pub app_version: String,
+}
+
+impl Default for Release {
+    fn default() -> Self {
+        Release {
+            chart_version: CHART_VERSION.into(),
+            app_version: APP_VERSION.into(),
+        }
+    }
+}
+
+impl Release {
+    /// The controller image of this release.
+    pub fn image(&self) -> String {
+        format!("{IMAGE_REPOSITORY}:{}", self.app_version)
+    }
+}
 
 /// The chart name.
 pub const CHART_NAME: &str = "azure-service-operator";
@@ -48,11 +76,18 @@ pub struct Model {
     pub namespace: String,
     /// The API groups and kinds the operator serves.
     pub catalog: Catalog,
+    /// The versions being rendered.
+    pub release: Release,
 }
 
 impl Model {
     /// Applies every rule; returns every broken one, or the model.
-    pub fn new(values: Values, namespace: &str, catalog: Catalog) -> Result<Model, Vec<Violation>> {
+    pub fn new(
+        values: Values,
+        namespace: &str,
+        catalog: Catalog,
+        release: Release,
+    ) -> Result<Model, Vec<Violation>> {
         let broken = rules::check(&values);
         if !broken.is_empty() {
             return Err(broken);
@@ -78,7 +113,17 @@ impl Model {
             strategy,
             namespace: namespace.to_string(),
             catalog,
+            release,
         })
+    }
+
+    /// The controller image: `image.repository` when set, else the release's image.
+    pub fn image(&self) -> String {
+        if self.values.image.repository.is_empty() {
+            self.release.image()
+        } else {
+            self.values.image.repository.clone()
+        }
     }
 
     /// The ServiceAccount the pod runs as.

@@ -17,9 +17,6 @@ use k8s_openapi::api::core::v1::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The controller image the chart installs unless told otherwise.
-pub const DEFAULT_IMAGE: &str = "mcr.microsoft.com/k8s/azureserviceoperator:v2.21.1";
-
 /// Values of the azure-service-operator chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -268,26 +265,16 @@ impl StringOrList {
 }
 
 /// Container image settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
-    /// image.repository is the full image reference of the controller, tag included.
+    /// image.repository is the full image reference of the controller, tag included; empty means mcr.microsoft.com/k8s/azureserviceoperator tagged with the chart's appVersion.
     pub repository: String,
     /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
     #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]
     pub kube_rbac_proxy: Option<String>,
     /// image.pullSecrets are the image pull secrets of the pod.
     pub pull_secrets: Vec<LocalObjectReference>,
-}
-
-impl Default for Image {
-    fn default() -> Self {
-        Image {
-            repository: DEFAULT_IMAGE.to_string(),
-            kube_rbac_proxy: None,
-            pull_secrets: Vec::new(),
-        }
-    }
 }
 
 /// Metrics endpoint settings.

@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Artifacts;
 use super::objects::{SECRET_ENV, leader_election_rules, manager_rules};
 use crate::catalog::Catalog;
-use crate::model::{APP_VERSION, CHART_NAME, CHART_VERSION};
+use crate::model::{CHART_NAME, IMAGE_REPOSITORY, Release};
 use crate::rules::{RULES, schema_message};
 use crate::{schema, yaml};
 
@@ -128,7 +128,11 @@ fn indented_yaml(value: &impl serde::Serialize) -> String {
 }
 
 /// Adds every chart file to `artifacts`.
-pub fn render_chart(catalog: &Catalog, artifacts: &mut Artifacts) -> Result<(), minijinja::Error> {
+pub fn render_chart(
+    catalog: &Catalog,
+    release: &Release,
+    artifacts: &mut Artifacts,
+) -> Result<(), minijinja::Error> {
     let env = environment();
     let guard: Vec<_> = RULES
         .iter()
@@ -158,8 +162,9 @@ pub fn render_chart(catalog: &Catalog, artifacts: &mut Artifacts) -> Result<(), 
         rules => Value::from(Serde(&rules_table)),
         values_table => super::values_doc::values_table(),
         chart_name => CHART_NAME,
-        chart_version => CHART_VERSION,
-        app_version => APP_VERSION,
+        chart_version => &release.chart_version,
+        app_version => &release.app_version,
+        image_repository => IMAGE_REPOSITORY,
     };
     for (name, _) in TEMPLATES {
         let text = env.get_template(name)?.render(&ctx)?;
@@ -173,7 +178,8 @@ pub fn render_chart(catalog: &Catalog, artifacts: &mut Artifacts) -> Result<(), 
     artifacts.insert(
         format!("{CHART_DIR}/Chart.yaml"),
         format!(
-            "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: \"Azure Service Operator v2 controller-manager (high availability by default: 2 replicas, leader election, Recreate)\"\ntype: application\nversion: {CHART_VERSION}\nappVersion: {APP_VERSION}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n"
+            "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: \"Azure Service Operator v2 controller-manager (high availability by default: 2 replicas, leader election, Recreate)\"\ntype: application\nversion: {}\nappVersion: {}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n",
+            release.chart_version, release.app_version
         ),
     );
     artifacts.insert(

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
 use crate::load::{self, Checker};
-use crate::model::{DEFAULT_NAMESPACE, Model};
+use crate::model::{DEFAULT_NAMESPACE, Model, Release};
 use crate::yaml;
 
 /// Relative path to file contents.
@@ -129,11 +129,11 @@ pub fn deployment(model: &Model) -> Value {
 }
 
 /// Every artifact, rendered in memory.
-pub fn render_all(profiles_dir: &Path) -> Result<Artifacts, RenderError> {
-    let checker = Checker::new();
+pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
+    let checker = Checker::for_release(release.clone());
     let mut artifacts = Artifacts::new();
     let catalog = crate::catalog::Catalog::builtin();
-    helm::render_chart(&catalog, &mut artifacts)?;
+    helm::render_chart(&catalog, release, &mut artifacts)?;
     let mut base_objects = None;
     let mut others = Vec::new();
     for profile in profiles(profiles_dir)? {

@@ -30,7 +30,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::{Value, json};
 
-use crate::model::{APP_VERSION, CHART_NAME, Model, Strategy};
+use crate::model::{CHART_NAME, Model, Strategy};
 
 /// Names shared by the Rust objects and the chart templates.
 pub mod names {
@@ -92,9 +92,9 @@ fn selector_labels() -> BTreeMap<String, String> {
     ])
 }
 
-fn labels(installer: Installer) -> BTreeMap<String, String> {
+fn labels(installer: Installer, version: &str) -> BTreeMap<String, String> {
     let mut labels = selector_labels();
-    labels.insert("app.kubernetes.io/version".into(), APP_VERSION.into());
+    labels.insert("app.kubernetes.io/version".into(), version.into());
     labels.insert(
         "app.kubernetes.io/managed-by".into(),
         installer.managed_by.into(),
@@ -116,7 +116,7 @@ impl Context<'_> {
         ObjectMeta {
             name: Some(name.into()),
             namespace: namespaced.then(|| self.model.namespace.clone()),
-            labels: Some(labels(self.installer)),
+            labels: Some(labels(self.installer, &self.model.release.app_version)),
             ..ObjectMeta::default()
         }
     }
@@ -761,7 +761,7 @@ fn deployment(cx: &Context) -> Deployment {
 
     let container = Container {
         name: "manager".into(),
-        image: Some(v.image.repository.clone()),
+        image: Some(model.image()),
         image_pull_policy: Some("Always".into()),
         args: Some(manager_args(model)),
         env: Some(env),
@@ -777,7 +777,10 @@ fn deployment(cx: &Context) -> Deployment {
     };
 
     let mut pod_labels = selector_labels();
-    pod_labels.insert("app.kubernetes.io/version".into(), APP_VERSION.into());
+    pod_labels.insert(
+        "app.kubernetes.io/version".into(),
+        model.release.app_version.clone(),
+    );
     if v.aad_pod_identity.enable {
         pod_labels.insert("aadpodidbinding".into(), "aso-manager-binding".into());
     }
