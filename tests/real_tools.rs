@@ -248,3 +248,51 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
         }
     }
 }
+
+/// What each tool sends for Recreate: the explicit `rollingUpdate: null`
+/// that deletes a block the API server defaulted under RollingUpdate.
+#[test]
+fn recreate_sends_an_explicit_null_rolling_update_through_helm_and_kustomize() {
+    for mode in [&[][..], &["--server-side"][..]] {
+        let mut args = vec!["template", "--raw"];
+        args.extend_from_slice(mode);
+        let chart = chart();
+        args.push(&chart);
+        let out = helm_render(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let bodies = text(&out.stdout);
+        assert!(
+            bodies.contains(r#""strategy":{"rollingUpdate":null,"type":"Recreate"}"#),
+            "Helm {mode:?} sends: {}",
+            bodies
+                .split("\"strategy\"")
+                .nth(1)
+                .map_or("no strategy", |s| &s[..s.len().min(80)])
+        );
+    }
+    // Through a user's overlay that patches the Deployment, the null stays.
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base");
+    std::fs::create_dir(&base).unwrap();
+    for entry in std::fs::read_dir(common::root().join("generated/kustomize/base")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), base.join(entry.file_name())).unwrap();
+    }
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir(&overlay).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources:\n- ../base\npatches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: add\n      path: /metadata/annotations\n      value: {team: platform}\n",
+    )
+    .unwrap();
+    let built = common::objects(&kustomize(&overlay));
+    let deployment = built
+        .values()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("the overlay has the Deployment");
+    assert_eq!(
+        deployment["spec"]["strategy"],
+        serde_json::json!({"type": "Recreate", "rollingUpdate": null})
+    );
+    assert_eq!(deployment["metadata"]["annotations"]["team"], "platform");
+}
