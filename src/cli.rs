@@ -113,6 +113,26 @@ pub enum Command {
         #[arg(long)]
         fail_on_breaking: bool,
     },
+    /// Write every artifact of one version into a folder: the packaged chart, index.yaml,
+    /// install manifests, values.schema.json, upgrade notes and SHA256SUMS, reproducibly
+    /// (timestamps from SOURCE_DATE_EPOCH).
+    Release {
+        /// The chart version, SemVer 2 without `v` (e.g. 2.22.0).
+        #[arg(long)]
+        version: String,
+        /// The controller image tag and appVersion (default: v + version).
+        #[arg(long, value_name = "TAG")]
+        image_tag: Option<String>,
+        /// The previous release's output folder: adds UPGRADE-NOTES.md.
+        #[arg(long, value_name = "DIR")]
+        previous: Option<PathBuf>,
+        /// The output folder (replaced as a whole, atomically).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// The folder of values profiles (one install manifest each).
+        #[arg(long, default_value = "values/profiles")]
+        profiles: PathBuf,
+    },
 }
 
 /// Output format of `diff`.
@@ -181,6 +201,22 @@ pub fn run(cli: Cli) -> u8 {
             format,
             fail_on_breaking,
         } => diff_command(&old, &new, format, fail_on_breaking),
+        Command::Release {
+            version,
+            image_tag,
+            previous,
+            out,
+            profiles,
+        } => release_command(
+            crate::release::ReleaseRequest {
+                version,
+                image_tag,
+                previous,
+                profiles,
+                source_date_epoch: 0,
+            },
+            &out,
+        ),
         Command::Schema => {
             print!("{}", crate::schema::published_schema_text());
             EXIT_OK
@@ -428,5 +464,70 @@ fn diff_command(old: &Path, new: &Path, format: DiffFormat, fail_on_breaking: bo
         EXIT_FAILED
     } else {
         EXIT_OK
+    }
+}
+
+fn release_command(mut request: crate::release::ReleaseRequest, out: &Path) -> u8 {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => match text.trim().parse::<u64>() {
+            Ok(epoch) => request.source_date_epoch = epoch,
+            Err(_) => {
+                eprintln!(
+                    "error: SOURCE_DATE_EPOCH={text:?} is not a number of seconds since 1970-01-01"
+                );
+                eprintln!("help: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)");
+                return EXIT_USAGE;
+            }
+        },
+        Err(_) => eprintln!(
+            "note: SOURCE_DATE_EPOCH is not set; timestamps are 1970-01-01T00:00:00Z (set it, e.g. to the commit time, for a meaningful index.yaml `created`)"
+        ),
+    }
+    if out.is_file() {
+        eprintln!(
+            "error: --out {} is a file, not a folder; nothing was written",
+            out.display()
+        );
+        return EXIT_USAGE;
+    }
+    let files = match crate::release::build(&request) {
+        Ok(files) => files,
+        Err(crate::release::ReleaseError::Render(RenderError::InvalidProfile {
+            profile,
+            diagnostics,
+            sources,
+        })) => {
+            eprintln!("error: profile {profile} is invalid; nothing was written");
+            print_diagnostics(&diagnostics, &sources);
+            return EXIT_FAILED;
+        }
+        Err(err) => {
+            eprintln!("error: {err}; nothing was written");
+            return EXIT_USAGE;
+        }
+    };
+    if request.previous.is_none() {
+        eprintln!("note: no --previous release given; UPGRADE-NOTES.md is skipped");
+    }
+    match crate::release::write(out, &files) {
+        Ok(()) => {
+            for (name, bytes) in &files {
+                eprintln!("  {:>9} bytes  {}/{name}", bytes.len(), out.display());
+            }
+            eprintln!(
+                "wrote release {} ({} files) to {}",
+                request.version,
+                files.len(),
+                out.display()
+            );
+            EXIT_OK
+        }
+        Err(err) => {
+            eprintln!(
+                "error: cannot write {}: {err}; nothing was written",
+                out.display()
+            );
+            EXIT_USAGE
+        }
     }
 }

@@ -107,7 +107,13 @@ fn read_text(path: &Path) -> Result<String, DiffError> {
 /// Reads one install manifest into objects by key.
 pub fn read_manifest(path: &Path) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
     let text = read_text(path)?;
-    let documents = yaml::parse_stream(&text).map_err(|err| invalid(path, err))?;
+    parse_manifest(&path.display().to_string(), &text)
+}
+
+/// Parses install manifest text into objects by key; `name` is for errors.
+pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
+    let path = Path::new(name);
+    let documents = yaml::parse_stream(text).map_err(|err| invalid(path, err))?;
     let mut objects = BTreeMap::new();
     for (index, object) in documents.into_iter().enumerate() {
         let field = |pointer: &str| {
@@ -171,11 +177,14 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
         read_chart(path, &mut side)?;
         return Ok(side);
     }
+    if path.join("SHA256SUMS").is_file() {
+        return read_release(path);
+    }
     let manifests = path.join("manifests");
     if !manifests.is_dir() && !path.join(CHART_IN_GENERATED).is_dir() {
         return Err(invalid(
             path,
-            "is neither a generated/ folder (manifests/, charts/), a chart folder (Chart.yaml) nor a manifest file",
+            "is neither a generated/ folder (manifests/, charts/), a release folder (SHA256SUMS), a chart folder (Chart.yaml) nor a manifest file",
         ));
     }
     if manifests.is_dir() {
@@ -198,6 +207,54 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
         read_chart(&path.join(CHART_IN_GENERATED), &mut side)?;
     }
     Ok(side)
+}
+
+/// Reads a folder `asogen release` wrote: install-PROFILE.yaml manifests,
+/// values.schema.json, and values.yaml from inside the chart archive.
+fn read_release(dir: &Path) -> Result<Side, DiffError> {
+    let mut side = Side::default();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|err| io_error(dir, err))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .collect();
+    names.sort();
+    for path in names {
+        let file = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if let Some(profile) = file
+            .strip_prefix("install-")
+            .and_then(|p| p.strip_suffix(".yaml"))
+        {
+            side.manifests
+                .insert(profile.to_string(), read_manifest(&path)?);
+        } else if file.ends_with(".tgz") {
+            side.values = Some(values_from_archive(&path)?);
+        } else if file == "values.schema.json" {
+            side.schema =
+                Some(serde_json::from_str(&read_text(&path)?).map_err(|err| invalid(&path, err))?);
+        }
+    }
+    Ok(side)
+}
+
+fn values_from_archive(path: &Path) -> Result<Value, DiffError> {
+    let file = std::fs::File::open(path).map_err(|err| io_error(path, err))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let entries = archive.entries().map_err(|err| invalid(path, err))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|err| invalid(path, err))?;
+        let name = entry.path().map_err(|err| invalid(path, err))?.into_owned();
+        if name.components().count() == 2 && name.ends_with("values.yaml") {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut entry, &mut text)
+                .map_err(|err| invalid(path, err))?;
+            return serde_yaml::from_str(&text).map_err(|err| invalid(path, err));
+        }
+    }
+    Err(invalid(path, "the chart archive has no values.yaml"))
 }
 
 const SSA_MIGRATION: &str = "On a Deployment that used RollingUpdate, the API server defaulted `spec.strategy.rollingUpdate`; an apply that leaves it refuses the upgrade with `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`. The new manifests send `rollingUpdate: null`, which kubectl client-side apply and Helm 3 turn into a deletion. With server-side apply (Flux, Helm 4, Argo CD ServerSideApply) run `asogen upgrade-check --live <(kubectl get deployment NAME -n NAMESPACE -o yaml --show-managed-fields)` first; when it predicts a refusal, run the one `kubectl patch --type=json` it prints (remove `/spec/strategy/rollingUpdate`, set `/spec/strategy/type` to Recreate), then apply.";

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod diff;
 pub mod load;
 pub mod model;
+pub mod release;
 pub mod render;
 pub mod rules;
 pub mod schema;

@@ -205,7 +205,10 @@ fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) 
 /// Writes `artifacts` as the whole content of `out`, atomically: the new
 /// tree is written beside it and swapped in by renames, so a failure
 /// leaves the old tree as it was. A lock file serialises concurrent renders.
-pub fn write_atomically(out: &Path, artifacts: &Artifacts) -> std::io::Result<()> {
+pub fn write_atomically<C: AsRef<[u8]>>(
+    out: &Path,
+    artifacts: &BTreeMap<String, C>,
+) -> std::io::Result<()> {
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
