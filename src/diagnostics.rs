@@ -96,6 +96,126 @@ pub fn use_colour() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
+/// Words that mark a key as holding a secret (its value is never printed).
+const SECRET_WORDS: [&str; 4] = ["secret", "password", "certificate", "token"];
+
+/// Key names that contain one of those words but hold no secret.
+const NOT_SECRET: [&str; 3] = ["pullsecrets", "createazureoperatorsecret", "secretkeyref"];
+
+/// Whether a key name (or any segment of a key path or JSON pointer) looks
+/// like it holds a secret: `azureClientSecret`, `azureClientCertificatePassword`,
+/// a misspelt `azureClientSecert`.
+pub fn is_secret_name(name: &str) -> bool {
+    name.to_lowercase()
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .any(|word| !NOT_SECRET.contains(&word) && SECRET_WORDS.iter().any(|w| holds_word(word, w)))
+}
+
+/// `name` contains `word`, or (for words of six letters or more) a
+/// misspelling of it one edit away.
+fn holds_word(name: &str, word: &str) -> bool {
+    if name.contains(word) {
+        return true;
+    }
+    if word.len() < 6 {
+        return false;
+    }
+    let chars: Vec<char> = name.chars().collect();
+    (word.len() - 1..=word.len() + 1).any(|len| {
+        chars
+            .windows(len)
+            .any(|window| strsim::osa_distance(&window.iter().collect::<String>(), word) <= 1)
+    })
+}
+
+/// Shown instead of a secret value in a source excerpt.
+const REDACTED: &str = "<redacted>";
+
+/// Control characters (escape sequences above all) are shown as U+FFFD, so
+/// a values file cannot drive the terminal; one character for one keeps
+/// the caret aligned.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// How many characters of `line` may be shown when it holds a secret:
+/// up to the `:` after the secret-looking key, or the indentation when the
+/// line sits inside a secret value (a block scalar, a flow list across
+/// lines); `None` when nothing on it is secret.
+fn secret_prefix(before: &[&str], line: &str) -> Option<usize> {
+    let mut offset = 0;
+    for word in line.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
+        let name = word.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'));
+        if is_secret_name(name) {
+            let end = offset + name.len();
+            let keep = match line[end..].find(':') {
+                Some(colon) => end + colon + 1,
+                None => indentation(line),
+            };
+            return Some(line[..keep].chars().count());
+        }
+        offset += word.len();
+    }
+    // Inside the value of a secret key written on an earlier, less
+    // indented line.
+    let mut want = indentation(line);
+    for earlier in before.iter().rev() {
+        if want == 0 {
+            break;
+        }
+        let body = earlier.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = indentation(earlier);
+        if indent < want {
+            if is_secret_name(body) {
+                return Some(line[..indentation(line)].chars().count());
+            }
+            want = indent;
+        }
+    }
+    None
+}
+
+/// The source line to show under a diagnostic, with any secret value
+/// replaced by `<redacted>` and control characters made visible, and the
+/// caret's column and length on that shown line.
+fn excerpt(
+    text: &str,
+    line: usize,
+    column: usize,
+    span_len: usize,
+) -> Option<(String, usize, usize)> {
+    let before: Vec<&str> = text.lines().take(line).collect();
+    let source_line = *before.get(line.checked_sub(1)?)?;
+    let Some(keep) = secret_prefix(&before[..line - 1], source_line) else {
+        return Some((printable(source_line), column, span_len));
+    };
+    let prefix: String = source_line.chars().take(keep).collect();
+    let separator = if prefix.ends_with(':') { " " } else { "" };
+    let shown = format!("{}{separator}{REDACTED}", printable(&prefix));
+    if column > keep {
+        let at = shown.chars().count() - REDACTED.len() + 1;
+        Some((shown, at, REDACTED.len()))
+    } else {
+        let len = span_len.min(keep + 1 - column).max(1);
+        Some((shown, column, len))
+    }
+}
+
 /// Formats diagnostics for people. `sources` gives the text of each file
 /// (by the name used in `Diagnostic::file`) to show the offending line.
 pub fn format_human(
@@ -113,21 +233,21 @@ pub fn format_human(
         let _ = writeln!(
             out,
             "{red}error[{}]{reset}{bold}: {}{reset}",
-            d.code(),
-            d.message
+            printable(d.code()),
+            printable(&d.message)
         );
         let key = if d.key.is_empty() {
             String::new()
         } else {
-            format!(" (key `{}`)", d.key)
+            format!(" (key `{}`)", printable(&d.key))
         };
-        let _ = writeln!(out, "  {blue}-->{reset} {}{key}", d.location());
+        let _ = writeln!(out, "  {blue}-->{reset} {}{key}", printable(&d.location()));
         if let (Some(line), Some(column), Some(text)) = (d.line, d.column, source_of(&d.file))
-            && let Some(source_line) = text.lines().nth(line - 1)
+            && let Some((source_line, column, span_len)) = excerpt(&text, line, column, d.span_len)
         {
             let number = line.to_string();
             let pad = " ".repeat(number.len());
-            let caret = "^".repeat(d.span_len.max(1));
+            let caret = "^".repeat(span_len.max(1));
             let _ = writeln!(out, "  {pad} {blue}|{reset}");
             let _ = writeln!(out, "  {blue}{number} |{reset} {source_line}");
             let _ = writeln!(
@@ -189,4 +309,72 @@ pub fn format_github(diagnostics: &[Diagnostic]) -> String {
 /// Formats diagnostics as a pretty JSON array.
 pub fn format_json(diagnostics: &[Diagnostic]) -> String {
     serde_json::to_string_pretty(diagnostics).expect("diagnostics serialize") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names_include_misspellings_but_not_references() {
+        assert!(is_secret_name("azureClientSecret"));
+        assert!(is_secret_name("/azureClientCertificatePassword"));
+        assert!(is_secret_name("azureClientSecert"));
+        assert!(!is_secret_name("/image/pullSecrets/0/name"));
+        assert!(!is_secret_name("extraEnv[0].valueFrom.secretKeyRef.name"));
+        assert!(!is_secret_name("createAzureOperatorSecret"));
+        assert!(!is_secret_name("replicaCount"));
+    }
+
+    fn human(d: &Diagnostic, text: &str) -> String {
+        let text = text.to_string();
+        format_human(std::slice::from_ref(d), &move |_| Some(text.clone()), false)
+    }
+
+    #[test]
+    fn excerpts_never_show_a_secret_value() {
+        let d = Diagnostic {
+            file: "v.yaml".into(),
+            line: Some(1),
+            column: Some(20),
+            message: "bad".into(),
+            span_len: 14,
+            ..Default::default()
+        };
+        let out = human(&d, "azureClientSecret: [s3cr3t-value]\n");
+        assert!(!out.contains("s3cr3t"), "{out}");
+        assert!(out.contains("1 | azureClientSecret: <redacted>\n"), "{out}");
+        // The caret moves onto the placeholder.
+        assert!(
+            out.contains(&format!("| {}^^^^^^^^^^\n", " ".repeat(19))),
+            "{out}"
+        );
+        // On a later line of the secret's value, the whole line is hidden.
+        let d = Diagnostic {
+            line: Some(3),
+            column: Some(3),
+            ..d
+        };
+        let out = human(&d, "azureClientSecret:\n  # c\n  - s3cr3t-value\n");
+        assert!(!out.contains("s3cr3t"), "{out}");
+        assert!(out.contains("3 |   <redacted>\n"), "{out}");
+        // Other lines are shown as written.
+        let out = human(&d, "podLabels:\n  # c\n  a: b\n");
+        assert!(out.contains("3 |   a: b\n"), "{out}");
+    }
+
+    #[test]
+    fn control_characters_cannot_reach_the_terminal() {
+        let d = Diagnostic {
+            file: "v.yaml".into(),
+            line: Some(1),
+            column: Some(1),
+            key: "a\u{1b}[2J".into(),
+            message: "unknown key `a\u{1b}[2J`".into(),
+            ..Default::default()
+        };
+        let out = human(&d, "\"a\u{1b}[2J\": 1\n");
+        assert!(!out.contains('\u{1b}'), "{out:?}");
+        assert!(out.contains("a\u{fffd}[2J"), "{out:?}");
+    }
 }

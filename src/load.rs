@@ -87,13 +87,21 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
             "values files and Deployments are a few KiB; check the path",
         )]));
     }
-    let bytes = std::fs::read(path).map_err(|err| {
+    let bytes = read_capped(path).map_err(|err| {
         LoadError::Io(vec![io_diagnostic(
             &name,
             format!("cannot read {what}: {err}"),
             "check the file's permissions",
         )])
     })?;
+    // A pipe, a device or a growing file has no size up front.
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(LoadError::Invalid(vec![io_diagnostic(
+            &name,
+            format!("{what} is larger than {MAX_FILE_BYTES} bytes, the most asogen reads"),
+            "values files and Deployments are a few KiB; check the path",
+        )]));
+    }
     let text = String::from_utf8(bytes).map_err(|err| {
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
         let valid = String::from_utf8_lossy(valid);
@@ -115,6 +123,17 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
     parse_yaml_source(name, text, what)
 }
 
+/// Reads at most one byte more than `MAX_FILE_BYTES`, so `/dev/zero` or an
+/// endless pipe is refused instead of filling memory.
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Parses values text (from a file or `--set`).
 pub fn parse_source(name: String, text: String) -> Result<Source, LoadError> {
     parse_yaml_source(name, text, "values file")
@@ -123,12 +142,12 @@ pub fn parse_source(name: String, text: String) -> Result<Source, LoadError> {
 fn parse_yaml_source(name: String, text: String, what: &str) -> Result<Source, LoadError> {
     // A byte-order mark is not content.
     let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let document = yaml::parse_document(body).map_err(|err| {
+    let mut document = yaml::parse_document(body).map_err(|err| {
         LoadError::Invalid(vec![Diagnostic {
             file: name.clone(),
             line: Some(err.position.line),
             column: Some(err.position.column),
-            key: String::new(),
+            key: err.key,
             rule: None,
             keyword: Some("yaml".into()),
             message: format!("invalid YAML: {}", err.message),
@@ -137,16 +156,24 @@ fn parse_yaml_source(name: String, text: String, what: &str) -> Result<Source, L
             span_len: 1,
         }])
     })?;
+    // A document that is only `---` (or `~`) is empty, as Helm reads it.
+    if document.value.is_null() {
+        document.value = Value::Object(Map::new());
+    }
     if !document.value.is_object() {
         let kind = match &document.value {
             Value::Array(_) => "a list",
-            Value::Null => "null",
             _ => "a single value",
         };
+        // Where the document starts (after any leading comments).
+        let start = document
+            .spans
+            .get("")
+            .map_or(yaml::Position { line: 1, column: 1 }, |span| span.value);
         return Err(LoadError::Invalid(vec![Diagnostic {
             file: name,
-            line: Some(1),
-            column: Some(1),
+            line: Some(start.line),
+            column: Some(start.column),
             key: String::new(),
             rule: None,
             keyword: Some("type".into()),
@@ -347,10 +374,7 @@ pub fn merge_sources(sources: &[Source]) -> Merged<'_> {
 
 /// Keys whose values are secrets: never echoed in a message.
 fn is_secret_key(pointer: &str) -> bool {
-    let lower = pointer.to_lowercase();
-    ["secret", "password", "certificate"]
-        .iter()
-        .any(|word| lower.contains(word))
+    crate::diagnostics::is_secret_name(pointer)
 }
 
 fn json_type(value: &Value) -> &'static str {
@@ -381,15 +405,135 @@ pub fn shape_diagnostics(
     schema: &Value,
     validator: &jsonschema::Validator,
 ) -> Vec<Diagnostic> {
-    use jsonschema::error::ValidationErrorKind as Kind;
     let mut out = Vec::new();
-    for error in validator.iter_errors(&merged.value) {
-        let pointer = error.instance_path().as_str().to_string();
+    shape_errors(merged, schema, validator, &merged.value, "", &mut out);
+    out
+}
+
+/// The schema node that governs the instance at `pointer`, through
+/// properties, list items, maps and the non-null branch of an optional
+/// value (`anyOf [T, null]`); resolved.
+fn schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+    raw_schema_at(schema, pointer).map(|node| open_optional(schema, node))
+}
+
+/// Like `schema_at`, but the last node is left as written (an optional
+/// value stays `anyOf [T, null]`).
+fn raw_schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+    let mut node = schema::resolve(schema, schema);
+    for segment in pointer.split('/').skip(1) {
+        let node_open = open_optional(schema, node);
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let next = match node_open.get("properties").and_then(|p| p.get(&segment)) {
+            Some(next) => next,
+            None => match node_open.get("items") {
+                Some(items) if segment.parse::<usize>().is_ok() => items,
+                _ => node_open
+                    .get("additionalProperties")
+                    .filter(|a| a.is_object())?,
+            },
+        };
+        node = schema::resolve(schema, next);
+    }
+    Some(node)
+}
+
+/// The one non-null branch of `anyOf [T, null]` (how an `Option` of a
+/// struct is written), or the node itself.
+fn open_optional<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    optional_branch(root, node).unwrap_or(node)
+}
+
+fn optional_branch<'a>(root: &'a Value, node: &'a Value) -> Option<&'a Value> {
+    let branches = node.get("anyOf").and_then(Value::as_array)?;
+    let is_null = |b: &Value| b.get("type").and_then(Value::as_str) == Some("null");
+    let mut others = branches.iter().filter(|b| !is_null(b));
+    match (branches.iter().any(is_null), others.next(), others.next()) {
+        (true, Some(only), None) => Some(schema::resolve(root, only)),
+        _ => None,
+    }
+}
+
+/// "an integer of at least 0 or a percentage string like \"50%\"": what
+/// the branches of an `anyOf` accept.
+fn describe_branches(root: &Value, node: &Value) -> String {
+    let branches = node
+        .get("anyOf")
+        .or_else(|| node.get("oneOf"))
+        .and_then(Value::as_array);
+    let names: Vec<String> = branches
+        .into_iter()
+        .flatten()
+        .map(|branch| {
+            let branch = schema::resolve(root, branch);
+            match branch.get("type").and_then(Value::as_str) {
+                Some("integer") => match branch.get("minimum") {
+                    Some(min) => format!("an integer of at least {min}"),
+                    None => "an integer".to_string(),
+                },
+                Some("string")
+                    if branch
+                        .get("pattern")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| p.contains('%')) =>
+                {
+                    "a percentage string like \"50%\"".to_string()
+                }
+                Some("string") => "a string".to_string(),
+                Some("array") => "a list".to_string(),
+                Some("object") => "a mapping".to_string(),
+                Some("null") => "null".to_string(),
+                _ => "a value of another form".to_string(),
+            }
+        })
+        .collect();
+    if names.is_empty() {
+        "a value of another form".to_string()
+    } else {
+        names.join(" or ")
+    }
+}
+
+fn shape_errors(
+    merged: &Merged,
+    schema: &Value,
+    validator: &jsonschema::Validator,
+    instance_root: &Value,
+    prefix: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    for error in validator.iter_errors(instance_root) {
+        let pointer = format!("{prefix}{}", error.instance_path().as_str());
         let instance = error.instance();
         let secret = is_secret_key(&pointer);
+        let node = schema_at(schema, &pointer);
+        // An optional mapping (`strategy.rollingUpdate`) that is present but
+        // wrong: report what is wrong inside it, not that the `anyOf` failed.
+        if matches!(error.kind(), Kind::AnyOf { .. })
+            && !instance.is_null()
+            && let Some(branch) =
+                raw_schema_at(schema, &pointer).and_then(|raw| optional_branch(schema, raw))
+        {
+            let mut wrapper = serde_json::json!({"allOf": [branch]});
+            if let Some(definitions) = schema.get("definitions") {
+                wrapper["definitions"] = definitions.clone();
+            }
+            if let Ok(inner) = jsonschema::draft7::new(&wrapper) {
+                let before = out.len();
+                shape_errors(merged, schema, &inner, instance, &pointer, out);
+                if out.len() > before {
+                    continue;
+                }
+            }
+        }
         match error.kind() {
             Kind::AdditionalProperties { unexpected } => {
-                let known = schema::known_keys(schema, &pointer);
+                let known: Vec<String> = node
+                    .and_then(|n| n.get("properties"))
+                    .and_then(Value::as_object)
+                    .map(|props| props.keys().cloned().collect())
+                    .unwrap_or_else(|| schema::known_keys(schema, &pointer));
                 for key in unexpected {
                     let child = format!("{pointer}/{}", yaml::escape_pointer_segment(key));
                     let mut d = merged.diagnostic(&child, true);
@@ -408,14 +552,37 @@ pub fn shape_diagnostics(
                 let key = pointer_to_key_path(&pointer);
                 d.keyword = Some(kind.keyword().to_string());
                 let (message, help) = match kind {
-                    Kind::Type { kind } => (
-                        format!(
-                            "`{key}` must be {}, got {}",
-                            type_names(kind),
-                            json_type(instance)
-                        ),
-                        "write the value in the expected type (quote strings, leave numbers unquoted)".to_string(),
-                    ),
+                    Kind::Type { kind } => {
+                        let expected = type_names(kind);
+                        let yaml11 = matches!(
+                            instance.as_str(),
+                            Some(
+                                "yes"
+                                    | "no"
+                                    | "on"
+                                    | "off"
+                                    | "y"
+                                    | "n"
+                                    | "Yes"
+                                    | "No"
+                                    | "On"
+                                    | "Off"
+                                    | "YES"
+                                    | "NO"
+                                    | "ON"
+                                    | "OFF"
+                            )
+                        );
+                        let help = if yaml11 && expected.starts_with("a boolean") {
+                            "write true or false: asogen reads YAML 1.2, where yes/no/on/off are strings".to_string()
+                        } else {
+                            "write the value in the expected type (quote strings, leave numbers unquoted)".to_string()
+                        };
+                        (
+                            format!("`{key}` must be {expected}, got {}", json_type(instance)),
+                            help,
+                        )
+                    }
                     Kind::Enum { options } => {
                         let names: Vec<&str> = options
                             .as_array()
@@ -431,7 +598,11 @@ pub fn shape_diagnostics(
                             Some(near) => format!("did you mean `{near}`?"),
                             None => format!("use one of {list}"),
                         };
-                        let shown = if secret { String::new() } else { format!(" (got {instance})") };
+                        let shown = if secret {
+                            String::new()
+                        } else {
+                            format!(" (got {instance})")
+                        };
                         (format!("`{key}` must be one of {list}{shown}"), help)
                     }
                     Kind::Minimum { limit } => (
@@ -446,12 +617,20 @@ pub fn shape_diagnostics(
                         format!("`{key}` does not match the expected form `{pattern}`"),
                         "see the key's description in values.yaml".to_string(),
                     ),
-                    Kind::AnyOf { .. } | Kind::OneOfNotValid { .. } => (
-                        format!("`{key}` has the wrong form ({})", json_type(instance)),
-                        "use a number or a percentage string like \"50%\"".to_string(),
-                    ),
+                    Kind::AnyOf { .. } | Kind::OneOfNotValid { .. } => {
+                        let accepted = raw_schema_at(schema, &pointer)
+                            .map(|n| describe_branches(schema, n))
+                            .unwrap_or_else(|| "a value of another form".to_string());
+                        (
+                            format!("`{key}` must be {accepted}, got {}", json_type(instance)),
+                            format!("use {accepted}"),
+                        )
+                    }
                     _ => (
-                        format!("`{key}` is not valid here ({} check failed)", kind.keyword()),
+                        format!(
+                            "`{key}` is not valid here ({} check failed)",
+                            kind.keyword()
+                        ),
                         "see the key's description in values.yaml".to_string(),
                     ),
                 };
@@ -461,7 +640,6 @@ pub fn shape_diagnostics(
             }
         }
     }
-    out
 }
 
 fn type_names(kind: &jsonschema::error::TypeKind) -> String {
@@ -510,6 +688,132 @@ pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagno
         .collect()
 }
 
+/// `1.0` is an integer to JSON Schema (and to Helm, which reads every
+/// number as a float); make it one for the typed model too.
+fn integral_floats_to_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < 9.2e18
+            {
+                *value = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+        Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
+        _ => {}
+    }
+}
+
+/// Keys the schema declares `int64` whose Kubernetes field is `int32`:
+/// `replicaCount` becomes `spec.replicas`.
+const INT32_KEYS: [&str; 1] = ["/replicaCount"];
+
+/// Integers outside 32 bits where the field holds 32 (every integer whose
+/// schema is not `format: int64`). Draft-07 validators ignore `format`, so
+/// without this such a value reached the typed model and failed there with
+/// no position (or, for `replicaCount`, crashed it).
+fn range_diagnostics(merged: &Merged, typed: &Value, schema: &Value) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    check_ranges(merged, schema, schema, typed, "", &mut out);
+    out
+}
+
+fn check_ranges(
+    merged: &Merged,
+    root: &Value,
+    node: &Value,
+    value: &Value,
+    pointer: &str,
+    out: &mut Vec<Diagnostic>,
+) {
+    let node = schema::resolve(root, node);
+    // The node and its `anyOf`/`oneOf` branches (an `Option` is `anyOf [T, null]`).
+    let branches: Vec<&Value> = std::iter::once(node)
+        .chain(
+            ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| node.get(*k).and_then(Value::as_array))
+                .flatten()
+                .map(|branch| schema::resolve(root, branch)),
+        )
+        .collect();
+    match value {
+        Value::Number(n) => {
+            let integer_schemas: Vec<&&Value> = branches
+                .iter()
+                .filter(|s| s.get("type").and_then(Value::as_str) == Some("integer"))
+                .collect();
+            if integer_schemas.is_empty() {
+                return;
+            }
+            let (bits, min, max) = if INT32_KEYS.contains(&pointer)
+                || integer_schemas
+                    .iter()
+                    .all(|s| s.get("format").and_then(Value::as_str) != Some("int64"))
+            {
+                (32, i64::from(i32::MIN), i64::from(i32::MAX))
+            } else {
+                (64, i64::MIN, i64::MAX)
+            };
+            let fits = match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => (min..=max).contains(&i),
+                (None, Some(f)) => f >= min as f64 && f <= max as f64,
+                (None, None) => false,
+            };
+            if !fits {
+                let key = pointer_to_key_path(pointer);
+                let (keyword, bound) = if n.as_f64().is_some_and(|f| f > 0.0) {
+                    ("maximum", format!("at most {max}"))
+                } else {
+                    ("minimum", format!("at least {min}"))
+                };
+                let mut d = merged.diagnostic(pointer, false);
+                d.keyword = Some(keyword.into());
+                d.message = format!(
+                    "`{key}` must be {bound}: Kubernetes holds it in {bits} bits{}",
+                    if is_secret_key(pointer) {
+                        String::new()
+                    } else {
+                        format!(" (got {n})")
+                    }
+                );
+                d.help = Some(format!("set `{key}` to a smaller number"));
+                out.push(d);
+            }
+        }
+        Value::Object(map) => {
+            for (key, child) in map {
+                let child_schema = branches.iter().find_map(|node| {
+                    node.get("properties")
+                        .and_then(|p| p.get(key))
+                        .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
+                });
+                if let Some(child_schema) = child_schema {
+                    let child_pointer = format!("{pointer}/{}", yaml::escape_pointer_segment(key));
+                    check_ranges(merged, root, child_schema, child, &child_pointer, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = branches.iter().find_map(|node| node.get("items")) {
+                for (index, item) in items.iter().enumerate() {
+                    check_ranges(
+                        merged,
+                        root,
+                        item_schema,
+                        item,
+                        &format!("{pointer}/{index}"),
+                        out,
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Everything `validate`, `template` and `render` need to check values.
 pub struct Checker {
     release: crate::model::Release,
@@ -550,7 +854,13 @@ impl Checker {
         if !shape.is_empty() {
             return Err(shape);
         }
-        let values: Values = serde_json::from_value(merged.value.clone()).map_err(|err| {
+        let mut typed = merged.value.clone();
+        integral_floats_to_integers(&mut typed);
+        let ranges = range_diagnostics(&merged, &typed, &self.schema);
+        if !ranges.is_empty() {
+            return Err(ranges);
+        }
+        let values: Values = serde_json::from_value(typed).map_err(|err| {
             vec![Diagnostic {
                 file: sources
                     .last()
@@ -619,4 +929,121 @@ fn split_set(set: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<Model, Vec<Diagnostic>> {
+        let source = parse_source("v.yaml".into(), text.into()).map_err(|err| match err {
+            LoadError::Io(d) | LoadError::Invalid(d) => d,
+        })?;
+        Checker::new().check(&[source], "ns")
+    }
+
+    #[test]
+    fn integers_too_wide_for_kubernetes_are_refused_at_their_key() {
+        // Used to reach the model and panic (replicaCount) or fail there
+        // with no position (the other 32-bit fields).
+        for (text, key, line) in [
+            ("replicaCount: 4294967296\n", "replicaCount", 1),
+            (
+                "revisionHistoryLimit: 3000000000\n",
+                "revisionHistoryLimit",
+                1,
+            ),
+            (
+                "replicaCount: 1\nfeatureGates:\n  singleReplicaRollingUpdate: true\nstrategy:\n  type: RollingUpdate\n  rollingUpdate:\n    maxSurge: 3000000000\n",
+                "strategy.rollingUpdate.maxSurge",
+                7,
+            ),
+        ] {
+            let Err(d) = check(text) else {
+                panic!("accepted: {text}")
+            };
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(d[0].key, key);
+            assert_eq!(d[0].line, Some(line));
+            assert_eq!(d[0].keyword.as_deref(), Some("maximum"));
+            assert!(d[0].message.contains("2147483647"), "{}", d[0].message);
+        }
+    }
+
+    #[test]
+    fn integral_floats_are_integers_as_in_helm() {
+        let model = check("replicaCount: 1.0\nrevisionHistoryLimit: 3.0\n");
+        assert!(model.is_ok(), "{:?}", model.err());
+    }
+
+    #[test]
+    fn a_document_of_only_a_marker_is_empty_as_in_helm() {
+        for text in ["---\n", "--- # values\n", "~\n", "null\n"] {
+            let source = parse_source("v.yaml".into(), text.into()).expect(text);
+            assert_eq!(source.document.value, serde_json::json!({}), "{text}");
+        }
+        assert!(parse_source("v.yaml".into(), "- a\n".into()).is_err());
+    }
+
+    #[test]
+    fn a_top_level_list_is_pointed_at_where_it_starts() {
+        match parse_source("v.yaml".into(), "# my values\n\n- a\n".into()) {
+            Err(LoadError::Invalid(d)) => assert_eq!((d[0].line, d[0].column), (Some(3), Some(1))),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_wrong_optional_mapping_reports_what_is_wrong_inside_it() {
+        let gate = "replicaCount: 1\nfeatureGates:\n  singleReplicaRollingUpdate: true\nstrategy:\n  type: RollingUpdate\n  rollingUpdate:\n";
+        let d = check(&format!("{gate}    maxSurg: 1\n")).err().unwrap();
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].key, "strategy.rollingUpdate.maxSurg");
+        assert_eq!(d[0].help.as_deref(), Some("did you mean `maxSurge`?"));
+        assert_eq!(d[0].line, Some(7));
+        let d = check(&format!("{gate}    maxSurge: one\n")).err().unwrap();
+        assert_eq!(d[0].key, "strategy.rollingUpdate.maxSurge");
+        assert!(
+            d[0].message.contains("percentage string"),
+            "{}",
+            d[0].message
+        );
+        // A list-or-string key does not get the percentage help.
+        let d = check("crdPattern: {a: b}\n").err().unwrap();
+        assert_eq!(
+            d[0].message,
+            "`crdPattern` must be a string or a list, got a mapping"
+        );
+    }
+
+    #[test]
+    fn an_endless_file_is_refused_without_filling_memory() {
+        let path = Path::new("/dev/zero");
+        if !path.exists() {
+            return;
+        }
+        match read_source(path) {
+            Err(LoadError::Invalid(d)) => {
+                assert!(d[0].message.contains("larger than"), "{}", d[0].message)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn yaml_errors_name_the_key_and_hide_secret_values() {
+        let err = |text: &str| match parse_source("v.yaml".into(), text.into()) {
+            Err(LoadError::Invalid(d)) => d[0].clone(),
+            other => panic!("{other:?}"),
+        };
+        let d = err("resources:\n  limits:\n    cpu: 1e400\n");
+        assert_eq!(d.key, "resources.limits.cpu");
+        assert!(d.message.contains("1e400"), "{}", d.message);
+        let d = err("azureClientSecret: 123456789012345678901234567890\n");
+        assert_eq!(d.key, "azureClientSecret");
+        assert!(!d.message.contains("1234567890"), "{}", d.message);
+        let d = err("strategy:\n  type: Recreate\n  type: Recreate\n");
+        assert_eq!(d.key, "strategy.type");
+        assert_eq!((d.line, d.column), (Some(3), Some(3)));
+    }
 }

@@ -66,6 +66,27 @@ pub struct YamlError {
     pub message: String,
     /// Where it went wrong.
     pub position: Position,
+    /// The dotted key path of the node being read when it went wrong
+    /// (empty for the document itself).
+    pub key: String,
+}
+
+impl YamlError {
+    fn new(message: impl Into<String>, position: Position) -> YamlError {
+        YamlError {
+            message: message.into(),
+            position,
+            key: String::new(),
+        }
+    }
+
+    /// Names the node being read, unless a deeper node was named already.
+    fn within(mut self, pointer: &str) -> YamlError {
+        if self.key.is_empty() {
+            self.key = pointer_to_key_path(pointer);
+        }
+        self
+    }
 }
 
 impl fmt::Display for YamlError {
@@ -125,35 +146,48 @@ impl<'a> Builder<'a> {
     fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
         match self.parser.next_event() {
             Some(Ok(event)) => Ok(event),
-            Some(Err(err)) => Err(YamlError {
-                message: err.info().to_string(),
-                position: Position {
+            Some(Err(err)) => Err(YamlError::new(
+                err.info(),
+                Position {
                     line: err.marker().line(),
                     column: err.marker().col() + 1,
                 },
-            }),
-            None => Err(YamlError {
-                message: "unexpected end of input".into(),
-                position: Position { line: 1, column: 1 },
-            }),
+            )),
+            None => Err(YamlError::new(
+                "unexpected end of input",
+                Position { line: 1, column: 1 },
+            )),
         }
     }
 
     fn count(&mut self, n: usize, at: Position) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
         if self.nodes > MAX_NODES {
-            return Err(YamlError {
-                message: format!(
+            return Err(YamlError::new(
+                format!(
                     "document expands to more than {MAX_NODES} nodes (an alias bomb?); refused"
                 ),
-                position: at,
-            });
+                at,
+            ));
         }
         Ok(())
     }
 
-    /// Reads one node whose first event is `event`.
+    /// Reads one node whose first event is `event`; an error names the
+    /// deepest node it happened in.
     fn node(
+        &mut self,
+        event: Event<'a>,
+        span: Span,
+        pointer: &str,
+        key: Option<Position>,
+        depth: usize,
+    ) -> Result<Value, YamlError> {
+        self.node_inner(event, span, pointer, key, depth)
+            .map_err(|err| err.within(pointer))
+    }
+
+    fn node_inner(
         &mut self,
         event: Event<'a>,
         span: Span,
@@ -163,10 +197,10 @@ impl<'a> Builder<'a> {
     ) -> Result<Value, YamlError> {
         let at = position(&span);
         if depth > MAX_DEPTH {
-            return Err(YamlError {
-                message: format!("nesting deeper than {MAX_DEPTH} levels; refused"),
-                position: at,
-            });
+            return Err(YamlError::new(
+                format!("nesting deeper than {MAX_DEPTH} levels; refused"),
+                at,
+            ));
         }
         self.count(1, at)?;
         let value_len = if span.end.line() == span.start.line() {
@@ -184,7 +218,7 @@ impl<'a> Builder<'a> {
         );
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar(&text, style, tag.as_deref(), at)?;
+                let value = scalar(&text, style, tag.as_deref(), at, is_secret_name(pointer))?;
                 if anchor > 0 {
                     self.anchors.insert(anchor, value.clone());
                 }
@@ -216,34 +250,33 @@ impl<'a> Builder<'a> {
                     let key_at = position(&key_span);
                     let key = match event {
                         Event::Scalar(text, style, _, tag) => {
-                            match scalar(&text, style, tag.as_deref(), key_at)? {
+                            match scalar(&text, style, tag.as_deref(), key_at, false)? {
                                 Value::String(s) => s,
                                 Value::Null => "null".to_string(),
                                 other => other.to_string(),
                             }
                         }
                         _ => {
-                            return Err(YamlError {
-                                message: "a mapping key must be a plain value, not a list, a map or an alias".into(),
-                                position: key_at,
-                            });
+                            return Err(YamlError::new(
+                                "a mapping key must be a plain value, not a list, a map or an alias",
+                                key_at,
+                            ));
                         }
                     };
+                    let child = format!("{pointer}/{}", escape_pointer_segment(&key));
                     if key == "<<" {
-                        return Err(YamlError {
-                            message: "YAML merge keys (`<<`) are not supported in values files; write the keys out".into(),
-                            position: key_at,
-                        });
+                        return Err(YamlError::new(
+                            "YAML merge keys (`<<`) are not supported in values files; write the keys out",
+                            key_at,
+                        ));
                     }
                     if map.contains_key(&key) {
-                        return Err(YamlError {
-                            message: format!(
-                                "duplicate key `{key}`: a key may appear once per mapping"
-                            ),
-                            position: key_at,
-                        });
+                        return Err(YamlError::new(
+                            format!("duplicate key `{key}`: a key may appear once per mapping"),
+                            key_at,
+                        )
+                        .within(&child));
                     }
-                    let child = format!("{pointer}/{}", escape_pointer_segment(&key));
                     let (event, span) = self.next()?;
                     let value = self.node(event, span, &child, Some(key_at), depth + 1)?;
                     map.insert(key, value);
@@ -255,17 +288,15 @@ impl<'a> Builder<'a> {
                 Ok(value)
             }
             Event::Alias(anchor) => {
-                let value = self.anchors.get(&anchor).cloned().ok_or(YamlError {
-                    message: "alias to an unknown anchor".into(),
-                    position: at,
-                })?;
+                let value = self
+                    .anchors
+                    .get(&anchor)
+                    .cloned()
+                    .ok_or(YamlError::new("alias to an unknown anchor", at))?;
                 self.count(node_count(&value), at)?;
                 Ok(value)
             }
-            _ => Err(YamlError {
-                message: "unexpected YAML structure".into(),
-                position: at,
-            }),
+            _ => Err(YamlError::new("unexpected YAML structure", at)),
         }
     }
 }
@@ -278,31 +309,46 @@ fn node_count(value: &Value) -> usize {
     }
 }
 
+/// Whether a JSON pointer or key path names a secret (its value is never
+/// echoed in a message).
+fn is_secret_name(pointer: &str) -> bool {
+    crate::diagnostics::is_secret_name(pointer)
+}
+
 /// Resolves a scalar by the YAML 1.2 core schema (what `sigs.k8s.io/yaml`
-/// and Helm agree on for the values people write).
+/// and Helm agree on for the values people write). Errors quote the text
+/// unless `secret`.
 fn scalar(
     text: &str,
     style: ScalarStyle,
     tag: Option<&saphyr_parser::Tag>,
     at: Position,
+    secret: bool,
 ) -> Result<Value, YamlError> {
+    let quoted = |what: &str| {
+        if secret {
+            "the value".to_string()
+        } else {
+            format!("{what} {text}")
+        }
+    };
     if let Some(tag) = tag {
         if tag.handle == "tag:yaml.org,2002:" || tag.handle == "!!" {
             match tag.suffix.as_str() {
                 "str" => return Ok(Value::String(text.to_string())),
                 "null" | "bool" | "int" | "float" => {}
                 other => {
-                    return Err(YamlError {
-                        message: format!("unsupported YAML tag `!!{other}`"),
-                        position: at,
-                    });
+                    return Err(YamlError::new(
+                        format!("unsupported YAML tag `!!{other}`"),
+                        at,
+                    ));
                 }
             }
         } else {
-            return Err(YamlError {
-                message: format!("unsupported YAML tag `{}{}`", tag.handle, tag.suffix),
-                position: at,
-            });
+            return Err(YamlError::new(
+                format!("unsupported YAML tag `{}{}`", tag.handle, tag.suffix),
+                at,
+            ));
         }
     }
     if style != ScalarStyle::Plain {
@@ -313,29 +359,36 @@ fn scalar(
         "true" | "True" | "TRUE" => return Ok(Value::Bool(true)),
         "false" | "False" | "FALSE" => return Ok(Value::Bool(false)),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "-.inf" | ".nan" | ".NaN" | ".NAN" => {
-            return Err(YamlError {
-                message: format!("`{text}` is not a finite number; values must be JSON numbers"),
-                position: at,
-            });
+            return Err(YamlError::new(
+                format!(
+                    "{} is not a finite number; values must be JSON numbers",
+                    quoted("the number")
+                ),
+                at,
+            ));
         }
         _ => {}
     }
     if let Some(number) = integer(text) {
         return match number {
             Some(n) => Ok(Value::Number(n)),
-            None => Err(YamlError {
-                message: format!("the number {text} is too large"),
-                position: at,
-            }),
+            None => Err(YamlError::new(
+                format!(
+                    "{} is too large (integers go up to {})",
+                    quoted("the number"),
+                    i64::MAX
+                ),
+                at,
+            )),
         };
     }
     if is_float(text) {
         return match text.parse::<f64>().ok().and_then(Number::from_f64) {
             Some(n) if n.as_f64().is_some_and(f64::is_finite) => Ok(Value::Number(n)),
-            _ => Err(YamlError {
-                message: format!("the number {text} is out of range"),
-                position: at,
-            }),
+            _ => Err(YamlError::new(
+                format!("{} is out of range", quoted("the number")),
+                at,
+            )),
         };
     }
     Ok(Value::String(text.to_string()))
@@ -360,9 +413,12 @@ fn integer(text: &str) -> Option<Option<Number>> {
         return None;
     }
     let magnitude = u64::from_str_radix(digits, radix).ok();
+    // Within i64, like Go's int64 in Helm and Kubernetes; beyond it no
+    // values field fits, and the typed model could not say where it failed.
     Some(match (negative, magnitude) {
         (_, None) => None,
-        (false, Some(m)) => Some(Number::from(m)),
+        (false, Some(m)) => i64::try_from(m).ok().map(Number::from),
+        (true, Some(m)) if m == i64::MIN.unsigned_abs() => Some(Number::from(i64::MIN)),
         (true, Some(m)) => i64::try_from(m).ok().map(|m| Number::from(-m)),
     })
 }
@@ -415,18 +471,15 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
                     continue;
                 }
                 if value.is_some() {
-                    return Err(YamlError {
-                        message: "a values file holds one YAML document; found a second one".into(),
-                        position: position(&span),
-                    });
+                    return Err(YamlError::new(
+                        "a values file holds one YAML document; found a second one",
+                        position(&span),
+                    ));
                 }
                 value = Some(builder.node(event, span, "", None, 0)?);
             }
             _ => {
-                return Err(YamlError {
-                    message: "unexpected YAML structure".into(),
-                    position: position(&span),
-                });
+                return Err(YamlError::new("unexpected YAML structure", position(&span)));
             }
         }
     }
@@ -499,6 +552,17 @@ mod tests {
         }
         let err = parse_document(&doc).unwrap_err();
         assert!(err.message.contains("alias bomb"), "{err}");
+    }
+
+    #[test]
+    fn integers_stay_within_64_bits() {
+        let doc = parse_document("a: -9223372036854775808\nb: 9223372036854775807\n").unwrap();
+        assert_eq!(doc.value["a"], i64::MIN);
+        assert_eq!(doc.value["b"], i64::MAX);
+        let err = parse_document("x:\n  y: 18446744073709551615\n").unwrap_err();
+        assert!(err.message.contains("too large"), "{err}");
+        assert_eq!(err.key, "x.y");
+        assert_eq!(err.position, Position { line: 2, column: 6 });
     }
 
     #[test]

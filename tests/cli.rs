@@ -98,14 +98,24 @@ fn render_into_a_file_fails_and_keeps_it() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("not a folder"),
-        "{}",
-        text(&out.stderr)
+        stderr.contains("gen exists and is not a folder") && stderr.contains("unchanged"),
+        "{stderr}"
     );
+    assert!(out.stdout.is_empty());
     assert_eq!(
         std::fs::read_to_string(dir.path().join("gen")).unwrap(),
         "precious"
+    );
+    // Nothing staged or left behind next to it (only the lock file).
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| n == "gen" || n == ".gen.lock"),
+        "{names:?}"
     );
 }
 
