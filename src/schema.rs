@@ -15,8 +15,14 @@ use crate::values::Values;
 /// The JSON Schema draft every consumer supports (Helm 3, Helm 4, yaml-language-server).
 pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
 
-/// The schema without the rule table: shapes only.
+/// The schema without the rule table: shapes only. Built once per process
+/// (render, values docs and the checker all read it).
 pub fn structural_schema() -> Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(build_structural_schema).clone()
+}
+
+fn build_structural_schema() -> Value {
     let generator = SchemaSettings::draft07().into_generator();
     let mut schema = generator.into_root_schema_for::<Values>().to_value();
     enums_from_const_variants(&mut schema);

@@ -32,15 +32,12 @@ fn header() -> String {
     format!("# {GENERATED_BY}\n")
 }
 
-/// The base: every object of the base profile.
-pub fn render_base(objects: &[Value], profile: &str, artifacts: &mut Artifacts) {
+/// The base: every object of the base profile (`texts` are the objects as YAML).
+pub fn render_base(objects: &[Value], texts: &[String], profile: &str, artifacts: &mut Artifacts) {
     let mut resources = Vec::new();
-    for object in objects {
+    for (object, text) in objects.iter().zip(texts) {
         let file = file_name(object);
-        artifacts.insert(
-            format!("{KUSTOMIZE_DIR}/base/{file}"),
-            header() + &yaml::to_yaml(object),
-        );
+        artifacts.insert(format!("{KUSTOMIZE_DIR}/base/{file}"), header() + text);
         resources.push(file);
     }
     let kustomization = json!({

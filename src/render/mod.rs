@@ -112,10 +112,18 @@ pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
 
 /// Objects as a YAML stream.
 pub fn stream(objects: &[Value], header: &str) -> String {
-    let mut out = String::from(header);
-    for object in objects {
+    let texts: Vec<String> = objects.iter().map(yaml::to_yaml).collect();
+    stream_texts(&texts, header)
+}
+
+/// Objects already written as YAML, as one stream.
+fn stream_texts(texts: &[String], header: &str) -> String {
+    let mut out =
+        String::with_capacity(header.len() + texts.iter().map(|t| t.len() + 4).sum::<usize>());
+    out.push_str(header);
+    for text in texts {
         out.push_str("---\n");
-        out.push_str(&yaml::to_yaml(object));
+        out.push_str(text);
     }
     out
 }
@@ -133,11 +141,30 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
     let checker = Checker::for_release(release.clone());
     let mut artifacts = Artifacts::new();
     let catalog = crate::catalog::Catalog::builtin();
-    helm::render_chart(&catalog, release, &mut artifacts)?;
+    // The chart and the profiles share nothing: render them on two cores.
+    let (chart, manifests) = std::thread::scope(|scope| {
+        let chart = scope.spawn(|| {
+            let mut chart = Artifacts::new();
+            helm::render_chart(&catalog, release, &mut chart).map(|()| chart)
+        });
+        let manifests = render_profiles(&checker, profiles_dir);
+        (
+            chart.join().expect("chart rendering does not panic"),
+            manifests,
+        )
+    });
+    artifacts.extend(chart?);
+    artifacts.extend(manifests?);
+    Ok(artifacts)
+}
+
+/// The install manifests and the kustomize tree, from the profiles.
+fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, RenderError> {
+    let mut artifacts = Artifacts::new();
     let mut base_objects = None;
     let mut others = Vec::new();
     for profile in profiles(profiles_dir)? {
-        let model = profile_model(&checker, &profile)?;
+        let model = profile_model(checker, &profile)?;
         let header = format!(
             "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
             helm::GENERATED_BY,
@@ -146,19 +173,21 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
         );
         let mut objects = vec![objects::namespace(&model, objects::ASOGEN)];
         objects.extend(objects::objects(&model, objects::ASOGEN));
-        // One set of objects feeds both the manifest and kustomize.
+        // One set of objects, each written as YAML once, feeds both the
+        // manifest and kustomize.
+        let texts: Vec<String> = objects.iter().map(yaml::to_yaml).collect();
         artifacts.insert(
             format!("manifests/{}.yaml", profile.name),
-            stream(&objects, &header),
+            stream_texts(&texts, &header),
         );
         if profile.name == BASE_PROFILE {
-            base_objects = Some(objects);
+            base_objects = Some((objects, texts));
         } else {
             others.push((profile.name.clone(), objects));
         }
     }
-    let base = base_objects.expect("profiles() requires the base profile");
-    kustomize::render_base(&base, BASE_PROFILE, &mut artifacts);
+    let (base, base_texts) = base_objects.expect("profiles() requires the base profile");
+    kustomize::render_base(&base, &base_texts, BASE_PROFILE, &mut artifacts);
     for (name, objects) in others {
         kustomize::render_component(&name, &base, &objects, &mut artifacts);
     }
