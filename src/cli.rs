@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::diagnostics::{self, Diagnostic, Format};
+use crate::fleet;
 use crate::load::{self, Checker, LoadError};
 use crate::model::DEFAULT_NAMESPACE;
 use crate::render::{self, RenderError};
@@ -58,6 +59,13 @@ pub enum Command {
         /// Also print the Namespace object first (as the install manifests do).
         #[arg(long)]
         create_namespace: bool,
+        /// Fleet mode: render every *.yaml in DIR (one cluster each, on top of the -f
+        /// files) into --out, on every core; invalid files are reported, the others rendered.
+        #[arg(long, value_name = "DIR", requires = "out")]
+        values_dir: Option<PathBuf>,
+        /// Fleet mode: the folder for one manifest per values file (replaced atomically).
+        #[arg(long, value_name = "DIR", requires = "values_dir")]
+        out: Option<PathBuf>,
     },
     /// Check values files: every problem with file, line, column, key, rule id and help
     /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
@@ -71,6 +79,9 @@ pub enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
+        #[arg(long, value_name = "DIR")]
+        values_dir: Option<PathBuf>,
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
@@ -181,11 +192,27 @@ pub fn run(cli: Cli) -> u8 {
             set,
             namespace,
             create_namespace,
+            values_dir: Some(dir),
+            out: Some(out),
+        } => template_fleet_command(&dir, &out, &values, &set, &namespace, create_namespace),
+        Command::Template {
+            values,
+            set,
+            namespace,
+            create_namespace,
+            ..
         } => template_command(&values, &set, &namespace, create_namespace),
         Command::Validate {
             values,
             set,
             format,
+            values_dir: Some(dir),
+        } => validate_fleet_command(&dir, &values, &set, format),
+        Command::Validate {
+            values,
+            set,
+            format,
+            values_dir: None,
         } => validate_command(&values, &set, format),
         Command::UpgradeCheck {
             live,
@@ -291,8 +318,16 @@ fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
         return EXIT_FAILED;
     }
     match render::write_atomically(out, &artifacts) {
-        Ok(()) => {
+        Ok(true) => {
             eprintln!("wrote {} files to {}", artifacts.len(), out.display());
+            EXIT_OK
+        }
+        Ok(false) => {
+            eprintln!(
+                "{} is up to date ({} files); nothing written",
+                out.display(),
+                artifacts.len()
+            );
             EXIT_OK
         }
         Err(err) => {
@@ -510,7 +545,7 @@ fn release_command(mut request: crate::release::ReleaseRequest, out: &Path) -> u
         eprintln!("note: no --previous release given; UPGRADE-NOTES.md is skipped");
     }
     match crate::release::write(out, &files) {
-        Ok(()) => {
+        Ok(_) => {
             for (name, bytes) in &files {
                 eprintln!("  {:>9} bytes  {}/{name}", bytes.len(), out.display());
             }
@@ -529,5 +564,173 @@ fn release_command(mut request: crate::release::ReleaseRequest, out: &Path) -> u
             );
             EXIT_USAGE
         }
+    }
+}
+
+/// The fleet's files and the shared sources (`-f` before each file, `--set` after).
+struct FleetInputs {
+    files: Vec<PathBuf>,
+    before: Vec<load::Source>,
+    after: Vec<load::Source>,
+}
+
+fn fleet_inputs(dir: &Path, values: &[PathBuf], set: &[String]) -> Result<FleetInputs, u8> {
+    let files = match fleet::values_files(dir) {
+        Ok(files) if files.is_empty() => {
+            eprintln!(
+                "error: {} holds no *.yaml or *.yml values files",
+                dir.display()
+            );
+            return Err(EXIT_USAGE);
+        }
+        Ok(files) => files,
+        Err(err) => {
+            eprintln!("error: cannot read the folder {}: {err}", dir.display());
+            eprintln!("help: --values-dir takes a folder of values files, one per cluster");
+            return Err(EXIT_USAGE);
+        }
+    };
+    let before = load_or_report(values, &[])?;
+    let after = load_or_report(&[], set)?;
+    Ok(FleetInputs {
+        files,
+        before,
+        after,
+    })
+}
+
+fn template_fleet_command(
+    dir: &Path,
+    out: &Path,
+    values: &[PathBuf],
+    set: &[String],
+    namespace: &str,
+    create_namespace: bool,
+) -> u8 {
+    let started = std::time::Instant::now();
+    let FleetInputs {
+        files,
+        before,
+        after,
+    } = match fleet_inputs(dir, values, set) {
+        Ok(inputs) => inputs,
+        Err(code) => return code,
+    };
+    let mut names = std::collections::BTreeSet::new();
+    for file in &files {
+        if !names.insert(fleet::output_name(file)) {
+            eprintln!(
+                "error: two values files in {} would both write {}; rename one",
+                dir.display(),
+                fleet::output_name(file)
+            );
+            return EXIT_USAGE;
+        }
+    }
+    let checker = Checker::new();
+    let outcomes = fleet::parallel_map(&files, fleet::workers(), |file| {
+        fleet::check_one(&checker, &before, &after, file, namespace, |model| {
+            render::manifest(model, create_namespace, "")
+        })
+    });
+    let mut rendered = std::collections::BTreeMap::new();
+    let mut failed = 0;
+    for (file, outcome) in files.iter().zip(outcomes) {
+        match outcome {
+            fleet::Outcome::Ok(text) => {
+                rendered.insert(fleet::output_name(file), text);
+            }
+            fleet::Outcome::Invalid {
+                diagnostics,
+                sources,
+            } => {
+                failed += 1;
+                print_diagnostics(&diagnostics, &sources);
+            }
+            fleet::Outcome::Unreadable(diagnostics) => {
+                failed += 1;
+                print_diagnostics(&diagnostics, &[]);
+            }
+        }
+    }
+    if let Err(err) = render::write_atomically(out, &rendered) {
+        eprintln!(
+            "error: cannot write {}: {err}; the previous contents are unchanged",
+            out.display()
+        );
+        return EXIT_USAGE;
+    }
+    eprintln!(
+        "rendered {} of {} values files to {} in {:.2?}{}",
+        rendered.len(),
+        files.len(),
+        out.display(),
+        started.elapsed(),
+        if failed > 0 {
+            format!("; {failed} invalid (above), not rendered")
+        } else {
+            String::new()
+        }
+    );
+    if failed > 0 { EXIT_FAILED } else { EXIT_OK }
+}
+
+fn validate_fleet_command(dir: &Path, values: &[PathBuf], set: &[String], format: Format) -> u8 {
+    let started = std::time::Instant::now();
+    let FleetInputs {
+        files,
+        before,
+        after,
+    } = match fleet_inputs(dir, values, set) {
+        Ok(inputs) => inputs,
+        Err(code) => return code,
+    };
+    let checker = Checker::new();
+    let outcomes = fleet::parallel_map(&files, fleet::workers(), |file| {
+        fleet::check_one(&checker, &before, &after, file, DEFAULT_NAMESPACE, |_| ())
+    });
+    let mut all = Vec::new();
+    let mut human = String::new();
+    let mut failed = 0;
+    let mut unreadable = false;
+    for outcome in outcomes {
+        let (diagnostics, sources) = match outcome {
+            fleet::Outcome::Ok(()) => continue,
+            fleet::Outcome::Invalid {
+                diagnostics,
+                sources,
+            } => (diagnostics, sources),
+            fleet::Outcome::Unreadable(diagnostics) => {
+                unreadable = true;
+                (diagnostics, Vec::new())
+            }
+        };
+        failed += 1;
+        if format == Format::Human {
+            human.push_str(&diagnostics::format_human(
+                &diagnostics,
+                &source_text(&sources),
+                diagnostics::use_colour(),
+            ));
+        }
+        all.extend(diagnostics);
+    }
+    match format {
+        Format::Json => print!("{}", diagnostics::format_json(&all)),
+        Format::Github => print!("{}", diagnostics::format_github(&all)),
+        Format::Human => {
+            print!("{human}");
+            println!(
+                "{} of {} values files valid ({failed} invalid) in {:.2?}",
+                files.len() - failed,
+                files.len(),
+                started.elapsed()
+            );
+        }
+    }
+    match (failed, unreadable) {
+        (0, _) => EXIT_OK,
+        (_, true) => EXIT_USAGE,
+        _ => EXIT_FAILED,
     }
 }

@@ -8,6 +8,8 @@ pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
 pub mod diff;
+pub mod emit;
+pub mod fleet;
 pub mod load;
 pub mod model;
 pub mod release;

@@ -290,7 +290,10 @@ fn merge_into_fresh(target: &mut Value, value: &Value) {
 
 /// The chart defaults as JSON.
 pub fn default_values() -> Value {
-    serde_json::to_value(Values::default()).expect("defaults serialize")
+    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| serde_json::to_value(Values::default()).expect("defaults serialize"))
+        .clone()
 }
 
 /// Values merged from every source, with a way to find where a key was set.
@@ -715,7 +718,19 @@ const INT32_KEYS: [&str; 1] = ["/replicaCount"];
 /// without this such a value reached the typed model and failed there with
 /// no position (or, for `replicaCount`, crashed it).
 fn range_diagnostics(merged: &Merged, typed: &Value, schema: &Value) -> Vec<Diagnostic> {
+    fn has_wide_number(value: &Value) -> bool {
+        match value {
+            Value::Number(n) => n.as_i64().is_none_or(|i| i32::try_from(i).is_err()),
+            Value::Array(items) => items.iter().any(has_wide_number),
+            Value::Object(map) => map.values().any(has_wide_number),
+            _ => false,
+        }
+    }
     let mut out = Vec::new();
+    // Every value fits 32 bits in nearly every file: skip the schema walk.
+    if !has_wide_number(typed) {
+        return out;
+    }
     check_ranges(merged, schema, schema, typed, "", &mut out);
     out
 }

@@ -269,7 +269,7 @@ fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> String
 }
 
 /// Writes the release into `out` atomically (all files or none).
-pub fn write(out: &Path, files: &BTreeMap<String, Vec<u8>>) -> std::io::Result<()> {
+pub fn write(out: &Path, files: &BTreeMap<String, Vec<u8>>) -> std::io::Result<bool> {
     render::write_atomically(out, files)
 }
 

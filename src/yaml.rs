@@ -218,7 +218,7 @@ impl<'a> Builder<'a> {
         );
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar(&text, style, tag.as_deref(), at, is_secret_name(pointer))?;
+                let value = scalar(&text, style, tag.as_deref(), at, pointer)?;
                 if anchor > 0 {
                     self.anchors.insert(anchor, value.clone());
                 }
@@ -250,7 +250,7 @@ impl<'a> Builder<'a> {
                     let key_at = position(&key_span);
                     let key = match event {
                         Event::Scalar(text, style, _, tag) => {
-                            match scalar(&text, style, tag.as_deref(), key_at, false)? {
+                            match scalar(&text, style, tag.as_deref(), key_at, "")? {
                                 Value::String(s) => s,
                                 Value::Null => "null".to_string(),
                                 other => other.to_string(),
@@ -317,16 +317,17 @@ fn is_secret_name(pointer: &str) -> bool {
 
 /// Resolves a scalar by the YAML 1.2 core schema (what `sigs.k8s.io/yaml`
 /// and Helm agree on for the values people write). Errors quote the text
-/// unless `secret`.
+/// unless the key at `pointer` holds a secret (decided only on error: the
+/// check is costly and most scalars are fine).
 fn scalar(
     text: &str,
     style: ScalarStyle,
     tag: Option<&saphyr_parser::Tag>,
     at: Position,
-    secret: bool,
+    pointer: &str,
 ) -> Result<Value, YamlError> {
     let quoted = |what: &str| {
-        if secret {
+        if is_secret_name(pointer) {
             "the value".to_string()
         } else {
             format!("{what} {text}")
@@ -491,7 +492,8 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
 
 /// Writes a value as block YAML (used for every rendered file).
 pub fn to_yaml(value: &impl serde::Serialize) -> String {
-    serde_yaml::to_string(value).expect("serializing JSON-shaped data to YAML cannot fail")
+    let value = serde_json::to_value(value).expect("rendered data is JSON-shaped");
+    crate::emit::to_yaml(&value)
 }
 
 /// Parses a multi-document YAML stream of Kubernetes objects (rendered

@@ -14,7 +14,6 @@ use serde_json::Value;
 use crate::diagnostics::Diagnostic;
 use crate::load::{self, Checker};
 use crate::model::{DEFAULT_NAMESPACE, Model, Release};
-use crate::yaml;
 
 /// Relative path to file contents.
 pub type Artifacts = BTreeMap<String, String>;
@@ -112,7 +111,7 @@ pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
 
 /// Objects as a YAML stream.
 pub fn stream(objects: &[Value], header: &str) -> String {
-    let texts: Vec<String> = objects.iter().map(yaml::to_yaml).collect();
+    let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
     stream_texts(&texts, header)
 }
 
@@ -138,7 +137,6 @@ pub fn deployment(model: &Model) -> Value {
 
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
-    let checker = Checker::for_release(release.clone());
     let mut artifacts = Artifacts::new();
     let catalog = crate::catalog::Catalog::builtin();
     // The chart and the profiles share nothing: render them on two cores.
@@ -147,6 +145,8 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
             let mut chart = Artifacts::new();
             helm::render_chart(&catalog, release, &mut chart).map(|()| chart)
         });
+        // Compiling the schema validator is the other big fixed cost.
+        let checker = Checker::for_release(release.clone());
         let manifests = render_profiles(&checker, profiles_dir);
         (
             chart.join().expect("chart rendering does not panic"),
@@ -175,7 +175,7 @@ fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, 
         objects.extend(objects::objects(&model, objects::ASOGEN));
         // One set of objects, each written as YAML once, feeds both the
         // manifest and kustomize.
-        let texts: Vec<String> = objects.iter().map(yaml::to_yaml).collect();
+        let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
         artifacts.insert(
             format!("manifests/{}.yaml", profile.name),
             stream_texts(&texts, &header),
@@ -192,6 +192,28 @@ fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, 
         kustomize::render_component(&name, &base, &objects, &mut artifacts);
     }
     Ok(artifacts)
+}
+
+/// Whether `out` holds exactly `artifacts`, byte for byte, and nothing else.
+fn tree_matches<C: AsRef<[u8]>>(out: &Path, artifacts: &BTreeMap<String, C>) -> bool {
+    fn count_files(dir: &Path) -> Option<usize> {
+        let mut count = 0;
+        for entry in std::fs::read_dir(dir).ok()? {
+            let entry = entry.ok()?;
+            let kind = entry.file_type().ok()?;
+            if kind.is_dir() {
+                count += count_files(&entry.path())?;
+            } else {
+                count += 1;
+            }
+        }
+        Some(count)
+    }
+    out.is_dir()
+        && count_files(out) == Some(artifacts.len())
+        && artifacts.iter().all(|(path, contents)| {
+            std::fs::read(out.join(path)).is_ok_and(|bytes| bytes == contents.as_ref())
+        })
 }
 
 /// Files that differ between `artifacts` and the folder `out`.
@@ -234,10 +256,12 @@ fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) 
 /// Writes `artifacts` as the whole content of `out`, atomically: the new
 /// tree is written beside it and swapped in by renames, so a failure
 /// leaves the old tree as it was. A lock file serialises concurrent renders.
+/// Returns false when `out` already held exactly these files (nothing is
+/// written then, so an up-to-date tree keeps its timestamps).
 pub fn write_atomically<C: AsRef<[u8]>>(
     out: &Path,
     artifacts: &BTreeMap<String, C>,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -263,13 +287,19 @@ pub fn write_atomically<C: AsRef<[u8]>>(
     let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
     let retired = parent.join(format!(".{name}.old-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
+    if tree_matches(out, artifacts) {
+        return Ok(false);
+    }
     let result = (|| {
+        let folders: std::collections::BTreeSet<PathBuf> = artifacts
+            .keys()
+            .filter_map(|path| staging.join(path).parent().map(Path::to_path_buf))
+            .collect();
+        for folder in &folders {
+            std::fs::create_dir_all(folder)?;
+        }
         for (path, contents) in artifacts {
-            let target = staging.join(path);
-            if let Some(dir) = target.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(&target, contents)?;
+            std::fs::write(staging.join(path), contents)?;
         }
         if out.exists() {
             std::fs::rename(out, &retired)?;
@@ -282,7 +312,7 @@ pub fn write_atomically<C: AsRef<[u8]>>(
             return Err(err);
         }
         let _ = std::fs::remove_dir_all(&retired);
-        Ok(())
+        Ok(true)
     })();
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&staging);

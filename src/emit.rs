@@ -1,0 +1,340 @@
+//! Block YAML from JSON-shaped data: the writer behind every rendered file.
+//!
+//! A dedicated writer instead of a general YAML serializer because render
+//! writes several hundred KiB of YAML per run and this is the hot path. It
+//! only ever sees `serde_json::Value`, so it needs three decisions: when a
+//! string may stay plain, how to quote one that may not, and how to lay out
+//! maps and lists. Quoting errs on the safe side: any string that a YAML
+//! 1.1 or 1.2 reader could take for something else (a bool, null, number,
+//! timestamp) or that holds an indicator is quoted.
+
+use serde_json::{Map, Value};
+
+/// Writes `value` as a block YAML document (no `---`), ending in a newline.
+pub fn to_yaml(value: &Value) -> String {
+    let mut out = String::with_capacity(1024);
+    match value {
+        Value::Object(map) if !map.is_empty() => write_map(map, 0, &mut out),
+        Value::Array(items) if !items.is_empty() => write_list(items, 0, &mut out),
+        scalar => {
+            write_scalar(scalar, 0, &mut out);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn indent(out: &mut String, width: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = width;
+    while left > 0 {
+        let step = left.min(SPACES.len());
+        out.push_str(&SPACES[..step]);
+        left -= step;
+    }
+}
+
+fn write_map(map: &Map<String, Value>, width: usize, out: &mut String) {
+    for (index, (key, value)) in map.iter().enumerate() {
+        // The first key of a map inside a list item follows the "- ".
+        if index > 0 || !out.ends_with("- ") {
+            indent(out, width);
+        }
+        write_string(key, width, out);
+        out.push(':');
+        write_child(value, width, out);
+    }
+}
+
+fn write_list(items: &[Value], width: usize, out: &mut String) {
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 || !out.ends_with("- ") {
+            indent(out, width);
+        }
+        out.push_str("- ");
+        match item {
+            Value::Object(map) if !map.is_empty() => write_map(map, width + 2, out),
+            Value::Array(inner) if !inner.is_empty() => write_list(inner, width + 2, out),
+            scalar => {
+                write_scalar(scalar, width + 2, out);
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// The value after `key:`: nested blocks on the next lines, scalars inline.
+fn write_child(value: &Value, width: usize, out: &mut String) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            out.push('\n');
+            write_map(map, width + 2, out);
+        }
+        // Lists under a key sit at the key's indentation, as kubectl writes them.
+        Value::Array(items) if !items.is_empty() => {
+            out.push('\n');
+            write_list(items, width, out);
+        }
+        scalar => {
+            out.push(' ');
+            write_scalar(scalar, width + 2, out);
+            out.push('\n');
+        }
+    }
+}
+
+fn write_scalar(value: &Value, width: usize, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => write_string(s, width, out),
+        Value::Object(_) => out.push_str("{}"),
+        Value::Array(_) => out.push_str("[]"),
+    }
+}
+
+fn write_string(s: &str, width: usize, out: &mut String) {
+    if is_plain_safe(s) {
+        out.push_str(s);
+    } else if s.contains('\n') && literal_block_safe(s) {
+        write_literal(s, width, out);
+    } else if s.chars().all(|c| !c.is_control()) {
+        out.push('\'');
+        out.push_str(&s.replace('\'', "''"));
+        out.push('\'');
+    } else {
+        // A JSON string is a valid YAML double-quoted scalar.
+        out.push_str(&serde_json::to_string(s).expect("strings serialize"));
+    }
+}
+
+/// Multi-line text as a literal block (`|`, `|-`, `|+`), as humans write it.
+fn write_literal(s: &str, width: usize, out: &mut String) {
+    let body = s.trim_end_matches('\n');
+    let trailing = s.len() - body.len();
+    out.push('|');
+    match trailing {
+        0 => out.push('-'),
+        1 => {}
+        _ => out.push('+'),
+    }
+    for line in s[..body.len() + trailing.min(1)]
+        .trim_end_matches('\n')
+        .split('\n')
+    {
+        out.push('\n');
+        if !line.is_empty() {
+            indent(out, width);
+            out.push_str(line);
+        }
+    }
+    // `|+` keeps every trailing newline: write the extra empty lines.
+    for _ in 1..trailing {
+        out.push('\n');
+    }
+}
+
+/// A literal block cannot start with spaces (it would need an indentation
+/// indicator) and cannot hold control characters or trailing spaces.
+fn literal_block_safe(s: &str) -> bool {
+    !s.starts_with([' ', '\n'])
+        && s.chars().all(|c| c == '\n' || !c.is_control())
+        && s.split('\n').all(|line| !line.ends_with([' ', '\t']))
+}
+
+/// Words a YAML 1.1 reader takes for a bool or null.
+const RESERVED: [&str; 22] = [
+    "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false",
+    "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
+];
+
+fn is_plain_safe(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
+    if matches!(bytes[bytes.len() - 1], b' ' | b':') || first == b' ' {
+        return false;
+    }
+    if s.len() <= 5
+        && (RESERVED.contains(&s) || matches!(s, "null" | "Null" | "NULL" | "~" | "<<" | "="))
+    {
+        return false;
+    }
+    // Indicators may not start a plain scalar; `-`, `?` and `:` may when a
+    // non-space follows, but quoting them too keeps the rule simple except
+    // for `-` (command-line flags are common and unambiguous).
+    if b"?:,[]{}#&*!|>'\"%@`".contains(&first) {
+        return false;
+    }
+    if first == b'-' && (s.len() == 1 || matches!(bytes[1], b' ' | b'-') && s.len() <= 3) {
+        return false;
+    }
+    // One pass: `: ` and ` #` (a value and a comment), tabs and control
+    // characters (ASCII here; other characters are checked below).
+    let mut ascii = true;
+    for (index, &byte) in bytes.iter().enumerate() {
+        match byte {
+            b':' if bytes.get(index + 1) == Some(&b' ') => return false,
+            b'#' if index > 0 && bytes[index - 1] == b' ' => return false,
+            0..=0x1f | 0x7f => return false,
+            0x80.. => ascii = false,
+            _ => {}
+        }
+    }
+    if !ascii && s.chars().any(|c| c.is_control() || c == '\u{feff}') {
+        return false;
+    }
+    !looks_like_number_or_date(s)
+}
+
+/// Anything a reader might resolve as a number, infinity, NaN or timestamp.
+fn looks_like_number_or_date(s: &str) -> bool {
+    let body = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let Some(first) = body.chars().next() else {
+        return true;
+    };
+    if first == '.' {
+        // .5, .inf, .NaN
+        return true;
+    }
+    if !first.is_ascii_digit() {
+        return false;
+    }
+    // Digits with number or date punctuation only: 1, 1.5, 1e3, 0x1F, 0o7,
+    // 1_000, 1:20 (sexagesimal), 2024-01-01, 2024-01-01T00:00:00Z.
+    body.chars()
+        .all(|c| c.is_ascii_hexdigit() || "xXoObB_.:+-eETtZz ".contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(value: &Value) {
+        let text = to_yaml(value);
+        let back: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+        assert_eq!(&back, value, "serde_yaml reads back:\n{text}");
+        let located = crate::yaml::parse_stream(&text).unwrap();
+        let ours = located.into_iter().next().unwrap_or(Value::Null);
+        if value.is_object() {
+            assert_eq!(&ours, value, "our reader reads back:\n{text}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_strings_are_quoted_and_read_back_as_strings() {
+        for s in [
+            "",
+            " ",
+            "true",
+            "yes",
+            "No",
+            "off",
+            "y",
+            "null",
+            "~",
+            "1",
+            "-1",
+            "1.5",
+            ".5",
+            "1e3",
+            "0x1F",
+            "0o17",
+            "1_000",
+            "12:30",
+            "2024-01-01",
+            "2024-01-01T00:00:00Z",
+            ".inf",
+            "-.inf",
+            ".NaN",
+            "a: b",
+            "a #b",
+            "#x",
+            "- x",
+            "-",
+            "--",
+            "---",
+            "...",
+            "[x]",
+            "{x}",
+            "*a",
+            "&a",
+            "!t",
+            "|",
+            ">",
+            "'q'",
+            "\"q\"",
+            "%p",
+            "@a",
+            "`b",
+            "?x",
+            ":x",
+            "x:",
+            "tab\there",
+            "ctl\u{1}",
+            "trail ",
+            " lead",
+            "<<",
+            "=",
+            "it's",
+            "\u{feff}bom",
+        ] {
+            round_trip(&json!({ "k": s }));
+            round_trip(&json!({ s: 1 }));
+            round_trip(&json!([s]));
+        }
+    }
+
+    #[test]
+    fn plain_strings_stay_plain() {
+        for s in [
+            "Recreate",
+            "--enable-leader-election",
+            "--metrics-addr=:8443",
+            "mcr.microsoft.com/k8s/azureserviceoperator:v2.21.1",
+            "25%",
+            "app.kubernetes.io/name",
+            "/spec/strategy/rollingUpdate",
+            "v2.21.1",
+        ] {
+            assert_eq!(to_yaml(&json!({ "k": s })), format!("k: {s}\n"));
+        }
+    }
+
+    #[test]
+    fn multi_line_strings_are_literal_blocks() {
+        for s in [
+            "a\nb", "a\nb\n", "a\nb\n\n", "x\n\ny", "a\n b", " lead\nx", "t \nx",
+        ] {
+            round_trip(&json!({ "k": s }));
+            round_trip(&json!({ "outer": [{ "k": s }] }));
+        }
+        assert_eq!(to_yaml(&json!({"k": "a\nb\n"})), "k: |\n  a\n  b\n");
+    }
+
+    #[test]
+    fn layout_matches_kubectl_style() {
+        let value = json!({
+            "a": {"b": [1, {"c": "d", "e": [true, null]}, [2, 3]], "f": {}},
+            "g": [],
+            "h": 1.5,
+        });
+        assert_eq!(
+            to_yaml(&value),
+            "a:\n  b:\n  - 1\n  - c: d\n    e:\n    - true\n    - null\n  - - 2\n    - 3\n  f: {}\ng: []\nh: 1.5\n"
+        );
+        round_trip(&value);
+    }
+
+    #[test]
+    fn every_rendered_object_reads_back_unchanged() {
+        let checker = crate::load::Checker::new();
+        let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
+        for object in crate::render::objects::objects(&model, crate::render::objects::ASOGEN) {
+            round_trip(&object);
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Fleet mode: one values file per cluster, checked or rendered on every
+//! core, every invalid file reported without stopping the others.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::diagnostics::Diagnostic;
+use crate::load::{self, Checker, LoadError, Source};
+
+/// The values files of a fleet folder: `*.yaml` and `*.yml`, sorted by name
+/// (not recursive; hidden files are skipped).
+pub fn values_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.is_file()
+                && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+                && !path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Maps `work` over `items` on `workers` threads; results keep the input order.
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    workers: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let workers = workers.clamp(1, items.len().max(1));
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(index) else {
+                            break done;
+                        };
+                        done.push((index, work(item)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("fleet workers do not panic"))
+            .collect()
+    });
+    results.sort_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+/// The cores to use.
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What happened to one file of the fleet.
+pub enum Outcome<T> {
+    /// Valid; the rendered output (or `()` for validate).
+    Ok(T),
+    /// The file (or a shared `-f`/`--set` source) is invalid.
+    Invalid {
+        /// Every problem.
+        diagnostics: Vec<Diagnostic>,
+        /// The sources, for showing the offending lines.
+        sources: Vec<Source>,
+    },
+    /// The file could not be read.
+    Unreadable(Vec<Diagnostic>),
+}
+
+/// Checks one fleet file on top of the shared sources (`-f` files, then the
+/// fleet file, then `--set`), and renders it with `render` when valid.
+pub fn check_one<T>(
+    checker: &Checker,
+    shared_before: &[Source],
+    shared_after: &[Source],
+    file: &Path,
+    namespace: &str,
+    render: impl Fn(&crate::model::Model) -> T,
+) -> Outcome<T> {
+    let source = match load::read_source(file) {
+        Ok(source) => source,
+        Err(LoadError::Io(diagnostics)) => return Outcome::Unreadable(diagnostics),
+        Err(LoadError::Invalid(diagnostics)) => {
+            return Outcome::Invalid {
+                diagnostics,
+                sources: Vec::new(),
+            };
+        }
+    };
+    let mut sources = Vec::with_capacity(shared_before.len() + shared_after.len() + 1);
+    sources.extend_from_slice(shared_before);
+    sources.push(source);
+    sources.extend_from_slice(shared_after);
+    match checker.check(&sources, namespace) {
+        Ok(model) => Outcome::Ok(render(&model)),
+        Err(diagnostics) => Outcome::Invalid {
+            diagnostics,
+            sources,
+        },
+    }
+}
+
+/// The output file for a fleet values file: its stem plus `.yaml`.
+pub fn output_name(file: &Path) -> String {
+    format!(
+        "{}.yaml",
+        file.file_stem().unwrap_or_default().to_string_lossy()
+    )
+}
