@@ -159,6 +159,9 @@ pub fn schema_rules() -> Vec<Value> {
     let recreate = schema_message(&RECREATE_FORBIDS_ROLLING_UPDATE);
     let gate = schema_message(&ROLLING_UPDATE_NEEDS_FEATURE_GATE);
     let positive = schema_message(&REPLICA_COUNT_POSITIVE);
+    // The error sits on `strategy.type`, where asogen points too.
+    let type_must_be_recreate = |message: &str| json!({"properties": {"strategy": {"properties": {"type": {"const": "Recreate", "errorMessage": message}}}}});
+    let absent = |key: &str| json!({"not": {"required": [key]}});
     vec![
         // ha-requires-recreate: 2+ replicas with RollingUpdate.
         json!({
@@ -168,19 +171,14 @@ pub fn schema_rules() -> Vec<Value> {
                     "required": ["replicaCount"]
                 }]
             },
-            "then": {
-                "properties": {
-                    "replicaCount": {"const": 1, "errorMessage": ha},
-                    "strategy": {"properties": {"type": {"const": "Recreate", "errorMessage": ha}}}
-                }
-            }
+            "then": type_must_be_recreate(&ha)
         }),
         // ha-requires-recreate, for a values file that leaves replicaCount at
         // its default of 2 (only an editor sees such a file on its own; Helm
         // always has the chart default merged in).
         json!({
-            "if": rolling.clone(),
-            "then": {"required": ["replicaCount"], "errorMessage": ha}
+            "if": {"allOf": [rolling.clone(), absent("replicaCount")]},
+            "then": type_must_be_recreate(&ha)
         }),
         // recreate-forbids-rolling-update: any type but RollingUpdate (the
         // default is Recreate) forbids the block.
@@ -193,18 +191,21 @@ pub fn schema_rules() -> Vec<Value> {
                 }}
             }
         }),
-        // rolling-update-needs-feature-gate.
+        // rolling-update-needs-feature-gate, on the gate when featureGates is written...
         json!({
-            "if": rolling,
+            "if": {"allOf": [rolling.clone(), {"required": ["featureGates"]}]},
             "then": {
                 "properties": {"featureGates": {
                     "properties": {"singleReplicaRollingUpdate": {"const": true, "errorMessage": gate}},
                     "required": ["singleReplicaRollingUpdate"],
                     "errorMessage": gate
-                }},
-                "required": ["featureGates"],
-                "errorMessage": gate
+                }}
             }
+        }),
+        // ...and on strategy.type when it is not.
+        json!({
+            "if": {"allOf": [rolling, absent("featureGates")]},
+            "then": type_must_be_recreate(&gate)
         }),
         // replica-count-positive.
         json!({

@@ -246,6 +246,32 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
                 }
             }
         }
+        // The editor and `asogen validate --format json` point at the same
+        // lines, with the same rule ids.
+        let ours = asogen(&["validate", "-f", file, "--format", "json"]);
+        let ours: Vec<serde_json::Value> = serde_json::from_slice(&ours.stdout).unwrap();
+        let our_lines: std::collections::BTreeSet<(u64, String)> = ours
+            .iter()
+            .map(|d| {
+                let code = d["rule"].as_str().unwrap_or("schema").to_string();
+                (d["line"].as_u64().unwrap(), code)
+            })
+            .collect();
+        let editor_lines: std::collections::BTreeSet<(u64, String)> = mine
+            .iter()
+            .map(|d| {
+                let message = d["message"].as_str().unwrap_or("");
+                let code = asogen::rules::RULES
+                    .iter()
+                    .find(|r| message.starts_with(&format!("{}:", r.id)))
+                    .map_or("schema".to_string(), |r| r.id.to_string());
+                (d["line"].as_u64().unwrap(), code)
+            })
+            .collect();
+        assert_eq!(
+            editor_lines, our_lines,
+            "{file}: the editor (left) and asogen validate (right) point at different lines"
+        );
     }
 }
 
