@@ -865,8 +865,14 @@ impl Checker {
     /// Shape checks, then the rules; the model or every problem.
     pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
         let merged = merge_sources(sources);
-        let shape = shape_diagnostics(&merged, &self.schema, &self.validator);
+        let mut shape = shape_diagnostics(&merged, &self.schema, &self.validator);
         if !shape.is_empty() {
+            // Report the broken rules too when the keys they read are well
+            // formed, so one run shows every problem (as an editor does).
+            shape.extend(rule_diagnostics(
+                &merged,
+                &rules_despite_shape_errors(&merged, &shape),
+            ));
             return Err(shape);
         }
         let mut typed = merged.value.clone();
@@ -894,6 +900,63 @@ impl Checker {
         )
         .map_err(|violations| rule_diagnostics(&merged, &violations))
     }
+}
+
+/// The keys the rules read.
+const RULE_KEYS: [&str; 4] = [
+    "replicaCount",
+    "strategy.type",
+    "strategy.rollingUpdate",
+    "featureGates.singleReplicaRollingUpdate",
+];
+
+/// The rules, read straight from the merged values when other keys have
+/// shape problems; nothing when any key the rules read is itself malformed.
+fn rules_despite_shape_errors(merged: &Merged, shape: &[Diagnostic]) -> Vec<Violation> {
+    let touches_rule_key = |key: &str| {
+        RULE_KEYS.iter().any(|rule_key| {
+            key == *rule_key
+                || rule_key.starts_with(&format!("{key}."))
+                || key.starts_with(&format!("{rule_key}."))
+        })
+    };
+    if shape
+        .iter()
+        .any(|d| d.key.is_empty() || touches_rule_key(&d.key))
+    {
+        return Vec::new();
+    }
+    let value = &merged.value;
+    let mut values = Values::default();
+    match value.get("replicaCount").map(Value::as_i64) {
+        Some(Some(replicas)) => values.replica_count = replicas,
+        Some(None) => return Vec::new(),
+        None => {}
+    }
+    match value.pointer("/strategy/type").map(Value::as_str) {
+        Some(Some("Recreate")) | None => {
+            values.strategy.kind = crate::values::StrategyType::Recreate
+        }
+        Some(Some("RollingUpdate")) => {
+            values.strategy.kind = crate::values::StrategyType::RollingUpdate
+        }
+        Some(_) => return Vec::new(),
+    }
+    if value
+        .pointer("/strategy/rollingUpdate")
+        .is_some_and(|v| !v.is_null())
+    {
+        values.strategy.rolling_update = Some(Default::default());
+    }
+    match value
+        .pointer("/featureGates/singleReplicaRollingUpdate")
+        .map(Value::as_bool)
+    {
+        Some(Some(gate)) => values.feature_gates.single_replica_rolling_update = gate,
+        Some(None) => return Vec::new(),
+        None => {}
+    }
+    crate::rules::check(&values)
 }
 
 /// Reads every `-f` file and `--set`, in Helm's order (files, then sets).

@@ -68,6 +68,7 @@ pub struct Values {
     /// podSecurityContext is the pod's security context. The default runs as non-root with the RuntimeDefault seccomp profile.
     pub pod_security_context: PodSecurityContext,
     /// nodeSelector restricts the nodes the pod may run on.
+    #[schemars(extend("examples" = [{"kubernetes.io/os": "linux"}]))]
     pub node_selector: BTreeMap<String, String>,
     /// tolerations let the pod schedule onto nodes with matching taints.
     pub tolerations: Vec<Toleration>,
@@ -78,6 +79,7 @@ pub struct Values {
     /// podAnnotations are added to the pod.
     pub pod_annotations: BTreeMap<String, String>,
     /// podLabels are added to the pod.
+    #[schemars(extend("examples" = [{"team": "platform"}]))]
     pub pod_labels: BTreeMap<String, String>,
     /// deploymentAnnotations are added to the Deployment.
     pub deployment_annotations: BTreeMap<String, String>,
@@ -89,6 +91,7 @@ pub struct Values {
     pub create_azure_operator_secret: bool,
     /// azureSubscriptionID is the Azure subscription the operator acts against.
     #[serde(rename = "azureSubscriptionID")]
+    #[schemars(extend("examples" = ["00000000-0000-0000-0000-000000000000"]))]
     pub azure_subscription_id: String,
     /// azureTenantID is the Entra tenant the subscription is in.
     #[serde(rename = "azureTenantID")]
@@ -105,8 +108,10 @@ pub struct Values {
     /// azureClientCertificatePassword protects azureClientCertificate.
     pub azure_client_certificate_password: String,
     /// azureSyncPeriod is how often resources are re-reconciled with Azure without a change in Kubernetes, e.g. "1h", "15m" or "never"; empty for the operator's default.
+    #[schemars(extend("examples" = ["1h", "15m", "never"]))]
     pub azure_sync_period: String,
     /// azureTargetNamespaces lists the namespaces the operator watches; empty watches all.
+    #[schemars(extend("examples" = [["team-a", "team-b"]]))]
     pub azure_target_namespaces: Vec<String>,
     /// azureAuthorityHost is the Entra authority URL; empty for the public cloud.
     pub azure_authority_host: String,
@@ -182,8 +187,10 @@ impl StrategyType {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct RollingUpdateValues {
     /// strategy.rollingUpdate.maxSurge is how many pods may be created above replicaCount during an update: a number or a percentage like "50%".
+    #[schemars(extend("examples" = [1, "25%"]))]
     pub max_surge: IntOrPercent,
     /// strategy.rollingUpdate.maxUnavailable is how many pods may be unavailable during an update: a number or a percentage like "0%".
+    #[schemars(extend("examples" = [0, "25%"]))]
     pub max_unavailable: IntOrPercent,
 }
 
@@ -269,6 +276,7 @@ impl StringOrList {
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
     /// image.repository is the full image reference of the controller, tag included; empty means mcr.microsoft.com/k8s/azureserviceoperator tagged with the chart's appVersion.
+    #[schemars(extend("examples" = ["mcr.microsoft.com/k8s/azureserviceoperator:v2.21.1", "myregistry.example.com/aso/controller:v2.21.1"]))]
     pub repository: String,
     /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
     #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]

@@ -322,3 +322,63 @@ fn recreate_sends_an_explicit_null_rolling_update_through_helm_and_kustomize() {
     );
     assert_eq!(deployment["metadata"]["annotations"]["team"], "platform");
 }
+
+/// The README's editor block is what the real language server prints for
+/// examples/broken-values.yaml (found through the file's own modeline),
+/// and asogen points at the same lines with the same rule ids.
+#[test]
+fn the_readme_shows_the_real_editor_diagnostics_for_the_example() {
+    let example = common::root().join("examples/broken-values.yaml");
+    let out = Command::new("python3")
+        .arg(common::root().join("tests/tools/yaml-ls-check"))
+        .arg("--modeline")
+        .arg(&example)
+        .output()
+        .expect("yaml-ls-check runs");
+    let diagnostics: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let shown: Vec<String> = diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{} {} {}",
+                d["line"],
+                d["column"],
+                d["severity"].as_str().unwrap(),
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let block = readme
+        .split("<!-- editor-diagnostics:start -->\n```\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```\n<!-- editor-diagnostics:end -->").next())
+        .expect("the README has the editor block");
+    assert_eq!(
+        block.lines().collect::<Vec<_>>(),
+        shown,
+        "update the README block"
+    );
+
+    let ours = asogen(&[
+        "validate",
+        "-f",
+        example.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(ours.status.code(), Some(1));
+    let ours: Vec<serde_json::Value> = serde_json::from_slice(&ours.stdout).unwrap();
+    let positions = |list: &[serde_json::Value]| {
+        let mut p: Vec<(u64, u64)> = list
+            .iter()
+            .map(|d| (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()))
+            .collect();
+        p.sort();
+        p
+    };
+    assert_eq!(positions(&ours), positions(&diagnostics));
+}
