@@ -621,6 +621,15 @@ fn value_keys(values: &Value, prefix: &str, out: &mut BTreeMap<String, Value>) {
     }
 }
 
+/// A value for the notes, or `<redacted>` for keys that hold secrets.
+fn shown(key: &str, value: &Value) -> String {
+    if crate::diagnostics::is_secret_name(key) {
+        "<redacted>".into()
+    } else {
+        value.to_string()
+    }
+}
+
 /// Every (object path, required key) a schema declares.
 fn required_keys(schema: &Value, at: &str, out: &mut BTreeSet<String>) {
     if let Some(map) = schema.as_object() {
@@ -692,7 +701,10 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
     for key in added.iter().filter(|k| !renamed_to.contains(*k)) {
         out.push(other(
             "values",
-            format!("values key {key} added (default {})", after[*key]),
+            format!(
+                "values key {key} added (default {})",
+                shown(key, &after[*key])
+            ),
         ));
     }
     for key in TOPOLOGY_DEFAULTS {
@@ -713,7 +725,10 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
             && a != b
             && !TOPOLOGY_DEFAULTS.contains(&key.as_str())
         {
-            out.push(other("values", format!("default {key} {b} -> {a}")));
+            out.push(other(
+                "values",
+                format!("default {key} {} -> {}", shown(key, b), shown(key, a)),
+            ));
         }
     }
 }

@@ -123,6 +123,8 @@ fn chart_values_interface_changes_are_breaking() {
         map.insert("podPriorityClassName".into(), class);
         map.insert("replicaCount".into(), 1.into());
         map.insert("newSetting".into(), true.into());
+        map.insert("azureClientSecret".into(), "s3cr3t-in-defaults".into());
+        map.insert("azureClientSecret".into(), "s3cr3t-in-defaults".into());
     });
     let schema_path = new.join("values.schema.json");
     let mut schema: Value =
@@ -152,6 +154,17 @@ fn chart_values_interface_changes_are_breaking() {
     assert!(
         titles(&all, "other").contains(&"values key newSetting added (default true)".to_string())
     );
+    // A secret default never reaches the notes.
+    assert!(
+        titles(&all, "other")
+            .contains(&"default azureClientSecret <redacted> -> <redacted>".to_string()),
+        "{:?}",
+        titles(&all, "other")
+    );
+    for format in ["human", "json", "markdown"] {
+        let (_, out, _) = diff(&old, &new, &["--format", format]);
+        assert!(!out.contains("s3cr3t"), "{format} output shows the secret");
+    }
 }
 
 #[test]
