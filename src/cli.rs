@@ -134,6 +134,9 @@ pub enum Command {
         /// The controller image tag and appVersion (default: v + version).
         #[arg(long, value_name = "TAG")]
         image_tag: Option<String>,
+        /// Pin the image by digest (sha256:...): every artifact then names tag@digest.
+        #[arg(long, value_name = "DIGEST")]
+        image_digest: Option<String>,
         /// The previous release's output folder: adds UPGRADE-NOTES.md.
         #[arg(long, value_name = "DIR")]
         previous: Option<PathBuf>,
@@ -231,6 +234,7 @@ pub fn run(cli: Cli) -> u8 {
         Command::Release {
             version,
             image_tag,
+            image_digest,
             previous,
             out,
             profiles,
@@ -238,6 +242,7 @@ pub fn run(cli: Cli) -> u8 {
             crate::release::ReleaseRequest {
                 version,
                 image_tag,
+                image_digest,
                 previous,
                 profiles,
                 source_date_epoch: 0,

@@ -24,6 +24,8 @@ pub struct Release {
     pub chart_version: String,
     /// The operator version: the image tag and Chart.yaml's appVersion.
     pub app_version: String,
+    /// The image digest (`sha256:...`) that pins the tag, when known.
+    pub image_digest: Option<String>,
 }
 
 impl Default for Release {
@@ -31,6 +33,7 @@ impl Default for Release {
         Release {
             chart_version: CHART_VERSION.into(),
             app_version: APP_VERSION.into(),
+            image_digest: None,
         }
     }
 }
@@ -38,7 +41,18 @@ impl Default for Release {
 impl Release {
     /// The controller image of this release.
     pub fn image(&self) -> String {
-        format!("{IMAGE_REPOSITORY}:{}", self.app_version)
+        format!(
+            "{IMAGE_REPOSITORY}:{}{}",
+            self.app_version,
+            self.digest_suffix()
+        )
+    }
+
+    /// `@sha256:...` when the digest is known, else nothing.
+    pub fn digest_suffix(&self) -> String {
+        self.image_digest
+            .as_ref()
+            .map_or(String::new(), |digest| format!("@{digest}"))
     }
 }
 

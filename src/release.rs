@@ -22,6 +22,8 @@ pub struct ReleaseRequest {
     pub version: String,
     /// The image tag (and appVersion); default `v` + version.
     pub image_tag: Option<String>,
+    /// The image digest (`sha256:` and 64 hex digits) that pins the tag.
+    pub image_digest: Option<String>,
     /// The previous release's output folder, for the upgrade notes.
     pub previous: Option<PathBuf>,
     /// The values profiles folder.
@@ -48,6 +50,11 @@ pub enum ReleaseError {
         "--image-tag {0:?} is not a valid image tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -)"
     )]
     ImageTag(String),
+    /// The image digest is not `sha256:` and 64 lowercase hex digits.
+    #[error(
+        "--image-digest {0:?} is not a digest; write sha256: and 64 lowercase hex digits (as `crane digest` or `docker buildx imagetools inspect` print it)"
+    )]
+    ImageDigest(String),
     /// The previous release folder is missing or unreadable.
     #[error("--previous {path}: {message}")]
     Previous {
@@ -154,6 +161,12 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
     if !valid_image_tag(&image_tag) {
         return Err(ReleaseError::ImageTag(image_tag));
     }
+    if let Some(digest) = &request.image_digest {
+        let hex = digest.strip_prefix("sha256:").unwrap_or("");
+        if hex.len() != 64 || !hex.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f')) {
+            return Err(ReleaseError::ImageDigest(digest.clone()));
+        }
+    }
     let previous = match &request.previous {
         Some(dir) => Some(read_previous(dir)?),
         None => None,
@@ -161,6 +174,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
     let release = Release {
         chart_version: request.version.clone(),
         app_version: image_tag,
+        image_digest: request.image_digest.clone(),
     };
     let artifacts = render::render_all(&request.profiles, &release)?;
     let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();

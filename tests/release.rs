@@ -326,3 +326,51 @@ fn bad_input_is_refused_with_exit_2_and_writes_nothing() {
     assert!(text(&run.stderr).contains("SOURCE_DATE_EPOCH"));
     assert!(!out.exists());
 }
+
+#[test]
+fn an_image_digest_pins_every_artifact() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rel");
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    let run = release(&[
+        "--version",
+        "2.22.0",
+        "--image-digest",
+        &digest,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let image = format!("mcr.microsoft.com/k8s/azureserviceoperator:v2.22.0@{digest}");
+    for name in ["install-ha.yaml", "install-single-replica-rolling.yaml"] {
+        let manifest = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(manifest.contains(&format!("image: {image}\n")), "{name}");
+    }
+    // Helm renders the same pinned image from the archive.
+    let archive = out.join("azure-service-operator-2.22.0.tgz");
+    let helm = helm_render(&["template", "--manifest", archive.to_str().unwrap()]);
+    assert!(helm.status.success(), "{}", text(&helm.stderr));
+    assert!(
+        text(&helm.stdout).contains(&format!("image: \"{image}\"")),
+        "{}",
+        text(&helm.stdout)
+    );
+
+    for bad in [
+        "sha256:abc",
+        "md5:00",
+        &format!("sha256:{}", "AB".repeat(32)),
+    ] {
+        let run = release(&[
+            "--version",
+            "2.22.0",
+            "--image-digest",
+            bad,
+            "--out",
+            dir.path().join("x").to_str().unwrap(),
+        ]);
+        assert_eq!(run.status.code(), Some(2), "{bad}");
+        assert!(text(&run.stderr).contains("is not a digest"));
+        assert!(!dir.path().join("x").exists());
+    }
+}

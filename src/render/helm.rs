@@ -165,6 +165,7 @@ pub fn render_chart(
         chart_version => &release.chart_version,
         app_version => &release.app_version,
         image_repository => IMAGE_REPOSITORY,
+        image_digest_suffix => release.digest_suffix(),
     };
     for (name, _) in TEMPLATES {
         let text = env.get_template(name)?.render(&ctx)?;

