@@ -13,21 +13,9 @@ use common::{assert_same_objects, helm_render, root, text};
 const EPOCH: &str = "1764672301";
 
 fn release(args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_asogen"))
-        .arg("release")
-        .args(args)
-        .current_dir(root())
-        .env("SOURCE_DATE_EPOCH", EPOCH)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("asogen runs");
-    assert_ne!(
-        output.status.code(),
-        Some(101),
-        "panic: {}",
-        text(&output.stderr)
-    );
-    output
+    let mut all = vec!["release"];
+    all.extend_from_slice(args);
+    common::asogen_with_env(&root(), &all, &[("SOURCE_DATE_EPOCH", EPOCH)])
 }
 
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {

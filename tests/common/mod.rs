@@ -17,10 +17,17 @@ pub fn root() -> PathBuf {
 
 /// Runs the asogen binary with `args` in `dir`.
 pub fn asogen_in(dir: &Path, args: &[&str]) -> Output {
+    asogen_with_env(dir, args, &[])
+}
+
+/// Runs the asogen binary with `args` in `dir` and extra environment
+/// variables; asserts it did not panic (a Rust panic exits 101).
+pub fn asogen_with_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_asogen"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .envs(env.iter().copied())
         .output()
         .expect("asogen runs");
     assert_ne!(
