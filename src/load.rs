@@ -832,7 +832,7 @@ fn check_ranges(
 /// Everything `validate`, `template` and `render` need to check values.
 pub struct Checker {
     release: crate::model::Release,
-    schema: Value,
+    schema: &'static Value,
     validator: jsonschema::Validator,
     catalog: Catalog,
 }
@@ -851,9 +851,9 @@ impl Checker {
 
     /// A checker whose models render the given release's versions.
     pub fn for_release(release: crate::model::Release) -> Checker {
-        let schema = schema::structural_schema();
+        let schema = schema::structural_schema_ref();
         let validator =
-            jsonschema::draft7::new(&schema).expect("the generated schema is valid draft-07");
+            jsonschema::draft7::new(schema).expect("the generated schema is valid draft-07");
         Checker {
             release,
             schema,
@@ -865,7 +865,7 @@ impl Checker {
     /// Shape checks, then the rules; the model or every problem.
     pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
         let merged = merge_sources(sources);
-        let mut shape = shape_diagnostics(&merged, &self.schema, &self.validator);
+        let mut shape = shape_diagnostics(&merged, self.schema, &self.validator);
         if !shape.is_empty() {
             // Report the broken rules too when the keys they read are well
             // formed, so one run shows every problem (as an editor does).
@@ -877,7 +877,7 @@ impl Checker {
         }
         let mut typed = merged.value.clone();
         integral_floats_to_integers(&mut typed);
-        let ranges = range_diagnostics(&merged, &typed, &self.schema);
+        let ranges = range_diagnostics(&merged, &typed, self.schema);
         if !ranges.is_empty() {
             return Err(ranges);
         }

@@ -18,8 +18,13 @@ pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
 /// The schema without the rule table: shapes only. Built once per process
 /// (render, values docs and the checker all read it).
 pub fn structural_schema() -> Value {
+    structural_schema_ref().clone()
+}
+
+/// The structural schema, shared (no copy).
+pub fn structural_schema_ref() -> &'static Value {
     static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    SCHEMA.get_or_init(build_structural_schema).clone()
+    SCHEMA.get_or_init(build_structural_schema)
 }
 
 fn build_structural_schema() -> Value {

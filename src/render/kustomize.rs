@@ -68,6 +68,7 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
                 let child = format!("{path}/{}", escape(key));
                 match b.get(key) {
                     None => ops.push(json!({"op": "remove", "path": child})),
+                    Some(new) if new == old => {}
                     Some(new) => json_patch(old, new, &child, ops),
                 }
             }
@@ -87,8 +88,10 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
     let dir = format!("{KUSTOMIZE_DIR}/components/{name}");
     let mut resources = Vec::new();
     let mut patches = Vec::new();
-    for object in profile {
-        match base.iter().find(|b| identity(b) == identity(object)) {
+    let base_ids: Vec<_> = base.iter().map(identity).collect();
+    let profile_ids: Vec<_> = profile.iter().map(identity).collect();
+    for (object, id) in profile.iter().zip(&profile_ids) {
+        match base_ids.iter().position(|b| b == id).map(|i| &base[i]) {
             Some(original) => {
                 let mut ops = Vec::new();
                 json_patch(original, object, "", &mut ops);
@@ -106,8 +109,8 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
             }
         }
     }
-    for object in base {
-        if !profile.iter().any(|p| identity(p) == identity(object)) {
+    for (object, id) in base.iter().zip(&base_ids) {
+        if !profile_ids.contains(id) {
             // Deletion is a strategic-merge patch with `$patch: delete`.
             let (api_version, kind, namespace, name) = identity(object);
             let mut metadata = json!({"name": name});

@@ -59,11 +59,9 @@ fn write_object(
     depth: usize,
     out: &mut String,
 ) {
+    const NONE: &Value = &Value::Null;
     let indent = "  ".repeat(depth);
-    let properties = resolve(root, schema_node)
-        .get("properties")
-        .cloned()
-        .unwrap_or(Value::Null);
+    let properties = resolve(root, schema_node).get("properties").unwrap_or(NONE);
     let Some(map) = defaults.as_object() else {
         return;
     };
@@ -72,27 +70,24 @@ fn write_object(
         if key == "global" {
             continue;
         }
-        let child_schema = properties.get(key).cloned().unwrap_or(Value::Null);
+        let child_schema = properties.get(key).unwrap_or(NONE);
         if depth == 0 && !first {
             out.push('\n');
         }
         first = false;
-        wrap(&description(root, &child_schema), &indent, out);
+        wrap(&description(root, child_schema), &indent, out);
         let nested = value.is_object()
             && !KUBERNETES_TYPED.contains(&key.as_str())
-            && resolve(root, &child_schema).get("properties").is_some();
+            && resolve(root, child_schema).get("properties").is_some();
         if nested {
             out.push_str(&format!("{indent}{key}:\n"));
-            write_object(root, &child_schema, value, depth + 1, out);
+            write_object(root, child_schema, value, depth + 1, out);
         } else {
             out.push_str(&block(key, value, &indent));
         }
         if key == "type" && depth == 1 && properties.get("rollingUpdate").is_some() {
             // The strategy: show the gated variant, commented out.
-            let rolling = properties
-                .get("rollingUpdate")
-                .cloned()
-                .unwrap_or(Value::Null);
+            let rolling = properties.get("rollingUpdate").unwrap_or(NONE);
             wrap(&description(root, &rolling), &indent, out);
             out.push_str(&format!(
                 "{indent}# rollingUpdate:\n{indent}#   maxSurge: 1\n{indent}#   maxUnavailable: 0\n"
@@ -103,7 +98,7 @@ fn write_object(
 
 /// The chart's values.yaml.
 pub fn values_yaml(header: &str) -> String {
-    let root = schema::structural_schema();
+    let root = schema::structural_schema_ref();
     let defaults = crate::load::default_values();
     let mut out = String::new();
     out.push_str("# yaml-language-server: $schema=values.schema.json\n");
@@ -112,7 +107,7 @@ pub fn values_yaml(header: &str) -> String {
     out.push_str(
         "# chart's rules guard; `asogen validate -f FILE` checks a values file offline.\n\n",
     );
-    write_object(&root, &root, &defaults, 0, &mut out);
+    write_object(root, root, &defaults, 0, &mut out);
     out
 }
 
@@ -132,10 +127,8 @@ fn type_name(root: &Value, node: &Value) -> String {
 }
 
 fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: &mut String) {
-    let properties = resolve(root, schema_node)
-        .get("properties")
-        .cloned()
-        .unwrap_or(Value::Null);
+    const NONE: &Value = &Value::Null;
+    let properties = resolve(root, schema_node).get("properties").unwrap_or(NONE);
     let Some(map) = defaults.as_object() else {
         return;
     };
@@ -143,7 +136,7 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
         if key == "global" {
             continue;
         }
-        let child = properties.get(key).cloned().unwrap_or(Value::Null);
+        let child = properties.get(key).unwrap_or(NONE);
         let path = if prefix.is_empty() {
             key.clone()
         } else {
@@ -151,20 +144,19 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
         };
         let nested = value.is_object()
             && !KUBERNETES_TYPED.contains(&key.as_str())
-            && resolve(root, &child).get("properties").is_some();
+            && resolve(root, child).get("properties").is_some();
         if nested {
-            rows(root, &child, value, &path, out);
+            rows(root, child, value, &path, out);
             if key == "strategy" {
                 let rolling = properties
                     .get("strategy")
                     .map(|s| resolve(root, s))
                     .and_then(|s| s.get("properties"))
                     .and_then(|p| p.get("rollingUpdate"))
-                    .cloned()
-                    .unwrap_or(Value::Null);
+                    .unwrap_or(NONE);
                 out.push_str(&format!(
                     "| `strategy.rollingUpdate` | object | (absent) | {} |\n",
-                    description(root, &rolling).replace('|', "\\|")
+                    description(root, rolling).replace('|', "\\|")
                 ));
             }
             continue;
@@ -172,20 +164,20 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
         let default = serde_json::to_string(value).expect("json");
         out.push_str(&format!(
             "| `{path}` | {} | `{}` | {} |\n",
-            type_name(root, &child),
+            type_name(root, child),
             default.replace('|', "\\|"),
-            description(root, &child).replace('|', "\\|")
+            description(root, child).replace('|', "\\|")
         ));
     }
 }
 
 /// The values table of the chart README.
 pub fn values_table() -> String {
-    let root = schema::structural_schema();
+    let root = schema::structural_schema_ref();
     let defaults = crate::load::default_values();
     let mut out =
         String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
-    rows(&root, &root, &defaults, "", &mut out);
+    rows(root, root, &defaults, "", &mut out);
     out
 }
 
