@@ -88,7 +88,7 @@ fn write_object(
         if key == "type" && depth == 1 && properties.get("rollingUpdate").is_some() {
             // The strategy: show the gated variant, commented out.
             let rolling = properties.get("rollingUpdate").unwrap_or(NONE);
-            wrap(&description(root, &rolling), &indent, out);
+            wrap(&description(root, rolling), &indent, out);
             out.push_str(&format!(
                 "{indent}# rollingUpdate:\n{indent}#   maxSurge: 1\n{indent}#   maxUnavailable: 0\n"
             ));
