@@ -160,9 +160,8 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
 
 /// The install manifests and the kustomize tree, from the profiles.
 fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, RenderError> {
-    let mut artifacts = Artifacts::new();
-    let mut base_objects = None;
-    let mut others = Vec::new();
+    // Every profile is checked before anything is written as text.
+    let mut built = Vec::new();
     for profile in profiles(profiles_dir)? {
         let model = profile_model(checker, &profile)?;
         let header = format!(
@@ -173,25 +172,42 @@ fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, 
         );
         let mut objects = vec![objects::namespace(&model, objects::ASOGEN)];
         objects.extend(objects::objects(&model, objects::ASOGEN));
-        // One set of objects, each written as YAML once, feeds both the
-        // manifest and kustomize.
-        let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
-        artifacts.insert(
-            format!("manifests/{}.yaml", profile.name),
-            stream_texts(&texts, &header),
-        );
-        if profile.name == BASE_PROFILE {
-            base_objects = Some((objects, texts));
-        } else {
-            others.push((profile.name.clone(), objects));
+        built.push((profile.name, header, objects));
+    }
+    let base = &built
+        .iter()
+        .find(|(name, _, _)| name == BASE_PROFILE)
+        .expect("profiles() requires the base profile")
+        .2;
+    std::thread::scope(|scope| {
+        // The components (JSON patches against the base) on one core...
+        let components = scope.spawn(|| {
+            let mut artifacts = Artifacts::new();
+            for (name, _, objects) in built.iter().filter(|(name, _, _)| name != BASE_PROFILE) {
+                kustomize::render_component(name, base, objects, &mut artifacts);
+            }
+            artifacts
+        });
+        // ...the manifests and the base on the other: one set of objects,
+        // each written as YAML once, feeds both.
+        let mut artifacts = Artifacts::new();
+        for (name, header, objects) in &built {
+            let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+            artifacts.insert(
+                format!("manifests/{name}.yaml"),
+                stream_texts(&texts, header),
+            );
+            if name == BASE_PROFILE {
+                kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
+            }
         }
-    }
-    let (base, base_texts) = base_objects.expect("profiles() requires the base profile");
-    kustomize::render_base(&base, &base_texts, BASE_PROFILE, &mut artifacts);
-    for (name, objects) in others {
-        kustomize::render_component(&name, &base, &objects, &mut artifacts);
-    }
-    Ok(artifacts)
+        artifacts.extend(
+            components
+                .join()
+                .expect("kustomize rendering does not panic"),
+        );
+        Ok(artifacts)
+    })
 }
 
 /// Whether `out` holds exactly `artifacts`, byte for byte, and nothing else.
