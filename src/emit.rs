@@ -40,7 +40,15 @@ fn write_map(map: &Map<String, Value>, width: usize, out: &mut String) {
         if index > 0 || !out.ends_with("- ") {
             indent(out, width);
         }
+        let start = out.len();
         write_string(key, width, out);
+        // YAML caps implicit keys at 1024 characters; longer ones (never a
+        // Kubernetes name, but values may hold anything) use `? key`.
+        if out.len() - start > 1000 {
+            out.insert_str(start, "? ");
+            out.push('\n');
+            indent(out, width);
+        }
         out.push(':');
         write_child(value, width, out);
     }
@@ -301,6 +309,17 @@ mod tests {
             "v2.21.1",
         ] {
             assert_eq!(to_yaml(&json!({ "k": s })), format!("k: {s}\n"));
+        }
+    }
+
+    #[test]
+    fn keys_beyond_the_implicit_key_limit_are_explicit() {
+        let long = "k".repeat(2000);
+        let control = format!("te{}", "(\u{10}".repeat(600));
+        for key in [long.as_str(), control.as_str()] {
+            round_trip(&json!({ key: 1 }));
+            round_trip(&json!({ "outer": { key: {"a": [1]} } }));
+            round_trip(&json!([{ key: "v", "b": 2 }]));
         }
     }
 
