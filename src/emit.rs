@@ -41,7 +41,7 @@ fn write_map(map: &Map<String, Value>, width: usize, out: &mut String) {
             indent(out, width);
         }
         let start = out.len();
-        write_string(key, width, out);
+        write_key(key, out);
         // YAML caps implicit keys at 1024 characters; longer ones (never a
         // Kubernetes name, but values may hold anything) use `? key`.
         if out.len() - start > 1000 {
@@ -99,6 +99,19 @@ fn write_scalar(value: &Value, width: usize, out: &mut String) {
         Value::String(s) => write_string(s, width, out),
         Value::Object(_) => out.push_str("{}"),
         Value::Array(_) => out.push_str("[]"),
+    }
+}
+
+/// A mapping key: plain or quoted on one line (never a block scalar).
+fn write_key(key: &str, out: &mut String) {
+    if is_plain_safe(key) {
+        out.push_str(key);
+    } else if key.chars().all(|c| !c.is_control()) {
+        out.push('\'');
+        out.push_str(&key.replace('\'', "''"));
+        out.push('\'');
+    } else {
+        out.push_str(&serde_json::to_string(key).expect("strings serialize"));
     }
 }
 
@@ -316,7 +329,7 @@ mod tests {
     fn keys_beyond_the_implicit_key_limit_are_explicit() {
         let long = "k".repeat(2000);
         let control = format!("te{}", "(\u{10}".repeat(600));
-        for key in [long.as_str(), control.as_str()] {
+        for key in [long.as_str(), control.as_str(), "a\nb", "a\n", "\n"] {
             round_trip(&json!({ key: 1 }));
             round_trip(&json!({ "outer": { key: {"a": [1]} } }));
             round_trip(&json!([{ key: "v", "b": 2 }]));
