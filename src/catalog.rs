@@ -70,7 +70,12 @@ impl Kind {
 impl Catalog {
     /// The catalog compiled into this build.
     pub fn builtin() -> Catalog {
-        serde_yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
+        static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                serde_yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
+            })
+            .clone()
     }
 
     /// Webhook entries for every kind, in catalog order.

@@ -902,6 +902,21 @@ impl Checker {
     }
 }
 
+/// The model for `sources` without the schema check, or None when the
+/// values do not fit or break a rule. Rendering starts from it while the
+/// schema validator compiles; the output is used only once `Checker::check`
+/// accepts the same sources (it then yields the same model).
+pub fn unchecked_model(
+    sources: &[Source],
+    namespace: &str,
+    release: crate::model::Release,
+) -> Option<Model> {
+    let mut typed = merge_sources(sources).value;
+    integral_floats_to_integers(&mut typed);
+    let values: Values = serde_json::from_value(typed).ok()?;
+    Model::new(values, namespace, Catalog::builtin(), release).ok()
+}
+
 /// The keys the rules read.
 const RULE_KEYS: [&str; 4] = [
     "replicaCount",

@@ -389,3 +389,40 @@ fn github_format_prints_workflow_annotations() {
         "{stdout}"
     );
 }
+
+/// Profiles are rendered ahead of their schema check; an invalid one must
+/// still stop the render and leave nothing written. The affinity typo
+/// passes the typed model (Kubernetes types ignore unknown fields) and is
+/// caught only by the schema.
+#[test]
+fn an_invalid_profile_stops_render_and_writes_nothing() {
+    for (body, expected) in [
+        ("affinity:\n  nodeAffinty: {}\n", "affinity.nodeAffinty"),
+        (
+            "replicaCount: 2\nstrategy:\n  type: RollingUpdate\n",
+            "ha-requires-recreate",
+        ),
+        ("replicaCont: 2\n", "did you mean `replicaCount`"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let profiles = dir.path().join("profiles");
+        std::fs::create_dir(&profiles).unwrap();
+        std::fs::write(profiles.join("ha.yaml"), body).unwrap();
+        let out = dir.path().join("out");
+        let run = asogen(&[
+            "render",
+            "--out",
+            out.to_str().unwrap(),
+            "--profiles",
+            profiles.to_str().unwrap(),
+        ]);
+        assert_eq!(run.status.code(), Some(1), "{body}");
+        let err = text(&run.stderr);
+        assert!(
+            err.contains("ha.yaml") && err.contains(expected),
+            "{body}: {err}"
+        );
+        assert!(err.contains("nothing was written"), "{err}");
+        assert!(!out.exists(), "{body}: nothing written");
+    }
+}

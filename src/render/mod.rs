@@ -80,25 +80,6 @@ pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
     Ok(profiles)
 }
 
-/// Reads and validates one profile into a model.
-pub fn profile_model(checker: &Checker, profile: &Profile) -> Result<Model, RenderError> {
-    let source = load::read_source(&profile.path).map_err(|err| match err {
-        load::LoadError::Io(d) | load::LoadError::Invalid(d) => RenderError::InvalidProfile {
-            profile: profile.path.display().to_string(),
-            diagnostics: d,
-            sources: Vec::new(),
-        },
-    })?;
-    let sources = vec![source];
-    checker
-        .check(&sources, DEFAULT_NAMESPACE)
-        .map_err(|diagnostics| RenderError::InvalidProfile {
-            profile: profile.path.display().to_string(),
-            diagnostics,
-            sources: sources.clone(),
-        })
-}
-
 /// The install manifest text for a model: a header then every object.
 pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
     let mut objects = Vec::new();
@@ -137,53 +118,90 @@ pub fn deployment(model: &Model) -> Value {
 
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
-    let mut artifacts = Artifacts::new();
     let catalog = crate::catalog::Catalog::builtin();
-    // The chart and the profiles share nothing: render them on two cores.
-    let (chart, manifests) = std::thread::scope(|scope| {
+    let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
+        .into_iter()
+        .map(|profile| {
+            let sources = read_profile(&profile)?;
+            Ok((profile, sources))
+        })
+        .collect::<Result<_, RenderError>>()?;
+    std::thread::scope(|scope| {
+        // Three independent pieces of work: the chart; compiling the schema
+        // validator; and the profiles, rendered ahead of their validation
+        // and kept only if every profile then passes.
         let chart = scope.spawn(|| {
             let mut chart = Artifacts::new();
             helm::render_chart(&catalog, release, &mut chart).map(|()| chart)
         });
-        // Compiling the schema validator is the other big fixed cost.
-        let checker = Checker::for_release(release.clone());
-        let manifests = render_profiles(&checker, profiles_dir);
-        (
-            chart.join().expect("chart rendering does not panic"),
-            manifests,
-        )
-    });
-    artifacts.extend(chart?);
-    artifacts.extend(manifests?);
-    Ok(artifacts)
+        let checker = scope.spawn(|| Checker::for_release(release.clone()));
+        let ahead: Option<Vec<Model>> = profiles
+            .iter()
+            .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))
+            .collect();
+        let rendered_ahead = ahead
+            .as_ref()
+            .map(|models| render_models(&profiles, models));
+        let checker = checker.join().expect("compiling the schema does not panic");
+        let mut models = Vec::new();
+        for (profile, sources) in &profiles {
+            let model = checker
+                .check(sources, DEFAULT_NAMESPACE)
+                .map_err(|diagnostics| RenderError::InvalidProfile {
+                    profile: profile.path.display().to_string(),
+                    diagnostics,
+                    sources: sources.clone(),
+                })?;
+            models.push(model);
+        }
+        let manifests = match rendered_ahead {
+            Some(rendered) => rendered,
+            None => render_models(&profiles, &models),
+        };
+        let mut artifacts = chart.join().expect("chart rendering does not panic")?;
+        artifacts.extend(manifests);
+        Ok(artifacts)
+    })
 }
 
-/// The install manifests and the kustomize tree, from the profiles.
-fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, RenderError> {
-    // Every profile is checked before anything is written as text.
-    let mut built = Vec::new();
-    for profile in profiles(profiles_dir)? {
-        let model = profile_model(checker, &profile)?;
-        let header = format!(
-            "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
-            helm::GENERATED_BY,
-            profile.name,
-            model.namespace
-        );
-        let mut objects = vec![objects::namespace(&model, objects::ASOGEN)];
-        objects.extend(objects::objects(&model, objects::ASOGEN));
-        built.push((profile.name, header, objects));
-    }
+fn read_profile(profile: &Profile) -> Result<Vec<load::Source>, RenderError> {
+    let source = load::read_source(&profile.path).map_err(|err| match err {
+        load::LoadError::Io(d) | load::LoadError::Invalid(d) => RenderError::InvalidProfile {
+            profile: profile.path.display().to_string(),
+            diagnostics: d,
+            sources: Vec::new(),
+        },
+    })?;
+    Ok(vec![source])
+}
+
+/// The install manifests and the kustomize tree, from the profiles' models.
+fn render_models(profiles: &[(Profile, Vec<load::Source>)], models: &[Model]) -> Artifacts {
+    let built: Vec<(&str, String, Vec<Value>)> = profiles
+        .iter()
+        .zip(models)
+        .map(|((profile, _), model)| {
+            let header = format!(
+                "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
+                helm::GENERATED_BY,
+                profile.name,
+                model.namespace
+            );
+            let mut objects = vec![objects::namespace(model, objects::ASOGEN)];
+            objects.extend(objects::objects(model, objects::ASOGEN));
+            (profile.name.as_str(), header, objects)
+        })
+        .collect();
     let base = &built
         .iter()
-        .find(|(name, _, _)| name == BASE_PROFILE)
+        .find(|(name, _, _)| *name == BASE_PROFILE)
         .expect("profiles() requires the base profile")
         .2;
     std::thread::scope(|scope| {
         // The components (JSON patches against the base) on one core...
         let components = scope.spawn(|| {
             let mut artifacts = Artifacts::new();
-            for (name, _, objects) in built.iter().filter(|(name, _, _)| name != BASE_PROFILE) {
+            for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
                 kustomize::render_component(name, base, objects, &mut artifacts);
             }
             artifacts
@@ -197,7 +215,7 @@ fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, 
                 format!("manifests/{name}.yaml"),
                 stream_texts(&texts, header),
             );
-            if name == BASE_PROFILE {
+            if *name == BASE_PROFILE {
                 kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
             }
         }
@@ -206,7 +224,7 @@ fn render_profiles(checker: &Checker, profiles_dir: &Path) -> Result<Artifacts, 
                 .join()
                 .expect("kustomize rendering does not panic"),
         );
-        Ok(artifacts)
+        artifacts
     })
 }
 
