@@ -106,13 +106,40 @@ fn write_scalar(value: &Value, width: usize, out: &mut String) {
 fn write_key(key: &str, out: &mut String) {
     if is_plain_safe(key) {
         out.push_str(key);
-    } else if key.chars().all(|c| !c.is_control()) {
+    } else if key.chars().all(|c| c != '\t' && printable(c)) {
         out.push('\'');
         out.push_str(&key.replace('\'', "''"));
         out.push('\'');
     } else {
-        out.push_str(&serde_json::to_string(key).expect("strings serialize"));
+        write_double_quoted(key, out);
     }
+}
+
+/// Characters YAML allows in a document as they are (the `c-printable`
+/// set, less tab and line breaks, which callers handle).
+fn printable(c: char) -> bool {
+    matches!(c, '\u{20}'..='\u{7e}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+        && c != '\u{feff}'
+}
+
+/// A double-quoted scalar with every non-printable character escaped
+/// (JSON's escaping is not enough: it leaves DEL and C1 controls raw).
+fn write_double_quoted(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if printable(c) => out.push(c),
+            c if (c as u32) <= 0xff => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
 }
 
 fn write_string(s: &str, width: usize, out: &mut String) {
@@ -120,13 +147,12 @@ fn write_string(s: &str, width: usize, out: &mut String) {
         out.push_str(s);
     } else if s.contains('\n') && literal_block_safe(s) {
         write_literal(s, width, out);
-    } else if s.chars().all(|c| !c.is_control()) {
+    } else if s.chars().all(|c| c != '\t' && printable(c)) {
         out.push('\'');
         out.push_str(&s.replace('\'', "''"));
         out.push('\'');
     } else {
-        // A JSON string is a valid YAML double-quoted scalar.
-        out.push_str(&serde_json::to_string(s).expect("strings serialize"));
+        write_double_quoted(s, out);
     }
 }
 
@@ -160,7 +186,7 @@ fn write_literal(s: &str, width: usize, out: &mut String) {
 /// indicator) and cannot hold control characters or trailing spaces.
 fn literal_block_safe(s: &str) -> bool {
     !s.starts_with([' ', '\n'])
-        && s.chars().all(|c| c == '\n' || !c.is_control())
+        && s.chars().all(|c| c == '\n' || printable(c))
         && s.split('\n').all(|line| !line.ends_with([' ', '\t']))
 }
 
@@ -204,7 +230,7 @@ fn is_plain_safe(s: &str) -> bool {
             _ => {}
         }
     }
-    if !ascii && s.chars().any(|c| c.is_control() || c == '\u{feff}') {
+    if !ascii && !s.chars().all(printable) {
         return false;
     }
     !looks_like_number_or_date(s)
@@ -329,7 +355,18 @@ mod tests {
     fn keys_beyond_the_implicit_key_limit_are_explicit() {
         let long = "k".repeat(2000);
         let control = format!("te{}", "(\u{10}".repeat(600));
-        for key in [long.as_str(), control.as_str(), "a\nb", "a\n", "\n"] {
+        for key in [
+            long.as_str(),
+            control.as_str(),
+            "a\nb",
+            "a\n",
+            "\n",
+            "\u{7f}",
+            "\u{85}x",
+            "\u{ffff}",
+            "\u{feff}",
+            "a\tb",
+        ] {
             round_trip(&json!({ key: 1 }));
             round_trip(&json!({ "outer": { key: {"a": [1]} } }));
             round_trip(&json!([{ key: "v", "b": 2 }]));
