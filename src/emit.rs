@@ -119,7 +119,8 @@ fn write_key(key: &str, out: &mut String) {
 /// set, less tab and line breaks, which callers handle).
 fn printable(c: char) -> bool {
     matches!(c, '\u{20}'..='\u{7e}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
-        && c != '\u{feff}'
+        // BOM, and the line and paragraph separators YAML 1.1 reads as line breaks.
+        && !matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}')
 }
 
 /// A double-quoted scalar with every non-printable character escaped
