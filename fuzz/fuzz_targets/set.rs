@@ -1,0 +1,47 @@
+//! `--set` assignments: each input line is one `--set` argument, split on
+//! commas as the CLI does, turned into sources and checked. Must never panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+
+/// The CLI's split (`load::split_set`, private): a part without `=`
+/// continues the previous value.
+fn split_set(set: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in set.split(',') {
+        match out.last_mut() {
+            Some(last) if !part.contains('=') => {
+                last.push(',');
+                last.push_str(part);
+            }
+            _ => out.push(part.to_string()),
+        }
+    }
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let mut sources = Vec::new();
+    let mut invalid = Vec::new();
+    for set in text.split('\n').take(16) {
+        for assignment in split_set(set) {
+            match asogen::load::set_source(&assignment) {
+                Ok(source) => sources.push(source),
+                Err(err) => invalid.extend(common::load_error(err)),
+            }
+        }
+    }
+    if !invalid.is_empty() {
+        common::format_all(&invalid, &common::source_lookup(&sources, None));
+        return;
+    }
+    if let Err(diagnostics) = common::checker().check(&sources, "azureserviceoperator-system") {
+        common::format_all(&diagnostics, &common::source_lookup(&sources, None));
+    }
+});
