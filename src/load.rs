@@ -1008,8 +1008,9 @@ pub fn read_sources(
     Ok(sources)
 }
 
-/// Helm's `--set a=1,b=2` holds several assignments.
-fn split_set(set: &str) -> Vec<String> {
+/// Helm's `--set a=1,b=2` holds several assignments: splits them (a part
+/// without `=` continues the previous value).
+pub fn split_set(set: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for part in set.split(',') {
         match out.last_mut() {

@@ -7,22 +7,6 @@ use libfuzzer_sys::fuzz_target;
 #[path = "common.rs"]
 mod common;
 
-/// The CLI's split (`load::split_set`, private): a part without `=`
-/// continues the previous value.
-fn split_set(set: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in set.split(',') {
-        match out.last_mut() {
-            Some(last) if !part.contains('=') => {
-                last.push(',');
-                last.push_str(part);
-            }
-            _ => out.push(part.to_string()),
-        }
-    }
-    out
-}
-
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -30,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let mut sources = Vec::new();
     let mut invalid = Vec::new();
     for set in text.split('\n').take(16) {
-        for assignment in split_set(set) {
+        for assignment in asogen::load::split_set(set) {
             match asogen::load::set_source(&assignment) {
                 Ok(source) => sources.push(source),
                 Err(err) => invalid.extend(common::load_error(err)),
