@@ -359,6 +359,12 @@ fn load_or_report(values: &[PathBuf], set: &[String]) -> Result<Vec<load::Source
     }
 }
 
+/// The checker for values checked once: it compiles only the part of the
+/// schema they write (fleet commands compile the whole schema once instead).
+fn one_shot_checker(sources: &[load::Source]) -> Checker {
+    Checker::for_sources(crate::model::Release::default(), sources)
+}
+
 fn template_command(
     values: &[PathBuf],
     set: &[String],
@@ -369,7 +375,7 @@ fn template_command(
         Ok(sources) => sources,
         Err(code) => return code,
     };
-    match Checker::new().check(&sources, namespace) {
+    match one_shot_checker(&sources).check(&sources, namespace) {
         Ok(model) => {
             print!("{}", render::manifest(&model, create_namespace, ""));
             EXIT_OK
@@ -385,7 +391,7 @@ fn validate_command(values: &[PathBuf], set: &[String], format: Format) -> u8 {
     let (diagnostics, sources, code) = match load::read_sources(values, set) {
         Err(LoadError::Io(d)) => (d, Vec::new(), EXIT_USAGE),
         Err(LoadError::Invalid(d)) => (d, Vec::new(), EXIT_FAILED),
-        Ok(sources) => match Checker::new().check(&sources, DEFAULT_NAMESPACE) {
+        Ok(sources) => match one_shot_checker(&sources).check(&sources, DEFAULT_NAMESPACE) {
             Ok(_) => (Vec::new(), sources, EXIT_OK),
             Err(d) => (d, sources, EXIT_FAILED),
         },
@@ -440,7 +446,7 @@ fn upgrade_check_command(
         Ok(sources) => sources,
         Err(code) => return code,
     };
-    let model = match Checker::new().check(&sources, &live.namespace) {
+    let model = match one_shot_checker(&sources).check(&sources, &live.namespace) {
         Ok(model) => model,
         Err(diagnostics) => {
             eprintln!("error: the values are refused, so there is nothing to upgrade to");

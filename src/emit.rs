@@ -213,7 +213,26 @@ fn is_plain_safe(s: &str) -> bool {
     // Indicators may not start a plain scalar; `-`, `?` and `:` may when a
     // non-space follows, but quoting them too keeps the rule simple except
     // for `-` (command-line flags are common and unambiguous).
-    if b"?:,[]{}#&*!|>'\"%@`".contains(&first) {
+    if matches!(
+        first,
+        b'?' | b':'
+            | b','
+            | b'['
+            | b']'
+            | b'{'
+            | b'}'
+            | b'#'
+            | b'&'
+            | b'*'
+            | b'!'
+            | b'|'
+            | b'>'
+            | b'\''
+            | b'"'
+            | b'%'
+            | b'@'
+            | b'`'
+    ) {
         return false;
     }
     if first == b'-' && (s.len() == 1 || matches!(bytes[1], b' ' | b'-') && s.len() <= 3) {
@@ -222,14 +241,16 @@ fn is_plain_safe(s: &str) -> bool {
     // One pass: `: ` and ` #` (a value and a comment), tabs and control
     // characters (ASCII here; other characters are checked below).
     let mut ascii = true;
-    for (index, &byte) in bytes.iter().enumerate() {
+    let mut previous = 0;
+    for &byte in bytes {
         match byte {
-            b':' if bytes.get(index + 1) == Some(&b' ') => return false,
-            b'#' if index > 0 && bytes[index - 1] == b' ' => return false,
+            b' ' if previous == b':' => return false,
+            b'#' if previous == b' ' => return false,
             0..=0x1f | 0x7f => return false,
             0x80.. => ascii = false,
             _ => {}
         }
+        previous = byte;
     }
     if !ascii && !s.chars().all(printable) {
         return false;

@@ -851,12 +851,36 @@ impl Checker {
 
     /// A checker whose models render the given release's versions.
     pub fn for_release(release: crate::model::Release) -> Checker {
-        let schema = schema::structural_schema_ref();
-        let validator =
-            jsonschema::draft7::new(schema).expect("the generated schema is valid draft-07");
+        Self::with_schema(release, schema::structural_schema_ref())
+    }
+
+    /// A checker for the given values only, for one-shot commands: its
+    /// validator covers just the top-level keys they write, so it compiles
+    /// several times faster than the whole schema and reports the same
+    /// errors for them (see [`schema::structural_schema_for_keys`]). Checks
+    /// of other values are not meaningful; use [`Checker::new`] for those.
+    pub fn for_sources<'s>(
+        release: crate::model::Release,
+        sources: impl IntoIterator<Item = &'s Source>,
+    ) -> Checker {
+        let mut written = Vec::new();
+        for source in sources {
+            match &source.document.value {
+                Value::Object(map) => written.extend(map.keys().map(String::as_str)),
+                Value::Null => {}
+                // Not a mapping: the full schema reports it.
+                _ => return Self::for_release(release),
+            }
+        }
+        Self::with_schema(release, &schema::structural_schema_for_keys(written))
+    }
+
+    fn with_schema(release: crate::model::Release, validated_against: &Value) -> Checker {
+        let validator = jsonschema::draft7::new(validated_against)
+            .expect("the generated schema is valid draft-07");
         Checker {
             release,
-            schema,
+            schema: schema::structural_schema_ref(),
             validator,
             catalog: Catalog::builtin(),
         }

@@ -36,6 +36,89 @@ fn build_structural_schema() -> Value {
     schema
 }
 
+/// The structural schema narrowed to the top-level keys in `written`: every
+/// other top-level value gets the schema `true`, and only the definitions
+/// still referenced are kept.
+///
+/// Validating merged values (chart defaults, then the user's) against it
+/// gives the same errors as the full schema, because the keywords at the
+/// root (`properties`, `additionalProperties`) judge each key on its own and
+/// a key nobody wrote holds the chart default, which the full schema
+/// accepts (tested). It compiles in a fraction of the time when a values
+/// file sets a few keys, which is the common case: a profile sets two.
+pub fn structural_schema_for_keys<'a>(written: impl IntoIterator<Item = &'a str>) -> Value {
+    let full = structural_schema_ref();
+    let written: std::collections::BTreeSet<&str> = written.into_iter().collect();
+    let mut narrowed = Map::new();
+    for (keyword, value) in full.as_object().expect("root schema is an object") {
+        match keyword.as_str() {
+            "properties" => {
+                let properties = value
+                    .as_object()
+                    .expect("properties is an object")
+                    .iter()
+                    .map(|(key, schema)| {
+                        let schema = if written.contains(key.as_str()) {
+                            schema.clone()
+                        } else {
+                            Value::Bool(true)
+                        };
+                        (key.clone(), schema)
+                    })
+                    .collect();
+                narrowed.insert(keyword.clone(), Value::Object(properties));
+            }
+            "definitions" => {}
+            _ => {
+                narrowed.insert(keyword.clone(), value.clone());
+            }
+        }
+    }
+    let mut narrowed = Value::Object(narrowed);
+    let definitions = referenced_definitions(full, &narrowed);
+    if !definitions.is_empty() {
+        narrowed["definitions"] = Value::Object(definitions);
+    }
+    narrowed
+}
+
+/// The `#/definitions/...` entries of `full` that `node` reaches, directly
+/// or through other definitions.
+fn referenced_definitions(full: &Value, node: &Value) -> Map<String, Value> {
+    fn refs<'v>(value: &'v Value, found: &mut Vec<&'v str>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    match (key.as_str(), child) {
+                        ("$ref", Value::String(target)) => {
+                            if let Some(name) = target.strip_prefix("#/definitions/") {
+                                found.push(name);
+                            }
+                        }
+                        _ => refs(child, found),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|item| refs(item, found)),
+            _ => {}
+        }
+    }
+    let all = full.get("definitions").and_then(Value::as_object);
+    let mut kept = Map::new();
+    let mut pending = Vec::new();
+    refs(node, &mut pending);
+    while let Some(name) = pending.pop() {
+        if kept.contains_key(name) {
+            continue;
+        }
+        if let Some(definition) = all.and_then(|all| all.get(name)) {
+            refs(definition, &mut pending);
+            kept.insert(name.to_string(), definition.clone());
+        }
+    }
+    kept
+}
+
 /// The schema the chart ships: shapes plus every rule.
 pub fn published_schema() -> Value {
     let mut schema = structural_schema();
@@ -43,9 +126,43 @@ pub fn published_schema() -> Value {
     schema
 }
 
-/// The published schema as the bytes written to `values.schema.json`.
+/// The published schema as the bytes written to `values.schema.json`:
+/// the same document as [`published_schema`], serialized straight from the
+/// shared structural schema instead of from a copy of it.
 pub fn published_schema_text() -> String {
-    serde_json::to_string_pretty(&published_schema()).expect("schema serializes") + "\n"
+    struct Published<'a> {
+        structural: &'a Map<String, Value>,
+        rules: Value,
+    }
+    impl serde::Serialize for Published<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            use serde::ser::SerializeMap;
+            let draft = json!(DRAFT_07);
+            let mut map = serializer.serialize_map(None)?;
+            // In the order `add_rules` leaves: `$schema` keeps its place
+            // (or comes last), then the rules.
+            for (keyword, value) in self.structural {
+                match keyword.as_str() {
+                    "$schema" => map.serialize_entry(keyword, &draft)?,
+                    _ => map.serialize_entry(keyword, value)?,
+                }
+            }
+            if !self.structural.contains_key("$schema") {
+                map.serialize_entry("$schema", &draft)?;
+            }
+            map.serialize_entry("allOf", &self.rules)?;
+            map.end()
+        }
+    }
+    let structural = structural_schema_ref()
+        .as_object()
+        .expect("root schema is an object");
+    debug_assert!(!structural.contains_key("allOf"), "rules would replace it");
+    let published = Published {
+        structural,
+        rules: Value::Array(rules::schema_rules()),
+    };
+    serde_json::to_string_pretty(&published).expect("schema serializes") + "\n"
 }
 
 /// Visits every schema object (depth first).
@@ -190,6 +307,12 @@ mod tests {
         }
         assert_eq!(schema["additionalProperties"], json!(false));
         assert!(schema["properties"]["global"].is_object());
+    }
+
+    #[test]
+    fn the_published_text_is_the_published_schema_byte_for_byte() {
+        let copied = serde_json::to_string_pretty(&published_schema()).unwrap() + "\n";
+        assert_eq!(published_schema_text(), copied);
     }
 
     #[test]
