@@ -4,7 +4,10 @@
 pub mod helm;
 pub mod kustomize;
 pub mod objects;
+pub mod output;
 pub mod values_doc;
+
+pub use output::{Staging, differences, write_atomically};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -118,6 +121,19 @@ pub fn deployment(model: &Model) -> Value {
 
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
+    render_all_into(profiles_dir, release, &|_: &Artifacts| {})
+}
+
+/// Every artifact, rendered in memory; each group of files is also handed
+/// to `ready` as soon as it is rendered, from the thread that rendered it,
+/// so writing can overlap rendering. Files are handed over before the
+/// profiles are validated: a caller that writes them must discard them when
+/// this returns an error (a [`Staging`] folder does).
+pub fn render_all_into(
+    profiles_dir: &Path,
+    release: &Release,
+    ready: &(dyn Fn(&Artifacts) + Sync),
+) -> Result<Artifacts, RenderError> {
     let catalog = crate::catalog::Catalog::builtin();
     let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
         .into_iter()
@@ -132,7 +148,9 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
         // and kept only if every profile then passes.
         let chart = scope.spawn(|| {
             let mut chart = Artifacts::new();
-            helm::render_chart(&catalog, release, &mut chart).map(|()| chart)
+            helm::render_chart(&catalog, release, &mut chart)?;
+            ready(&chart);
+            Ok::<_, RenderError>(chart)
         });
         let checker = scope.spawn(|| {
             Checker::for_sources(
@@ -146,7 +164,7 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
             .collect();
         let rendered_ahead = ahead
             .as_ref()
-            .map(|models| render_models(&profiles, models));
+            .map(|models| render_models(&profiles, models, ready));
         let checker = checker.join().expect("compiling the schema does not panic");
         let mut models = Vec::new();
         for (profile, sources) in &profiles {
@@ -161,7 +179,7 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
         }
         let manifests = match rendered_ahead {
             Some(rendered) => rendered,
-            None => render_models(&profiles, &models),
+            None => render_models(&profiles, &models, ready),
         };
         let mut artifacts = chart.join().expect("chart rendering does not panic")?;
         artifacts.extend(manifests);
@@ -181,7 +199,11 @@ fn read_profile(profile: &Profile) -> Result<Vec<load::Source>, RenderError> {
 }
 
 /// The install manifests and the kustomize tree, from the profiles' models.
-fn render_models(profiles: &[(Profile, Vec<load::Source>)], models: &[Model]) -> Artifacts {
+fn render_models(
+    profiles: &[(Profile, Vec<load::Source>)],
+    models: &[Model],
+    ready: &(dyn Fn(&Artifacts) + Sync),
+) -> Artifacts {
     let built: Vec<(&str, String, Vec<Value>)> = profiles
         .iter()
         .zip(models)
@@ -209,6 +231,7 @@ fn render_models(profiles: &[(Profile, Vec<load::Source>)], models: &[Model]) ->
             for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
                 kustomize::render_component(name, base, objects, &mut artifacts);
             }
+            ready(&artifacts);
             artifacts
         });
         // ...the manifests and the base on the other: one set of objects,
@@ -224,6 +247,7 @@ fn render_models(profiles: &[(Profile, Vec<load::Source>)], models: &[Model]) ->
                 kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
             }
         }
+        ready(&artifacts);
         artifacts.extend(
             components
                 .join()
@@ -231,166 +255,4 @@ fn render_models(profiles: &[(Profile, Vec<load::Source>)], models: &[Model]) ->
         );
         artifacts
     })
-}
-
-/// Whether `out` holds exactly `artifacts`, byte for byte, and nothing else.
-fn tree_matches<C: AsRef<[u8]>>(out: &Path, artifacts: &BTreeMap<String, C>) -> bool {
-    fn count_files(dir: &Path) -> Option<usize> {
-        let mut count = 0;
-        for entry in std::fs::read_dir(dir).ok()? {
-            let entry = entry.ok()?;
-            let kind = entry.file_type().ok()?;
-            if kind.is_dir() {
-                count += count_files(&entry.path())?;
-            } else {
-                count += 1;
-            }
-        }
-        Some(count)
-    }
-    out.is_dir()
-        && count_files(out) == Some(artifacts.len())
-        && artifacts.iter().all(|(path, contents)| {
-            std::fs::read(out.join(path)).is_ok_and(|bytes| bytes == contents.as_ref())
-        })
-}
-
-/// Files that differ between `artifacts` and the folder `out`.
-pub fn differences(
-    out: &Path,
-    artifacts: &Artifacts,
-) -> Vec<(String, Option<String>, Option<String>)> {
-    let mut found = BTreeMap::new();
-    collect_files(out, out, &mut found);
-    let mut diffs = Vec::new();
-    for (path, want) in artifacts {
-        match found.remove(path) {
-            Some(have) if &have == want => {}
-            have => diffs.push((path.clone(), have, Some(want.clone()))),
-        }
-    }
-    for (path, have) in found {
-        diffs.push((path, Some(have), None));
-    }
-    diffs
-}
-
-fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            collect_files(root, &path, found);
-        } else if let Ok(relative) = path.strip_prefix(root) {
-            let text = std::fs::read(&path)
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            found.insert(relative.to_string_lossy().replace('\\', "/"), text);
-        }
-    }
-}
-
-/// Writes every file under `root` (its folders exist) on two threads.
-/// Creating a file locks its folder, so the files are split by folder:
-/// creating files is most of the cost of writing a tree this small.
-fn write_files_in_parallel<C: AsRef<[u8]> + Sync>(
-    root: &Path,
-    artifacts: &BTreeMap<String, C>,
-) -> std::io::Result<()> {
-    let mut by_folder: BTreeMap<&str, Vec<(&String, &C)>> = BTreeMap::new();
-    for (path, contents) in artifacts {
-        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-        by_folder.entry(folder).or_default().push((path, contents));
-    }
-    // Largest folders first, each to the lighter of two halves.
-    let mut folders: Vec<_> = by_folder.into_values().collect();
-    folders.sort_by_key(|files| std::cmp::Reverse(files.len()));
-    let (mut first, mut second) = (Vec::new(), Vec::new());
-    for files in folders {
-        if first.len() <= second.len() {
-            first.extend(files);
-        } else {
-            second.extend(files);
-        }
-    }
-    let write = |files: Vec<(&String, &C)>| -> std::io::Result<()> {
-        for (path, contents) in files {
-            std::fs::write(root.join(path), contents)?;
-        }
-        Ok(())
-    };
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| write(second));
-        let here = write(first);
-        let other = other.join().expect("writing files does not panic");
-        here.and(other)
-    })
-}
-
-/// Writes `artifacts` as the whole content of `out`, atomically: the new
-/// tree is written beside it and swapped in by renames, so a failure
-/// leaves the old tree as it was. A lock file serialises concurrent renders.
-/// Returns false when `out` already held exactly these files (nothing is
-/// written then, so an up-to-date tree keeps its timestamps).
-pub fn write_atomically<C: AsRef<[u8]> + Sync>(
-    out: &Path,
-    artifacts: &BTreeMap<String, C>,
-) -> std::io::Result<bool> {
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = out
-        .file_name()
-        .ok_or_else(|| std::io::Error::other(format!("{} is not a folder name", out.display())))?
-        .to_string_lossy()
-        .to_string();
-    if out.exists() && !out.is_dir() {
-        return Err(std::io::Error::other(format!(
-            "{} exists and is not a folder",
-            out.display()
-        )));
-    }
-    std::fs::create_dir_all(&parent)?;
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(parent.join(format!(".{name}.lock")))?;
-    lock.lock()?;
-    let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
-    let retired = parent.join(format!(".{name}.old-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    if tree_matches(out, artifacts) {
-        return Ok(false);
-    }
-    let result = (|| {
-        let folders: std::collections::BTreeSet<PathBuf> = artifacts
-            .keys()
-            .filter_map(|path| staging.join(path).parent().map(Path::to_path_buf))
-            .collect();
-        for folder in &folders {
-            std::fs::create_dir_all(folder)?;
-        }
-        write_files_in_parallel(&staging, artifacts)?;
-        if out.exists() {
-            std::fs::rename(out, &retired)?;
-        }
-        if let Err(err) = std::fs::rename(&staging, out) {
-            // Put the old tree back before reporting.
-            if retired.exists() {
-                let _ = std::fs::rename(&retired, out);
-            }
-            return Err(err);
-        }
-        let _ = std::fs::remove_dir_all(&retired);
-        Ok(true)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
-    }
-    // The lock file stays: removing it would race with a waiting render.
-    result
 }
