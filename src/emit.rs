@@ -197,6 +197,19 @@ const RESERVED: [&str; 22] = [
     "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
 ];
 
+/// ASCII bytes that cannot change how a plain scalar reads, wherever they
+/// stand after its first character: not space, `:` or `#` (`: ` and ` #`
+/// end a value), not a control character, DEL or a non-ASCII byte.
+const PLAIN_ANYWHERE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0x21;
+    while byte < 0x7f {
+        table[byte] = !matches!(byte as u8, b':' | b'#');
+        byte += 1;
+    }
+    table
+};
+
 fn is_plain_safe(s: &str) -> bool {
     let bytes = s.as_bytes();
     let Some(&first) = bytes.first() else {
@@ -237,6 +250,11 @@ fn is_plain_safe(s: &str) -> bool {
     }
     if first == b'-' && (s.len() == 1 || matches!(bytes[1], b' ' | b'-') && s.len() <= 3) {
         return false;
+    }
+    // Most scalars (names, labels, paths) hold only letters, digits and
+    // punctuation that can never matter here: one cheap pass settles them.
+    if bytes.iter().all(|&byte| PLAIN_ANYWHERE[usize::from(byte)]) {
+        return !looks_like_number_or_date(s);
     }
     // One pass: `: ` and ` #` (a value and a comment), tabs and control
     // characters (ASCII here; other characters are checked below).

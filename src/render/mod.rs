@@ -237,8 +237,17 @@ fn render_models(
         // ...the manifests and the base on the other: one set of objects,
         // each written as YAML once, feeds both.
         let mut artifacts = Artifacts::new();
+        let base_texts: Vec<String> = base.iter().map(crate::emit::to_yaml).collect();
         for (name, header, objects) in &built {
-            let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+            // Most objects are the same in every profile: reuse the base's
+            // text for those (comparing is cheaper than writing YAML).
+            let texts: Vec<String> = objects
+                .iter()
+                .map(|object| match base.iter().position(|b| b == object) {
+                    Some(index) => base_texts[index].clone(),
+                    None => crate::emit::to_yaml(object),
+                })
+                .collect();
             artifacts.insert(
                 format!("manifests/{name}.yaml"),
                 stream_texts(&texts, header),
