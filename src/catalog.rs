@@ -12,6 +12,10 @@ pub const CATALOG_YAML: &str = include_str!("../values/catalog.yaml");
 pub struct Catalog {
     /// Groups, in the order of the file (kept sorted by the test below).
     pub groups: Vec<Group>,
+    /// The webhook entries, derived once (every profile and the chart use
+    /// them).
+    #[serde(skip)]
+    webhooks: std::sync::OnceLock<Vec<WebhookEntry>>,
 }
 
 /// One API group.
@@ -78,8 +82,20 @@ impl Catalog {
             .clone()
     }
 
+    /// A catalog of these groups.
+    pub fn new(groups: Vec<Group>) -> Catalog {
+        Catalog {
+            groups,
+            webhooks: std::sync::OnceLock::new(),
+        }
+    }
+
     /// Webhook entries for every kind, in catalog order.
-    pub fn webhooks(&self) -> Vec<WebhookEntry> {
+    pub fn webhooks(&self) -> &[WebhookEntry] {
+        self.webhooks.get_or_init(|| self.derive_webhooks())
+    }
+
+    fn derive_webhooks(&self) -> Vec<WebhookEntry> {
         self.groups
             .iter()
             .flat_map(|group| {
@@ -112,7 +128,7 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(groups, sorted, "groups must be sorted and unique");
-        let names: Vec<_> = catalog.webhooks().into_iter().map(|w| w.name).collect();
+        let names: Vec<_> = catalog.webhooks().iter().map(|w| w.name.clone()).collect();
         let mut unique = names.clone();
         unique.sort();
         unique.dedup();
@@ -124,7 +140,7 @@ mod tests {
         let catalog = Catalog::builtin();
         let rg = catalog
             .webhooks()
-            .into_iter()
+            .iter()
             .find(|w| w.group == "resources.azure.com")
             .unwrap();
         assert_eq!(rg.name, "v1api20200601.resourcegroups.resources.azure.com");
