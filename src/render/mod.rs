@@ -134,30 +134,30 @@ pub fn render_all_into(
     release: &Release,
     ready: &(dyn Fn(&Artifacts) + Sync),
 ) -> Result<Artifacts, RenderError> {
-    let catalog = crate::catalog::Catalog::builtin();
-    let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
-        .into_iter()
-        .map(|profile| {
-            let sources = read_profile(&profile)?;
-            Ok((profile, sources))
-        })
-        .collect::<Result<_, RenderError>>()?;
     std::thread::scope(|scope| {
-        // Three independent pieces of work: the chart; compiling the schema
+        // Three independent pieces of work: the chart, which needs nothing
+        // from the profiles and so starts first; compiling the schema
         // validator; and the profiles, rendered ahead of their validation
         // and kept only if every profile then passes.
         let chart = scope.spawn(|| {
+            let catalog = crate::catalog::Catalog::builtin();
             let mut chart = Artifacts::new();
             helm::render_chart(&catalog, release, &mut chart)?;
             ready(&chart);
             Ok::<_, RenderError>(chart)
         });
-        let checker = scope.spawn(|| {
-            Checker::for_sources(
-                release.clone(),
-                profiles.iter().flat_map(|(_, sources)| sources),
-            )
-        });
+        let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
+            .into_iter()
+            .map(|profile| {
+                let sources = read_profile(&profile)?;
+                Ok((profile, sources))
+            })
+            .collect::<Result<_, RenderError>>()?;
+        let sources: Vec<load::Source> = profiles
+            .iter()
+            .flat_map(|(_, sources)| sources.iter().cloned())
+            .collect();
+        let checker = scope.spawn(move || Checker::for_sources(release.clone(), &sources));
         let ahead: Option<Vec<Model>> = profiles
             .iter()
             .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))

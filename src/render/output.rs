@@ -74,8 +74,8 @@ fn collect_files(root: &Path, dir: &Path, found: &mut BTreeMap<String, String>) 
 
 /// A tree being written beside `out`, to replace it in one step.
 ///
-/// While a `Staging` lives it holds the lock of `out` (a lock file beside
-/// it), so concurrent writers take turns. Dropping it without
+/// While a `Staging` lives it holds the lock of `out`'s parent folder, so
+/// concurrent writers take turns. Dropping it without
 /// [`Staging::commit`] removes what was staged and leaves `out` untouched.
 pub struct Staging {
     out: PathBuf,
@@ -107,14 +107,7 @@ impl Staging {
             )));
         }
         std::fs::create_dir_all(&parent)?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(parent.join(format!(".{name}.lock")))?;
-        lock.lock()?;
-        // The lock file stays afterwards: removing it would race with a
-        // writer waiting for it.
+        let lock = lock_folder(&parent, &name)?;
         let dir = parent.join(format!(".{name}.new-{}", std::process::id()));
         let retired = parent.join(format!(".{name}.old-{}", std::process::id()));
         // Left over by a writer that was killed with this process id.
@@ -226,6 +219,23 @@ impl Drop for Staging {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// Locks `parent` for writing its child `name`: the folder itself where it
+/// can be opened (Unix), which leaves nothing behind; otherwise a lock file
+/// beside the output, which stays (removing it would race with a writer
+/// waiting for it).
+fn lock_folder(parent: &Path, name: &str) -> io::Result<File> {
+    let lock = match File::open(parent) {
+        Ok(folder) => folder,
+        Err(_) => std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(parent.join(format!(".{name}.lock")))?,
+    };
+    lock.lock()?;
+    Ok(lock)
 }
 
 /// Writes `artifacts` as the whole content of `out`, atomically (see
