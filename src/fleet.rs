@@ -35,7 +35,7 @@ pub fn parallel_map<T: Sync, R: Send>(
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                scope.spawn(|| {
+                crate::render::spawn_for_result(scope, || {
                     let mut done = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
@@ -49,7 +49,7 @@ pub fn parallel_map<T: Sync, R: Send>(
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("fleet workers do not panic"))
+            .flat_map(|h| h.recv().expect("fleet workers do not panic"))
             .collect()
     });
     results.sort_by_key(|(index, _)| *index);

@@ -119,6 +119,22 @@ pub fn deployment(model: &Model) -> Value {
         .expect("every install has the controller Deployment")
 }
 
+/// Runs `work` on a thread of `scope` and returns where its result will
+/// arrive. Receiving the result does not wait for the thread's own
+/// teardown (its allocator heap and stack are released after it sends),
+/// which joining it would; the scope still waits for the work itself.
+pub(crate) fn spawn_for_result<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> std::sync::mpsc::Receiver<T> {
+    let (send, receive) = std::sync::mpsc::sync_channel(1);
+    scope.spawn(move || {
+        // The receiver is alive until the result arrives.
+        let _ = send.send(work());
+    });
+    receive
+}
+
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
     render_all_into(profiles_dir, release, &|_: &Artifacts| {})
@@ -139,7 +155,7 @@ pub fn render_all_into(
         // from the profiles and so starts first; compiling the schema
         // validator; and the profiles, rendered ahead of their validation
         // and kept only if every profile then passes.
-        let chart = scope.spawn(|| {
+        let chart = spawn_for_result(scope, || {
             let catalog = crate::catalog::Catalog::builtin();
             let mut chart = Artifacts::new();
             helm::render_chart(&catalog, release, &mut chart)?;
@@ -157,7 +173,9 @@ pub fn render_all_into(
             .iter()
             .flat_map(|(_, sources)| sources.iter().cloned())
             .collect();
-        let checker = scope.spawn(move || Checker::for_sources(release.clone(), &sources));
+        let checker = spawn_for_result(scope, move || {
+            Checker::for_sources(release.clone(), &sources)
+        });
         let ahead: Option<Vec<Model>> = profiles
             .iter()
             .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))
@@ -165,7 +183,7 @@ pub fn render_all_into(
         let rendered_ahead = ahead
             .as_ref()
             .map(|models| render_models(&profiles, models, ready));
-        let checker = checker.join().expect("compiling the schema does not panic");
+        let checker = checker.recv().expect("compiling the schema does not panic");
         let mut models = Vec::new();
         for (profile, sources) in &profiles {
             let model = checker
@@ -181,7 +199,7 @@ pub fn render_all_into(
             Some(rendered) => rendered,
             None => render_models(&profiles, &models, ready),
         };
-        let mut artifacts = chart.join().expect("chart rendering does not panic")?;
+        let mut artifacts = chart.recv().expect("chart rendering does not panic")?;
         artifacts.extend(manifests);
         Ok(artifacts)
     })
@@ -226,7 +244,7 @@ fn render_models(
         .2;
     std::thread::scope(|scope| {
         // The components (JSON patches against the base) on one core...
-        let components = scope.spawn(|| {
+        let components = spawn_for_result(scope, || {
             let mut artifacts = Artifacts::new();
             for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
                 kustomize::render_component(name, base, objects, &mut artifacts);
@@ -259,7 +277,7 @@ fn render_models(
         ready(&artifacts);
         artifacts.extend(
             components
-                .join()
+                .recv()
                 .expect("kustomize rendering does not panic"),
         );
         artifacts
