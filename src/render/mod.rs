@@ -151,10 +151,11 @@ pub fn render_all_into(
     ready: &(dyn Fn(&Artifacts) + Sync),
 ) -> Result<Artifacts, RenderError> {
     std::thread::scope(|scope| {
-        // Three independent pieces of work: the chart, which needs nothing
-        // from the profiles and so starts first; compiling the schema
-        // validator; and the profiles, rendered ahead of their validation
-        // and kept only if every profile then passes.
+        // Two threads for two cores: the chart, which needs nothing from the
+        // profiles and so starts first; and here the profiles, rendered
+        // ahead of their validation (kept only if every profile then
+        // passes), then the validator. Each extra thread risked stalling
+        // this one for milliseconds while the idle core woke up.
         let chart = spawn_for_result(scope, || {
             let catalog = crate::catalog::Catalog::builtin();
             let mut chart = Artifacts::new();
@@ -169,13 +170,6 @@ pub fn render_all_into(
                 Ok((profile, sources))
             })
             .collect::<Result<_, RenderError>>()?;
-        let sources: Vec<load::Source> = profiles
-            .iter()
-            .flat_map(|(_, sources)| sources.iter().cloned())
-            .collect();
-        let checker = spawn_for_result(scope, move || {
-            Checker::for_sources(release.clone(), &sources)
-        });
         let ahead: Option<Vec<Model>> = profiles
             .iter()
             .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))
@@ -183,7 +177,10 @@ pub fn render_all_into(
         let rendered_ahead = ahead
             .as_ref()
             .map(|models| render_models(&profiles, models, ready));
-        let checker = checker.recv().expect("compiling the schema does not panic");
+        let checker = Checker::for_sources(
+            release.clone(),
+            profiles.iter().flat_map(|(_, sources)| sources),
+        );
         let mut models = Vec::new();
         for (profile, sources) in &profiles {
             let model = checker
@@ -242,44 +239,35 @@ fn render_models(
         .find(|(name, _, _)| *name == BASE_PROFILE)
         .expect("profiles() requires the base profile")
         .2;
-    std::thread::scope(|scope| {
-        // The components (JSON patches against the base) on one core...
-        let components = spawn_for_result(scope, || {
-            let mut artifacts = Artifacts::new();
-            for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
-                kustomize::render_component(name, base, objects, &mut artifacts);
-            }
-            ready(&artifacts);
-            artifacts
-        });
-        // ...the manifests and the base on the other: one set of objects,
-        // each written as YAML once, feeds both.
-        let mut artifacts = Artifacts::new();
-        let base_texts: Vec<String> = base.iter().map(crate::emit::to_yaml).collect();
-        for (name, header, objects) in &built {
-            // Most objects are the same in every profile: reuse the base's
-            // text for those (comparing is cheaper than writing YAML).
-            let texts: Vec<String> = objects
-                .iter()
-                .map(|object| match base.iter().position(|b| b == object) {
-                    Some(index) => base_texts[index].clone(),
-                    None => crate::emit::to_yaml(object),
-                })
-                .collect();
-            artifacts.insert(
-                format!("manifests/{name}.yaml"),
-                stream_texts(&texts, header),
-            );
-            if *name == BASE_PROFILE {
-                kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
-            }
-        }
-        ready(&artifacts);
-        artifacts.extend(
-            components
-                .recv()
-                .expect("kustomize rendering does not panic"),
+    // The manifests and the base: one set of objects, each written as YAML
+    // once, feeds both.
+    let mut artifacts = Artifacts::new();
+    let base_texts: Vec<String> = base.iter().map(crate::emit::to_yaml).collect();
+    for (name, header, objects) in &built {
+        // Most objects are the same in every profile: reuse the base's
+        // text for those (comparing is cheaper than writing YAML).
+        let texts: Vec<String> = objects
+            .iter()
+            .map(|object| match base.iter().position(|b| b == object) {
+                Some(index) => base_texts[index].clone(),
+                None => crate::emit::to_yaml(object),
+            })
+            .collect();
+        artifacts.insert(
+            format!("manifests/{name}.yaml"),
+            stream_texts(&texts, header),
         );
-        artifacts
-    })
+        if *name == BASE_PROFILE {
+            kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
+        }
+    }
+    ready(&artifacts);
+    // The components: JSON patches against the base.
+    let mut components = Artifacts::new();
+    for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
+        kustomize::render_component(name, base, objects, &mut components);
+    }
+    ready(&components);
+    artifacts.extend(components);
+    artifacts
 }
