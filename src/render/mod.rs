@@ -150,55 +150,104 @@ pub fn render_all_into(
     release: &Release,
     ready: &(dyn Fn(&Artifacts) + Sync),
 ) -> Result<Artifacts, RenderError> {
-    std::thread::scope(|scope| {
-        // Two threads for two cores: the chart, which needs nothing from the
-        // profiles and so starts first; and here the profiles, rendered
-        // ahead of their validation (kept only if every profile then
-        // passes), then the validator. Each extra thread risked stalling
-        // this one for milliseconds while the idle core woke up.
-        let chart = spawn_for_result(scope, || {
-            let catalog = crate::catalog::Catalog::builtin();
-            let mut chart = Artifacts::new();
-            helm::render_chart(&catalog, release, &mut chart)?;
-            ready(&chart);
-            Ok::<_, RenderError>(chart)
-        });
-        let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
-            .into_iter()
-            .map(|profile| {
-                let sources = read_profile(&profile)?;
-                Ok((profile, sources))
-            })
-            .collect::<Result<_, RenderError>>()?;
-        let ahead: Option<Vec<Model>> = profiles
+    let profiles: Vec<(Profile, Vec<load::Source>)> = profiles(profiles_dir)?
+        .into_iter()
+        .map(|profile| {
+            let sources = read_profile(&profile)?;
+            Ok((profile, sources))
+        })
+        .collect::<Result<_, RenderError>>()?;
+    // Four independent jobs, longest first. The profiles are rendered ahead
+    // of their validation and kept only if every profile then passes.
+    let chart_docs = || {
+        let mut files = Artifacts::new();
+        helm::render_chart_docs(release, &mut files)?;
+        ready(&files);
+        Ok(files)
+    };
+    let rendered_ahead = || {
+        profiles
             .iter()
             .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))
-            .collect();
-        let rendered_ahead = ahead
-            .as_ref()
-            .map(|models| render_models(&profiles, models, ready));
-        let checker = Checker::for_sources(
+            .collect::<Option<Vec<Model>>>()
+            .map(|models| render_models(&profiles, &models, ready))
+    };
+    let chart_templates = || {
+        let mut files = Artifacts::new();
+        helm::render_chart_templates(&crate::catalog::Catalog::builtin(), release, &mut files)?;
+        ready(&files);
+        Ok(files)
+    };
+    let checker = || {
+        Checker::for_sources(
             release.clone(),
             profiles.iter().flat_map(|(_, sources)| sources),
-        );
-        let mut models = Vec::new();
-        for (profile, sources) in &profiles {
-            let model = checker
-                .check(sources, DEFAULT_NAMESPACE)
-                .map_err(|diagnostics| RenderError::InvalidProfile {
-                    profile: profile.path.display().to_string(),
-                    diagnostics,
-                    sources: sources.clone(),
-                })?;
-            models.push(model);
+        )
+    };
+    let jobs: [&(dyn Fn() -> Done + Sync); 4] = [
+        &|| Done::ChartDocs(chart_docs()),
+        &|| Done::Profiles(rendered_ahead()),
+        &|| Done::ChartTemplates(chart_templates()),
+        &|| Done::Checker(Box::new(checker())),
+    ];
+    let (mut chart, mut ahead, mut checked_by) = (Artifacts::new(), None, None);
+    for done in run_jobs(&jobs) {
+        match done {
+            Done::ChartDocs(files) | Done::ChartTemplates(files) => chart.extend(files?),
+            Done::Profiles(rendered) => ahead = rendered,
+            Done::Checker(checker) => checked_by = Some(checker),
         }
-        let manifests = match rendered_ahead {
-            Some(rendered) => rendered,
-            None => render_models(&profiles, &models, ready),
-        };
-        let mut artifacts = chart.recv().expect("chart rendering does not panic")?;
-        artifacts.extend(manifests);
-        Ok(artifacts)
+    }
+    let checker = checked_by.expect("every job reports");
+    let mut models = Vec::new();
+    for (profile, sources) in &profiles {
+        let model = checker
+            .check(sources, DEFAULT_NAMESPACE)
+            .map_err(|diagnostics| RenderError::InvalidProfile {
+                profile: profile.path.display().to_string(),
+                diagnostics,
+                sources: sources.clone(),
+            })?;
+        models.push(model);
+    }
+    let manifests = match ahead {
+        Some(rendered) => rendered,
+        None => render_models(&profiles, &models, ready),
+    };
+    chart.extend(manifests);
+    Ok(chart)
+}
+
+/// What a render job produced.
+enum Done {
+    ChartDocs(Result<Artifacts, RenderError>),
+    ChartTemplates(Result<Artifacts, RenderError>),
+    Profiles(Option<Artifacts>),
+    Checker(Box<Checker>),
+}
+
+/// Runs every job, on this thread and one more, each taking the next job
+/// when it is free; returns the results in the order they finished.
+///
+/// Two workers for two cores, pulling work rather than owning a fixed
+/// share: a new thread may start a millisecond or more late (an idle core
+/// can be slow to wake), and meanwhile this one just takes the next job.
+fn run_jobs<T: Send>(jobs: &[&(dyn Fn() -> T + Sync)]) -> Vec<T> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (send, receive) = std::sync::mpsc::channel();
+    let work = |send: std::sync::mpsc::Sender<T>| {
+        while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+            // The receiver is alive until every result arrived.
+            let _ = send.send(job());
+        }
+    };
+    std::thread::scope(|scope| {
+        let helper = send.clone();
+        scope.spawn(|| work(helper));
+        work(send);
+        // Both senders are gone once the jobs are done (or a worker
+        // panicked, which the scope then reports).
+        receive.iter().take(jobs.len()).collect()
     })
 }
 
