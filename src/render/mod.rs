@@ -226,25 +226,41 @@ enum Done {
     Checker(Box<Checker>),
 }
 
-/// Runs every job, on this thread and one more, each taking the next job
-/// when it is free; returns the results in the order they finished.
+/// Runs every job, on this thread and one more; returns the results in
+/// the order they finished.
 ///
 /// Two workers for two cores, pulling work rather than owning a fixed
 /// share: a new thread may start a millisecond or more late (an idle core
-/// can be slow to wake), and meanwhile this one just takes the next job.
+/// can be slow to wake), and meanwhile this one goes on with the next job.
+/// This thread takes jobs from the front (longest first), the helper from
+/// the back, so a helper that stalls holds the shortest job left.
 fn run_jobs<T: Send>(jobs: &[&(dyn Fn() -> T + Sync)]) -> Vec<T> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    // The next job from the front and the end of the jobs not yet taken.
+    let left = std::sync::Mutex::new((0, jobs.len()));
+    let take = |from_front: bool| {
+        let mut left = left.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (front, back) = &mut *left;
+        if front == back {
+            None
+        } else if from_front {
+            *front += 1;
+            Some(jobs[*front - 1])
+        } else {
+            *back -= 1;
+            Some(jobs[*back])
+        }
+    };
     let (send, receive) = std::sync::mpsc::channel();
-    let work = |send: std::sync::mpsc::Sender<T>| {
-        while let Some(job) = jobs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+    let work = |send: std::sync::mpsc::Sender<T>, from_front: bool| {
+        while let Some(job) = take(from_front) {
             // The receiver is alive until every result arrived.
             let _ = send.send(job());
         }
     };
     std::thread::scope(|scope| {
         let helper = send.clone();
-        scope.spawn(|| work(helper));
-        work(send);
+        scope.spawn(|| work(helper, false));
+        work(send, true);
         // Both senders are gone once the jobs are done (or a worker
         // panicked, which the scope then reports).
         receive.iter().take(jobs.len()).collect()
