@@ -28,7 +28,16 @@ pub fn structural_schema_ref() -> &'static Value {
 }
 
 fn build_structural_schema() -> Value {
-    let generator = SchemaSettings::draft07().into_generator();
+    let mut settings = SchemaSettings::draft07();
+    // Of draft-07's transforms only RemoveRefSiblings changes this schema:
+    // the others rewrite `unevaluatedProperties` and `prefixItems`, which
+    // nothing here produces (a test below checks). Each walks the whole
+    // schema, so the two no-ops are dropped.
+    settings.transforms.retain(|transform| {
+        !transform.is::<schemars::transform::ReplaceUnevaluatedProperties>()
+            && !transform.is::<schemars::transform::ReplacePrefixItems>()
+    });
+    let generator = settings.into_generator();
     let mut schema = generator.into_root_schema_for::<Values>().to_value();
     enums_from_const_variants(&mut schema);
     close_kubernetes_objects(&mut schema);
@@ -313,6 +322,13 @@ mod tests {
     fn the_published_text_is_the_published_schema_byte_for_byte() {
         let copied = serde_json::to_string_pretty(&published_schema()).unwrap() + "\n";
         assert_eq!(published_schema_text(), copied);
+    }
+
+    #[test]
+    fn no_keyword_the_dropped_transforms_would_rewrite() {
+        let text = structural_schema().to_string();
+        assert!(!text.contains("unevaluatedProperties"));
+        assert!(!text.contains("prefixItems"));
     }
 
     #[test]
