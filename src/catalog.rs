@@ -82,14 +82,6 @@ impl Catalog {
             .clone()
     }
 
-    /// A catalog of these groups.
-    pub fn new(groups: Vec<Group>) -> Catalog {
-        Catalog {
-            groups,
-            webhooks: std::sync::OnceLock::new(),
-        }
-    }
-
     /// Webhook entries for every kind, in catalog order.
     pub fn webhooks(&self) -> &[WebhookEntry] {
         self.webhooks.get_or_init(|| self.derive_webhooks())

@@ -35,7 +35,7 @@ pub fn parallel_map<T: Sync, R: Send>(
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
-                crate::render::spawn_for_result(scope, || {
+                spawn_for_result(scope, || {
                     let mut done = Vec::new();
                     loop {
                         let index = next.fetch_add(1, Ordering::Relaxed);
@@ -115,4 +115,20 @@ pub fn output_name(file: &Path) -> String {
         "{}.yaml",
         file.file_stem().unwrap_or_default().to_string_lossy()
     )
+}
+
+/// Runs `work` on a thread of `scope` and returns where its result will
+/// arrive. Receiving the result does not wait for the thread's own
+/// teardown (its allocator heap and stack are released after it sends),
+/// which joining it would; the scope still waits for the work itself.
+fn spawn_for_result<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    work: impl FnOnce() -> T + Send + 'scope,
+) -> std::sync::mpsc::Receiver<T> {
+    let (send, receive) = std::sync::mpsc::sync_channel(1);
+    scope.spawn(move || {
+        // The receiver is alive until the result arrives.
+        let _ = send.send(work());
+    });
+    receive
 }

@@ -133,16 +133,6 @@ fn indented_yaml(value: &impl serde::Serialize) -> String {
 /// The chart's README: the documentation half's only template.
 const README: &str = "README.md";
 
-/// Adds every chart file to `artifacts`.
-pub fn render_chart(
-    catalog: &Catalog,
-    release: &Release,
-    artifacts: &mut Artifacts,
-) -> Result<(), minijinja::Error> {
-    render_chart_templates(catalog, release, artifacts)?;
-    render_chart_docs(release, artifacts)
-}
-
 /// The chart's templates/, Chart.yaml and .helmignore: everything that does
 /// not need the values schema (so it can render while the schema builds).
 pub fn render_chart_templates(

@@ -119,22 +119,6 @@ pub fn deployment(model: &Model) -> Value {
         .expect("every install has the controller Deployment")
 }
 
-/// Runs `work` on a thread of `scope` and returns where its result will
-/// arrive. Receiving the result does not wait for the thread's own
-/// teardown (its allocator heap and stack are released after it sends),
-/// which joining it would; the scope still waits for the work itself.
-pub(crate) fn spawn_for_result<'scope, T: Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    work: impl FnOnce() -> T + Send + 'scope,
-) -> std::sync::mpsc::Receiver<T> {
-    let (send, receive) = std::sync::mpsc::sync_channel(1);
-    scope.spawn(move || {
-        // The receiver is alive until the result arrives.
-        let _ = send.send(work());
-    });
-    receive
-}
-
 /// Every artifact, rendered in memory.
 pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
     render_all_into(profiles_dir, release, &|_: &Artifacts| {})
