@@ -141,8 +141,11 @@ pub fn render_all_into(
             Ok((profile, sources))
         })
         .collect::<Result<_, RenderError>>()?;
-    // Four independent jobs, longest first. The profiles are rendered ahead
-    // of their validation and kept only if every profile then passes.
+    // Four independent jobs, the longest first; the helper takes them from
+    // the other end: the chart templates, which need nothing, then the
+    // validator, which waits for the schema the chart docs build. The
+    // profiles are rendered ahead of their validation and kept only if
+    // every profile then passes.
     let chart_docs = || {
         let mut files = Artifacts::new();
         helm::render_chart_docs(release, &mut files)?;
@@ -171,8 +174,8 @@ pub fn render_all_into(
     let jobs: [&(dyn Fn() -> Done + Sync); 4] = [
         &|| Done::ChartDocs(chart_docs()),
         &|| Done::Profiles(rendered_ahead()),
-        &|| Done::ChartTemplates(chart_templates()),
         &|| Done::Checker(Box::new(checker())),
+        &|| Done::ChartTemplates(chart_templates()),
     ];
     let (mut chart, mut ahead, mut checked_by) = (Artifacts::new(), None, None);
     for done in run_jobs(&jobs) {
