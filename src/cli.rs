@@ -282,7 +282,10 @@ fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
     // A new folder is written while rendering (files go to a staging folder
     // beside it as soon as they are rendered, and it is swapped in once
     // every profile passed). An existing one is compared first, so an
-    // up-to-date tree is left untouched.
+    // up-to-date tree is left untouched. A missing parent, or a staging
+    // folder that cannot be made, takes the ordinary path: render first,
+    // so an invalid profile is reported before any folder is created, and
+    // `write_atomically` reports the write error.
     let fresh = !check
         && !out.exists()
         && out
