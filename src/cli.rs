@@ -12,6 +12,16 @@ use crate::model::DEFAULT_NAMESPACE;
 use crate::render::{self, RenderError};
 use crate::upgrade;
 
+/// Prints to standard output through [`stdout::write`].
+macro_rules! print {
+    ($($arg:tt)*) => { stdout::write(format_args!($($arg)*)) };
+}
+
+/// Prints a line to standard output through [`stdout::write`].
+macro_rules! println {
+    ($($arg:tt)*) => { stdout::write(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 /// Exit code: success.
 pub const EXIT_OK: u8 = 0;
 /// Exit code: the values or the check failed.
@@ -184,6 +194,11 @@ pub enum ReportFormat {
 
 /// Runs a parsed command line and returns the exit code.
 pub fn run(cli: Cli) -> u8 {
+    let code = run_command(cli);
+    stdout::finish(code)
+}
+
+fn run_command(cli: Cli) -> u8 {
     match cli.command {
         Command::Render {
             check,
@@ -769,5 +784,46 @@ fn validate_fleet_command(dir: &Path, values: &[PathBuf], set: &[String], format
         (0, _) => EXIT_OK,
         (_, true) => EXIT_USAGE,
         _ => EXIT_FAILED,
+    }
+}
+
+/// Standard output that a reader may close early: `asogen schema | head`
+/// stops the output quietly (the command still finishes and exits with
+/// its own code), where std's `print!` would panic. Any other write error
+/// is reported once and turns a success into exit code 2.
+mod stdout {
+    use std::io::{ErrorKind, Write};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+    static FAILED: AtomicBool = AtomicBool::new(false);
+
+    pub fn write(args: std::fmt::Arguments) {
+        if !CLOSED.load(Ordering::Relaxed) {
+            let result = std::io::stdout().lock().write_fmt(args);
+            settle(result);
+        }
+    }
+
+    /// Flushes what is buffered; returns the exit code.
+    pub fn finish(code: u8) -> u8 {
+        if !CLOSED.load(Ordering::Relaxed) {
+            settle(std::io::stdout().lock().flush());
+        }
+        if FAILED.load(Ordering::Relaxed) && code == super::EXIT_OK {
+            super::EXIT_USAGE
+        } else {
+            code
+        }
+    }
+
+    fn settle(result: std::io::Result<()>) {
+        if let Err(err) = result {
+            CLOSED.store(true, Ordering::Relaxed);
+            if err.kind() != ErrorKind::BrokenPipe {
+                FAILED.store(true, Ordering::Relaxed);
+                eprintln!("error: cannot write to standard output: {err}");
+            }
+        }
     }
 }

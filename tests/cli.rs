@@ -362,6 +362,53 @@ fn schema_command_prints_the_published_schema() {
 }
 
 #[test]
+fn a_closed_output_pipe_is_no_panic_and_a_full_disk_is_an_error() {
+    // `asogen template | true`: the reader is gone before asogen writes;
+    // asogen stops writing quietly and exits with its own code.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
+        .args(["template", "-f", "tests/cases/default-ha.yaml"])
+        .current_dir(common::root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    // Invalid values still exit 1 with their report on stderr.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
+        .args(["validate", "-f", "tests/cases/ha-rolling-without-gate.yaml"])
+        .current_dir(common::root())
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+
+    // A write that fails for another reason (a full disk) is reported
+    // and the command fails.
+    let full = std::fs::File::options()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
+        .arg("schema")
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot write to standard output: No space left on device"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let out = asogen(&["validate", "--format", "xml"]);
     assert_eq!(out.status.code(), Some(2));

@@ -189,8 +189,8 @@ pub fn render_chart_templates(
     Ok(())
 }
 
-/// The chart's values.yaml, values.schema.json and README.md: everything
-/// written from the values schema.
+/// The chart's values.yaml and README.md, written from the values schema
+/// (values.schema.json is [`render_chart_schema`]).
 pub fn render_chart_docs(
     release: &Release,
     artifacts: &mut Artifacts,
@@ -212,9 +212,13 @@ pub fn render_chart_docs(
         format!("{CHART_DIR}/values.yaml"),
         super::values_doc::values_yaml(&format!("# {GENERATED_BY}\n")),
     );
+    Ok(())
+}
+
+/// The chart's values.schema.json.
+pub fn render_chart_schema(artifacts: &mut Artifacts) {
     artifacts.insert(
         format!("{CHART_DIR}/values.schema.json"),
         schema::published_schema_text(),
     );
-    Ok(())
 }

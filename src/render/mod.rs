@@ -141,23 +141,25 @@ pub fn render_all_into(
             Ok((profile, sources))
         })
         .collect::<Result<_, RenderError>>()?;
-    // Four independent jobs, the longest first; the helper takes them from
-    // the other end: the chart templates, which need nothing, then the
-    // validator, which waits for the schema the chart docs build. The
-    // profiles are rendered ahead of their validation and kept only if
-    // every profile then passes.
+    // Independent jobs, pulled by two threads: this one takes them from
+    // the front, the helper from the back. Jobs are small so that neither
+    // thread is left with a long one while the other idles: the helper
+    // often starts a millisecond late. The chart's schema and docs lead
+    // (they build the schema the validator then needs); the chart
+    // templates, which need nothing, are the helper's first. Each profile
+    // is rendered ahead of its validation and kept only if every profile
+    // then passes.
+    let chart_schema = || {
+        let mut files = Artifacts::new();
+        helm::render_chart_schema(&mut files);
+        ready(&files);
+        Ok(files)
+    };
     let chart_docs = || {
         let mut files = Artifacts::new();
         helm::render_chart_docs(release, &mut files)?;
         ready(&files);
         Ok(files)
-    };
-    let rendered_ahead = || {
-        profiles
-            .iter()
-            .map(|(_, sources)| load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone()))
-            .collect::<Option<Vec<Model>>>()
-            .map(|models| render_models(&profiles, &models, ready))
     };
     let chart_templates = || {
         let mut files = Artifacts::new();
@@ -171,17 +173,31 @@ pub fn render_all_into(
             profiles.iter().flat_map(|(_, sources)| sources),
         )
     };
-    let jobs: [&(dyn Fn() -> Done + Sync); 4] = [
-        &|| Done::ChartDocs(chart_docs()),
-        &|| Done::Profiles(rendered_ahead()),
-        &|| Done::Checker(Box::new(checker())),
-        &|| Done::ChartTemplates(chart_templates()),
+    let profile_ahead = |index: usize| {
+        let (profile, sources) = &profiles[index];
+        let model = load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone());
+        Done::Profile(
+            index,
+            model.map(|model| render_profile(profile, &model, ready)),
+        )
+    };
+    let mut jobs: Vec<Box<dyn Fn() -> Done + Sync + '_>> = vec![
+        Box::new(|| Done::ChartFiles(chart_schema())),
+        Box::new(|| Done::ChartFiles(chart_docs())),
     ];
-    let (mut chart, mut ahead, mut checked_by) = (Artifacts::new(), None, None);
+    for index in 0..profiles.len() {
+        jobs.push(Box::new(move || profile_ahead(index)));
+    }
+    jobs.push(Box::new(|| Done::Checker(Box::new(checker()))));
+    jobs.push(Box::new(|| Done::ChartFiles(chart_templates())));
+    let jobs: Vec<&(dyn Fn() -> Done + Sync)> = jobs.iter().map(|job| &**job).collect();
+    let mut chart = Artifacts::new();
+    let mut ahead: Vec<Option<RenderedProfile>> = profiles.iter().map(|_| None).collect();
+    let mut checked_by = None;
     for done in run_jobs(&jobs) {
         match done {
-            Done::ChartDocs(files) | Done::ChartTemplates(files) => chart.extend(files?),
-            Done::Profiles(rendered) => ahead = rendered,
+            Done::ChartFiles(files) => chart.extend(files?),
+            Done::Profile(index, rendered) => ahead[index] = rendered,
             Done::Checker(checker) => checked_by = Some(checker),
         }
     }
@@ -197,19 +213,27 @@ pub fn render_all_into(
             })?;
         models.push(model);
     }
-    let manifests = match ahead {
-        Some(rendered) => rendered,
-        None => render_models(&profiles, &models, ready),
-    };
+    // A profile the unchecked reading could not take (the checker then
+    // either refused it above or, with defaults filled in, took it) is
+    // rendered from its checked model.
+    let rendered: Vec<RenderedProfile> = ahead
+        .into_iter()
+        .zip(profiles.iter().zip(&models))
+        .map(|(ahead, (profile, model))| {
+            ahead.unwrap_or_else(|| render_profile(&profile.0, model, ready))
+        })
+        .collect();
+    let manifests = render_components(&profiles, rendered, ready);
     chart.extend(manifests);
     Ok(chart)
 }
 
 /// What a render job produced.
 enum Done {
-    ChartDocs(Result<Artifacts, RenderError>),
-    ChartTemplates(Result<Artifacts, RenderError>),
-    Profiles(Option<Artifacts>),
+    ChartFiles(Result<Artifacts, RenderError>),
+    /// A profile's index, and its render from the unchecked model (none
+    /// when that could not be read).
+    Profile(usize, Option<RenderedProfile>),
     Checker(Box<Checker>),
 }
 
@@ -265,61 +289,67 @@ fn read_profile(profile: &Profile) -> Result<Vec<load::Source>, RenderError> {
     Ok(vec![source])
 }
 
-/// The install manifests and the kustomize tree, from the profiles' models.
-fn render_models(
+/// A profile's objects, and the files rendered from it alone.
+struct RenderedProfile {
+    objects: Vec<Value>,
+    files: Artifacts,
+}
+
+/// The install manifest of one profile, and for the base profile the
+/// kustomize base (the same objects, written as YAML once for both).
+fn render_profile(
+    profile: &Profile,
+    model: &Model,
+    ready: &(dyn Fn(&Artifacts) + Sync),
+) -> RenderedProfile {
+    let header = format!(
+        "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
+        helm::GENERATED_BY,
+        profile.name,
+        model.namespace
+    );
+    let mut objects = vec![objects::namespace(model, objects::ASOGEN)];
+    objects.extend(objects::objects(model, objects::ASOGEN));
+    let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+    let mut files = Artifacts::new();
+    files.insert(
+        format!("manifests/{}.yaml", profile.name),
+        stream_texts(&texts, &header),
+    );
+    if profile.name == BASE_PROFILE {
+        kustomize::render_base(&objects, &texts, BASE_PROFILE, &mut files);
+    }
+    ready(&files);
+    RenderedProfile { objects, files }
+}
+
+/// Every profile's files, and a kustomize component (JSON patches against
+/// the base) for each profile other than the base.
+fn render_components(
     profiles: &[(Profile, Vec<load::Source>)],
-    models: &[Model],
+    rendered: Vec<RenderedProfile>,
     ready: &(dyn Fn(&Artifacts) + Sync),
 ) -> Artifacts {
-    let built: Vec<(&str, String, Vec<Value>)> = profiles
+    let base = profiles
         .iter()
-        .zip(models)
-        .map(|((profile, _), model)| {
-            let header = format!(
-                "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
-                helm::GENERATED_BY,
-                profile.name,
-                model.namespace
+        .position(|(profile, _)| profile.name == BASE_PROFILE)
+        .expect("profiles() requires the base profile");
+    let mut components = Artifacts::new();
+    for ((profile, _), this) in profiles.iter().zip(&rendered) {
+        if profile.name != BASE_PROFILE {
+            kustomize::render_component(
+                &profile.name,
+                &rendered[base].objects,
+                &this.objects,
+                &mut components,
             );
-            let mut objects = vec![objects::namespace(model, objects::ASOGEN)];
-            objects.extend(objects::objects(model, objects::ASOGEN));
-            (profile.name.as_str(), header, objects)
-        })
-        .collect();
-    let base = &built
-        .iter()
-        .find(|(name, _, _)| *name == BASE_PROFILE)
-        .expect("profiles() requires the base profile")
-        .2;
-    // The manifests and the base: one set of objects, each written as YAML
-    // once, feeds both.
-    let mut artifacts = Artifacts::new();
-    let base_texts: Vec<String> = base.iter().map(crate::emit::to_yaml).collect();
-    for (name, header, objects) in &built {
-        // Most objects are the same in every profile: reuse the base's
-        // text for those (comparing is cheaper than writing YAML).
-        let texts: Vec<String> = objects
-            .iter()
-            .map(|object| match base.iter().position(|b| b == object) {
-                Some(index) => base_texts[index].clone(),
-                None => crate::emit::to_yaml(object),
-            })
-            .collect();
-        artifacts.insert(
-            format!("manifests/{name}.yaml"),
-            stream_texts(&texts, header),
-        );
-        if *name == BASE_PROFILE {
-            kustomize::render_base(objects, &texts, BASE_PROFILE, &mut artifacts);
         }
     }
-    ready(&artifacts);
-    // The components: JSON patches against the base.
-    let mut components = Artifacts::new();
-    for (name, _, objects) in built.iter().filter(|(name, _, _)| *name != BASE_PROFILE) {
-        kustomize::render_component(name, base, objects, &mut components);
-    }
     ready(&components);
+    let mut artifacts = Artifacts::new();
+    for profile in rendered {
+        artifacts.extend(profile.files);
+    }
     artifacts.extend(components);
     artifacts
 }
