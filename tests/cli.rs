@@ -455,25 +455,47 @@ fn an_invalid_profile_stops_render_and_writes_nothing() {
         ),
         ("replicaCont: 2\n", "did you mean `replicaCount`"),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let profiles = dir.path().join("profiles");
-        std::fs::create_dir(&profiles).unwrap();
-        std::fs::write(profiles.join("ha.yaml"), body).unwrap();
-        let out = dir.path().join("out");
-        let run = asogen(&[
-            "render",
-            "--out",
-            out.to_str().unwrap(),
-            "--profiles",
-            profiles.to_str().unwrap(),
-        ]);
-        assert_eq!(run.status.code(), Some(1), "{body}");
-        let err = text(&run.stderr);
-        assert!(
-            err.contains("ha.yaml") && err.contains(expected),
-            "{body}: {err}"
-        );
-        assert!(err.contains("nothing was written"), "{err}");
-        assert!(!out.exists(), "{body}: nothing written");
+        // The broken profile alone, beside a valid one, and as the other
+        // profile beside a valid base (each profile renders in a job of its
+        // own, and the others wait for the base's objects).
+        let valid_ha = "replicaCount: 2\n";
+        let valid_other = std::fs::read_to_string(
+            common::root().join("values/profiles/single-replica-rolling.yaml"),
+        )
+        .unwrap();
+        for (broken, files) in [
+            ("ha.yaml", vec![("ha.yaml", body)]),
+            (
+                "ha.yaml",
+                vec![("ha.yaml", body), ("other.yaml", &valid_other)],
+            ),
+            (
+                "other.yaml",
+                vec![("ha.yaml", valid_ha), ("other.yaml", body)],
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let profiles = dir.path().join("profiles");
+            std::fs::create_dir(&profiles).unwrap();
+            for (name, text) in &files {
+                std::fs::write(profiles.join(name), text).unwrap();
+            }
+            let out = dir.path().join("out");
+            let run = asogen(&[
+                "render",
+                "--out",
+                out.to_str().unwrap(),
+                "--profiles",
+                profiles.to_str().unwrap(),
+            ]);
+            assert_eq!(run.status.code(), Some(1), "{body} in {broken}");
+            let err = text(&run.stderr);
+            assert!(
+                err.contains(broken) && err.contains(expected),
+                "{body} in {broken}: {err}"
+            );
+            assert!(err.contains("nothing was written"), "{err}");
+            assert!(!out.exists(), "{body} in {broken}: nothing written");
+        }
     }
 }

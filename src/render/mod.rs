@@ -147,8 +147,8 @@ pub fn render_all_into(
     // often starts a millisecond late. The chart's schema and docs lead
     // (they build the schema the validator then needs); the chart
     // templates, which need nothing, are the helper's first. Each profile
-    // is rendered ahead of its validation and kept only if every profile
-    // then passes.
+    // is rendered ahead of its validation (the checker's job) and kept only
+    // if every profile then passes.
     let chart_schema = || {
         let mut files = Artifacts::new();
         helm::render_chart_schema(&mut files);
@@ -167,63 +167,74 @@ pub fn render_all_into(
         ready(&files);
         Ok(files)
     };
-    let checker = || {
-        Checker::for_sources(
+    let check_profiles = || {
+        let checker = Checker::for_sources(
             release.clone(),
             profiles.iter().flat_map(|(_, sources)| sources),
-        )
+        );
+        profiles
+            .iter()
+            .map(|(profile, sources)| {
+                checker
+                    .check(sources, DEFAULT_NAMESPACE)
+                    .map_err(|diagnostics| RenderError::InvalidProfile {
+                        profile: profile.path.display().to_string(),
+                        diagnostics,
+                        sources: sources.clone(),
+                    })
+            })
+            .collect::<Result<Vec<Model>, RenderError>>()
     };
+    // The base profile's objects, for the other profiles' components: set
+    // once by the base's job (to None if it could not render ahead).
+    let base_objects = BaseObjects::default();
     let profile_ahead = |index: usize| {
         let (profile, sources) = &profiles[index];
-        let model = load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone());
-        Done::Profile(
-            index,
-            model.map(|model| render_profile(profile, &model, ready)),
-        )
+        let is_base = profile.name == BASE_PROFILE;
+        let publish = is_base.then(|| base_objects.publisher());
+        let model = load::unchecked_model(sources, DEFAULT_NAMESPACE, release.clone())?;
+        let mut rendered = render_profile(profile, &model, ready);
+        if let Some(publish) = publish {
+            publish.set(std::mem::take(&mut rendered.objects));
+        } else {
+            let base = base_objects.wait()?;
+            let component = render_component(profile, base, &rendered.objects, ready);
+            rendered.files.extend(component);
+        }
+        Some(rendered.files)
     };
     let mut jobs: Vec<Box<dyn Fn() -> Done + Sync + '_>> = vec![
         Box::new(|| Done::ChartFiles(chart_schema())),
         Box::new(|| Done::ChartFiles(chart_docs())),
     ];
-    for index in 0..profiles.len() {
-        jobs.push(Box::new(move || profile_ahead(index)));
+    // The base profile first: the others wait for its objects.
+    let mut order: Vec<usize> = (0..profiles.len()).collect();
+    order.sort_by_key(|&index| profiles[index].0.name != BASE_PROFILE);
+    for index in order {
+        jobs.push(Box::new(move || Done::Profile(index, profile_ahead(index))));
     }
-    jobs.push(Box::new(|| Done::Checker(Box::new(checker()))));
+    jobs.push(Box::new(|| Done::Checked(check_profiles())));
     jobs.push(Box::new(|| Done::ChartFiles(chart_templates())));
     let jobs: Vec<&(dyn Fn() -> Done + Sync)> = jobs.iter().map(|job| &**job).collect();
     let mut chart = Artifacts::new();
-    let mut ahead: Vec<Option<RenderedProfile>> = profiles.iter().map(|_| None).collect();
-    let mut checked_by = None;
+    let mut ahead: Vec<Option<Artifacts>> = profiles.iter().map(|_| None).collect();
+    let mut checked = None;
     for done in run_jobs(&jobs) {
         match done {
             Done::ChartFiles(files) => chart.extend(files?),
             Done::Profile(index, rendered) => ahead[index] = rendered,
-            Done::Checker(checker) => checked_by = Some(checker),
+            Done::Checked(models) => checked = Some(models),
         }
     }
-    let checker = checked_by.expect("every job reports");
-    let mut models = Vec::new();
-    for (profile, sources) in &profiles {
-        let model = checker
-            .check(sources, DEFAULT_NAMESPACE)
-            .map_err(|diagnostics| RenderError::InvalidProfile {
-                profile: profile.path.display().to_string(),
-                diagnostics,
-                sources: sources.clone(),
-            })?;
-        models.push(model);
-    }
-    // A profile the unchecked reading could not take (the checker then
-    // either refused it above or, with defaults filled in, took it) is
-    // rendered from its checked model.
-    let rendered: Vec<RenderedProfile> = ahead
-        .into_iter()
-        .zip(profiles.iter().zip(&models))
-        .map(|(ahead, (profile, model))| {
-            ahead.unwrap_or_else(|| render_profile(&profile.0, model, ready))
-        })
-        .collect();
-    let manifests = render_components(&profiles, rendered, ready);
+    let models = checked.expect("every job reports")?;
+    // A profile the unchecked reading could not take (the checker took it,
+    // with its defaults) is rendered from its checked model, and so then
+    // are the components, which need every profile's objects.
+    let manifests = if ahead.iter().all(Option::is_some) {
+        ahead.into_iter().flatten().flatten().collect()
+    } else {
+        render_models(&profiles, &models, ready)
+    };
     chart.extend(manifests);
     Ok(chart)
 }
@@ -231,10 +242,11 @@ pub fn render_all_into(
 /// What a render job produced.
 enum Done {
     ChartFiles(Result<Artifacts, RenderError>),
-    /// A profile's index, and its render from the unchecked model (none
-    /// when that could not be read).
-    Profile(usize, Option<RenderedProfile>),
-    Checker(Box<Checker>),
+    /// A profile's index, and its files rendered from the unchecked model
+    /// (none when that could not be read).
+    Profile(usize, Option<Artifacts>),
+    /// The profiles' checked models, or the first profile's problems.
+    Checked(Result<Vec<Model>, RenderError>),
 }
 
 /// Runs every job, on this thread and one more; returns the results in
@@ -323,33 +335,79 @@ fn render_profile(
     RenderedProfile { objects, files }
 }
 
-/// Every profile's files, and a kustomize component (JSON patches against
-/// the base) for each profile other than the base.
-fn render_components(
+/// The install manifests and the kustomize tree, from the profiles' models.
+fn render_models(
     profiles: &[(Profile, Vec<load::Source>)],
-    rendered: Vec<RenderedProfile>,
+    models: &[Model],
     ready: &(dyn Fn(&Artifacts) + Sync),
 ) -> Artifacts {
+    let rendered: Vec<RenderedProfile> = profiles
+        .iter()
+        .zip(models)
+        .map(|((profile, _), model)| render_profile(profile, model, ready))
+        .collect();
     let base = profiles
         .iter()
         .position(|(profile, _)| profile.name == BASE_PROFILE)
         .expect("profiles() requires the base profile");
-    let mut components = Artifacts::new();
+    let mut artifacts = Artifacts::new();
     for ((profile, _), this) in profiles.iter().zip(&rendered) {
         if profile.name != BASE_PROFILE {
-            kustomize::render_component(
-                &profile.name,
-                &rendered[base].objects,
-                &this.objects,
-                &mut components,
-            );
+            let component =
+                render_component(profile, &rendered[base].objects, &this.objects, ready);
+            artifacts.extend(component);
         }
     }
-    ready(&components);
-    let mut artifacts = Artifacts::new();
     for profile in rendered {
         artifacts.extend(profile.files);
     }
-    artifacts.extend(components);
     artifacts
+}
+
+/// The kustomize component of a profile other than the base: JSON
+/// patches against the base's objects.
+fn render_component(
+    profile: &Profile,
+    base: &[Value],
+    objects: &[Value],
+    ready: &(dyn Fn(&Artifacts) + Sync),
+) -> Artifacts {
+    let mut files = Artifacts::new();
+    kustomize::render_component(&profile.name, base, objects, &mut files);
+    ready(&files);
+    files
+}
+
+/// The base profile's objects, handed from its render job to the jobs of
+/// the other profiles.
+#[derive(Default)]
+struct BaseObjects(std::sync::OnceLock<Option<Vec<Value>>>);
+
+impl BaseObjects {
+    /// The base's objects once its job is done; None if it could not
+    /// render them ahead.
+    fn wait(&self) -> Option<&[Value]> {
+        self.0.wait().as_deref()
+    }
+
+    /// Publishes the objects; dropped without `set` (the base could not
+    /// render ahead, or its job panicked), it publishes None, so that no
+    /// job waits for ever.
+    fn publisher(&self) -> BasePublisher<'_> {
+        BasePublisher(&self.0)
+    }
+}
+
+struct BasePublisher<'a>(&'a std::sync::OnceLock<Option<Vec<Value>>>);
+
+impl BasePublisher<'_> {
+    fn set(self, objects: Vec<Value>) {
+        let _ = self.0.set(Some(objects));
+    }
+}
+
+impl Drop for BasePublisher<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.set(None);
+    }
 }
