@@ -24,7 +24,8 @@ pub fn values_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Maps `work` over `items` on `workers` threads; results keep the input order.
+/// Maps `work` over `items` on `workers` threads (this one and helpers);
+/// results keep the input order.
 pub fn parallel_map<T: Sync, R: Send>(
     items: &[T],
     workers: usize,
@@ -32,25 +33,26 @@ pub fn parallel_map<T: Sync, R: Send>(
 ) -> Vec<R> {
     let next = AtomicUsize::new(0);
     let workers = workers.clamp(1, items.len().max(1));
+    let work_through = || {
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(index) else {
+                break done;
+            };
+            done.push((index, work(item)));
+        }
+    };
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                spawn_for_result(scope, || {
-                    let mut done = Vec::new();
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(index) else {
-                            break done;
-                        };
-                        done.push((index, work(item)));
-                    }
-                })
-            })
+        let helpers: Vec<_> = (1..workers)
+            .map(|_| spawn_for_result(scope, work_through))
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.recv().expect("fleet workers do not panic"))
-            .collect()
+        std::thread::yield_now();
+        let mut results = work_through();
+        for helper in helpers {
+            results.extend(helper.recv().expect("fleet workers do not panic"));
+        }
+        results
     });
     results.sort_by_key(|(index, _)| *index);
     results.into_iter().map(|(_, result)| result).collect()
@@ -117,8 +119,8 @@ pub fn output_name(file: &Path) -> String {
     )
 }
 
-/// Runs `work` on a thread of `scope` and returns where its result will
-/// arrive. Receiving the result does not wait for the thread's own
+/// Runs `work` on a thread of `scope` (off this thread's core, see
+/// [`crate::cpu`]) and returns where its result will arrive. Receiving the result does not wait for the thread's own
 /// teardown (its allocator heap and stack are released after it sends),
 /// which joining it would; the scope still waits for the work itself.
 fn spawn_for_result<'scope, T: Send + 'scope>(
@@ -126,7 +128,7 @@ fn spawn_for_result<'scope, T: Send + 'scope>(
     work: impl FnOnce() -> T + Send + 'scope,
 ) -> std::sync::mpsc::Receiver<T> {
     let (send, receive) = std::sync::mpsc::sync_channel(1);
-    scope.spawn(move || {
+    crate::cpu::spawn_elsewhere(scope, move || {
         // The receiver is alive until the result arrives.
         let _ = send.send(work());
     });

@@ -253,8 +253,8 @@ enum Done {
 /// the order they finished.
 ///
 /// Two workers for two cores, pulling work rather than owning a fixed
-/// share: a new thread may start a millisecond or more late (an idle core
-/// can be slow to wake), and meanwhile this one goes on with the next job.
+/// share: a new thread may still start late, and meanwhile this one goes
+/// on with the next job.
 /// This thread takes jobs from the front (longest first), the helper from
 /// the back, so a helper that stalls holds the shortest job left.
 fn run_jobs<T: Send>(jobs: &[&(dyn Fn() -> T + Sync)]) -> Vec<T> {
@@ -282,7 +282,8 @@ fn run_jobs<T: Send>(jobs: &[&(dyn Fn() -> T + Sync)]) -> Vec<T> {
     };
     std::thread::scope(|scope| {
         let helper = send.clone();
-        scope.spawn(|| work(helper, false));
+        crate::cpu::spawn_elsewhere(scope, || work(helper, false));
+        std::thread::yield_now();
         work(send, true);
         // Both senders are gone once the jobs are done (or a worker
         // panicked, which the scope then reports).

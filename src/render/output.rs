@@ -158,7 +158,8 @@ impl Staging {
             }
         }
         std::thread::scope(|scope| {
-            scope.spawn(|| self.put_files(&second));
+            crate::cpu::spawn_elsewhere(scope, || self.put_files(&second));
+            std::thread::yield_now();
             self.put_files(&first);
         });
     }
