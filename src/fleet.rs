@@ -120,9 +120,10 @@ pub fn output_name(file: &Path) -> String {
 }
 
 /// Runs `work` on a thread of `scope` (off this thread's core, see
-/// [`crate::cpu`]) and returns where its result will arrive. Receiving the result does not wait for the thread's own
-/// teardown (its allocator heap and stack are released after it sends),
-/// which joining it would; the scope still waits for the work itself.
+/// [`crate::cpu`]) and returns where its result will arrive. Receiving the
+/// result does not wait for the thread's own teardown (its allocator heap
+/// and stack are released after it sends), which joining it would; the
+/// scope still waits for the work itself.
 fn spawn_for_result<'scope, T: Send + 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     work: impl FnOnce() -> T + Send + 'scope,

@@ -363,30 +363,24 @@ fn schema_command_prints_the_published_schema() {
 
 #[test]
 fn a_closed_output_pipe_is_no_panic_and_a_full_disk_is_an_error() {
-    // `asogen template | true`: the reader is gone before asogen writes;
-    // asogen stops writing quietly and exits with its own code.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
-        .args(["template", "-f", "tests/cases/default-ha.yaml"])
-        .current_dir(common::root())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    // `asogen ... | true`: the reader is gone before asogen writes; asogen
+    // stops writing quietly and exits with its own code.
+    let with_closed_stdout = |args: &[&str]| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
+            .args(args)
+            .current_dir(common::root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        child.wait_with_output().unwrap()
+    };
+    let out = with_closed_stdout(&["template", "-f", "tests/cases/default-ha.yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr), "");
-    // Invalid values still exit 1 with their report on stderr.
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_asogen"))
-        .args(["validate", "-f", "tests/cases/ha-rolling-without-gate.yaml"])
-        .current_dir(common::root())
-        .env("NO_COLOR", "1")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    // Invalid values still exit 1.
+    let out = with_closed_stdout(&["validate", "-f", "tests/cases/ha-rolling-without-gate.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
 
     // A write that fails for another reason (a full disk) is reported
