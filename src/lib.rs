@@ -7,12 +7,14 @@
 pub mod catalog;
 pub mod cli;
 pub mod cpu;
+pub mod describe;
 pub mod diagnostics;
 pub mod diff;
 pub mod emit;
 pub mod fleet;
 pub mod load;
 pub mod model;
+pub mod objects;
 pub mod release;
 pub mod render;
 pub mod rules;

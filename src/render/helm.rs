@@ -7,17 +7,19 @@ use minijinja::{Environment, UndefinedBehavior, Value, context, syntax::SyntaxCo
 use serde_json::json;
 
 use super::Artifacts;
-use super::objects::{SECRET_ENV, leader_election_rules, manager_rules};
 use crate::catalog::Catalog;
-use crate::model::{CHART_NAME, IMAGE_REPOSITORY, Release};
+use crate::model::{CHART_NAME, Release};
 use crate::rules::{RULES, schema_message};
-use crate::{schema, yaml};
+use crate::schema;
 
 /// The chart's folder under the output directory.
 pub const CHART_DIR: &str = "charts/azure-service-operator";
 
-/// The template sources, compiled in so the binary renders anywhere.
-const TEMPLATES: [(&str, &str); 21] = [
+/// The hand-written template sources, compiled in so the binary renders
+/// anywhere: the helpers file and the rules guard, the notes and the
+/// chart's README. The objects' templates are printed from their
+/// descriptions ([`crate::objects`]).
+const TEMPLATES: [(&str, &str); 4] = [
     (
         "_helpers.tpl",
         include_str!("../../templates/chart/_helpers.tpl"),
@@ -26,74 +28,6 @@ const TEMPLATES: [(&str, &str); 21] = [
     (
         "validate-values.yaml",
         include_str!("../../templates/chart/validate-values.yaml"),
-    ),
-    (
-        "networkpolicy-allow-ingress.yaml",
-        include_str!("../../templates/chart/networkpolicy-allow-ingress.yaml"),
-    ),
-    (
-        "networkpolicy-allow-egress.yaml",
-        include_str!("../../templates/chart/networkpolicy-allow-egress.yaml"),
-    ),
-    (
-        "poddisruptionbudget.yaml",
-        include_str!("../../templates/chart/poddisruptionbudget.yaml"),
-    ),
-    (
-        "serviceaccount.yaml",
-        include_str!("../../templates/chart/serviceaccount.yaml"),
-    ),
-    (
-        "secret-aso-controller-settings.yaml",
-        include_str!("../../templates/chart/secret-aso-controller-settings.yaml"),
-    ),
-    (
-        "clusterrole-manager.yaml",
-        include_str!("../../templates/chart/clusterrole-manager.yaml"),
-    ),
-    (
-        "clusterrolebinding-manager.yaml",
-        include_str!("../../templates/chart/clusterrolebinding-manager.yaml"),
-    ),
-    (
-        "role-leader-election.yaml",
-        include_str!("../../templates/chart/role-leader-election.yaml"),
-    ),
-    (
-        "rolebinding-leader-election.yaml",
-        include_str!("../../templates/chart/rolebinding-leader-election.yaml"),
-    ),
-    (
-        "service-metrics.yaml",
-        include_str!("../../templates/chart/service-metrics.yaml"),
-    ),
-    (
-        "service-webhook.yaml",
-        include_str!("../../templates/chart/service-webhook.yaml"),
-    ),
-    (
-        "deployment.yaml",
-        include_str!("../../templates/chart/deployment.yaml"),
-    ),
-    (
-        "mutatingwebhookconfiguration.yaml",
-        include_str!("../../templates/chart/mutatingwebhookconfiguration.yaml"),
-    ),
-    (
-        "validatingwebhookconfiguration.yaml",
-        include_str!("../../templates/chart/validatingwebhookconfiguration.yaml"),
-    ),
-    (
-        "issuer.yaml",
-        include_str!("../../templates/chart/issuer.yaml"),
-    ),
-    (
-        "certificate-serving.yaml",
-        include_str!("../../templates/chart/certificate-serving.yaml"),
-    ),
-    (
-        "certificate-metrics.yaml",
-        include_str!("../../templates/chart/certificate-metrics.yaml"),
     ),
     ("README.md", include_str!("../../templates/chart/README.md")),
 ];
@@ -126,10 +60,6 @@ fn environment(names: &[&str]) -> Environment<'static> {
     env
 }
 
-fn indented_yaml(value: &impl serde::Serialize) -> String {
-    yaml::to_yaml(value).trim_end().to_string()
-}
-
 /// The chart's README: the documentation half's only template.
 const README: &str = "README.md";
 
@@ -150,30 +80,22 @@ pub fn render_chart_templates(
         .iter()
         .map(|rule| json!({"condition": rule.helm_condition, "message": schema_message(rule)}))
         .collect();
-    let probes = json!([
-        {"field": "livenessProbe", "path": "/healthz", "values": "liveness"},
-        {"field": "readinessProbe", "path": "/readyz", "values": "readiness"},
-        {"field": "startupProbe", "path": "/healthz", "values": "startup"},
-    ]);
-    let secret_env: Vec<_> = SECRET_ENV
-        .iter()
-        .map(|(name, optional)| json!({"name": name, "optional": optional}))
-        .collect();
+    let header = format!("{{{{- /* {GENERATED_BY} */}}}}");
     let ctx = context! {
-        header_tpl => format!("{{{{- /* {GENERATED_BY} */}}}}"),
+        header_tpl => &header,
         guard => Value::from(Serde(&guard)),
-        probes => Value::from(Serde(&probes)),
-        secret_env => Value::from(Serde(&secret_env)),
-        webhooks => Value::from(Serde(catalog.webhooks())),
-        manager_rules => indented_yaml(&manager_rules(catalog)),
-        leader_election_rules => indented_yaml(&leader_election_rules()),
+        helpers => crate::describe::helpers::print_helpers(),
         chart_name => CHART_NAME,
-        image_repository => IMAGE_REPOSITORY,
-        image_digest_suffix => release.digest_suffix(),
     };
     for name in names {
         let text = env.get_template(name)?.render(&ctx)?;
         artifacts.insert(format!("{CHART_DIR}/templates/{name}"), text);
+    }
+    for resource in crate::objects::resources(catalog, release) {
+        artifacts.insert(
+            format!("{CHART_DIR}/templates/{}", resource.file),
+            resource.template(&header),
+        );
     }
     artifacts.insert(
         format!("{CHART_DIR}/Chart.yaml"),

@@ -1,0 +1,500 @@
+//! Expressions over the chart's inputs (`.Values`, `.Release`, `.Chart`):
+//! printed as Go template pipelines for the chart, evaluated here with
+//! Helm's meaning for asogen's own output. Only the functions listed in
+//! [`Func`] exist, so both sides stay small enough to keep in step.
+
+use std::borrow::Cow;
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use super::helpers;
+
+/// The functions an expression may call; each has the name, argument order
+/// and meaning of its Go template, sprig or Helm namesake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    /// `default FALLBACK VALUE`: VALUE unless it is empty, else FALLBACK.
+    Default,
+    /// `int64 VALUE`: a number, truncated to an integer.
+    Int64,
+    /// `printf FORMAT ARGS...`: `%s`, `%d` and `%%` only.
+    Printf,
+    /// `join SEP LIST`: a list's items (or one string) joined by SEP.
+    Join,
+    /// `eq A B`.
+    Eq,
+    /// `ne A B`.
+    Ne,
+    /// `gt A B` (integers).
+    Gt,
+    /// `lt A B` (integers).
+    Lt,
+    /// `and A B...`: the first empty operand, else the last.
+    And,
+    /// `or A B...`: the first non-empty operand, else the last.
+    Or,
+    /// `not A`.
+    Not,
+    /// `hasKey MAP KEY`.
+    HasKey,
+    /// `b64enc STRING`.
+    B64enc,
+    /// `toString VALUE`.
+    ToString,
+    /// `dig KEY... DEFAULT MAP`: a nested key, or DEFAULT when any is missing.
+    Dig,
+    /// `replace OLD NEW STRING`.
+    Replace,
+    /// `ternary IF_TRUE IF_FALSE CONDITION`.
+    Ternary,
+}
+
+impl Func {
+    fn name(self) -> &'static str {
+        match self {
+            Func::Default => "default",
+            Func::Int64 => "int64",
+            Func::Printf => "printf",
+            Func::Join => "join",
+            Func::Eq => "eq",
+            Func::Ne => "ne",
+            Func::Gt => "gt",
+            Func::Lt => "lt",
+            Func::And => "and",
+            Func::Or => "or",
+            Func::Not => "not",
+            Func::HasKey => "hasKey",
+            Func::B64enc => "b64enc",
+            Func::ToString => "toString",
+            Func::Dig => "dig",
+            Func::Replace => "replace",
+            Func::Ternary => "ternary",
+        }
+    }
+}
+
+/// A value computed from the chart's inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant (string, number, bool or null).
+    Lit(Value),
+    /// `.Values.a.b`: a dotted path into the values; missing is null.
+    Values(Cow<'static, str>),
+    /// `.Release.Namespace`.
+    Namespace,
+    /// `.Release.Name`.
+    ReleaseName,
+    /// `.Release.Service`: `Helm` under Helm, `asogen` for asogen's output.
+    ReleaseService,
+    /// `.Chart.Name`.
+    ChartName,
+    /// `.Chart.Version`.
+    ChartVersion,
+    /// `.Chart.AppVersion`.
+    AppVersion,
+    /// `include "<chart>.NAME" .`: a string helper of [`helpers`].
+    Include(&'static str),
+    /// A function call.
+    Call(Func, Vec<Expr>),
+}
+
+/// Shorthands that read like the template they print.
+impl Expr {
+    /// `.Values.PATH` (dotted).
+    pub fn value(path: impl Into<Cow<'static, str>>) -> Expr {
+        Expr::Values(path.into())
+    }
+    /// A string constant.
+    pub fn str(text: impl Into<String>) -> Expr {
+        Expr::Lit(Value::String(text.into()))
+    }
+    /// An integer constant.
+    pub fn int(number: i64) -> Expr {
+        Expr::Lit(Value::from(number))
+    }
+    /// `default FALLBACK self`.
+    pub fn or_default(self, fallback: Expr) -> Expr {
+        Expr::Call(Func::Default, vec![fallback, self])
+    }
+    /// `int64 self`.
+    pub fn int64(self) -> Expr {
+        Expr::Call(Func::Int64, vec![self])
+    }
+    /// `eq self OTHER`.
+    pub fn eq(self, other: Expr) -> Expr {
+        Expr::Call(Func::Eq, vec![self, other])
+    }
+    /// `and A B...`.
+    pub fn all(operands: Vec<Expr>) -> Expr {
+        Expr::Call(Func::And, operands)
+    }
+    /// `or A B...`.
+    pub fn any(operands: Vec<Expr>) -> Expr {
+        Expr::Call(Func::Or, operands)
+    }
+    /// `printf FORMAT ARGS...`.
+    pub fn printf(format: &str, args: Vec<Expr>) -> Expr {
+        let mut all = vec![Expr::str(format)];
+        all.extend(args);
+        Expr::Call(Func::Printf, all)
+    }
+}
+
+/// `not self`.
+impl std::ops::Not for Expr {
+    type Output = Expr;
+    fn not(self) -> Expr {
+        Expr::Call(Func::Not, vec![self])
+    }
+}
+
+/// What an expression is evaluated against.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    /// The merged values (`.Values`).
+    pub values: &'a Value,
+    /// `.Release.Namespace`.
+    pub namespace: &'a str,
+    /// `.Release.Name`.
+    pub release_name: &'a str,
+    /// `.Release.Service`.
+    pub release_service: &'a str,
+    /// `.Chart.Version`.
+    pub chart_version: &'a str,
+    /// `.Chart.AppVersion`.
+    pub app_version: &'a str,
+}
+
+/// An expression that Helm would refuse to evaluate.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EvalError(pub String);
+
+/// Go template truth: false, 0, "", nil and empty collections are false.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+    }
+}
+
+/// A value as Go's `%v`/sprig's `toString` prints it.
+pub fn to_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e21 => format!("{f:.0}"),
+            (None, Some(f)) => f.to_string(),
+            (None, None) => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn as_int(value: &Value) -> i64 {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f.trunc() as i64))
+            .unwrap_or(0),
+        Value::String(s) => s.trim().parse().unwrap_or(0),
+        Value::Bool(true) => 1,
+        _ => 0,
+    }
+}
+
+fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(root, |node, key| node.get(key))
+}
+
+impl Expr {
+    /// The value under Helm's semantics.
+    pub fn eval(&self, scope: &Scope) -> Result<Value, EvalError> {
+        Ok(match self {
+            Expr::Lit(value) => value.clone(),
+            Expr::Values(path) => lookup(scope.values, path).cloned().unwrap_or(Value::Null),
+            Expr::Namespace => Value::from(scope.namespace),
+            Expr::ReleaseName => Value::from(scope.release_name),
+            Expr::ReleaseService => Value::from(scope.release_service),
+            Expr::ChartName => Value::from(helpers::CHART),
+            Expr::ChartVersion => Value::from(scope.chart_version),
+            Expr::AppVersion => Value::from(scope.app_version),
+            Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
+            Expr::Call(func, args) => call(*func, args, scope)?,
+        })
+    }
+
+    /// Whether the expression is true in a Go template `if`.
+    pub fn holds(&self, scope: &Scope) -> Result<bool, EvalError> {
+        Ok(truthy(&self.eval(scope)?))
+    }
+
+    /// The expression as a Go template pipeline (no surrounding braces).
+    pub fn to_go(&self) -> String {
+        match self {
+            Expr::Call(func, args) => {
+                let mut out = func.name().to_string();
+                for arg in args {
+                    out.push(' ');
+                    out.push_str(&arg.to_go_operand());
+                }
+                out
+            }
+            Expr::Include(name) => format!("include \"{}.{name}\" .", helpers::CHART),
+            other => other.to_go_operand(),
+        }
+    }
+
+    /// The expression as one operand: calls in parentheses.
+    fn to_go_operand(&self) -> String {
+        match self {
+            Expr::Lit(Value::Null) => "nil".into(),
+            Expr::Lit(value) => value.to_string(),
+            Expr::Values(path) => format!(".Values.{path}"),
+            Expr::Namespace => ".Release.Namespace".into(),
+            Expr::ReleaseName => ".Release.Name".into(),
+            Expr::ReleaseService => ".Release.Service".into(),
+            Expr::ChartName => ".Chart.Name".into(),
+            Expr::ChartVersion => ".Chart.Version".into(),
+            Expr::AppVersion => ".Chart.AppVersion".into(),
+            Expr::Include(_) | Expr::Call(..) => format!("({})", self.to_go()),
+        }
+    }
+}
+
+fn arity(func: Func, args: &[Expr], count: usize) -> Result<(), EvalError> {
+    if args.len() == count {
+        Ok(())
+    } else {
+        Err(EvalError(format!(
+            "{} takes {count} arguments, got {}",
+            func.name(),
+            args.len()
+        )))
+    }
+}
+
+fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
+    let value = |index: usize| args[index].eval(scope);
+    match func {
+        Func::Default => {
+            arity(func, args, 2)?;
+            let given = value(1)?;
+            if truthy(&given) { Ok(given) } else { value(0) }
+        }
+        Func::Int64 => {
+            arity(func, args, 1)?;
+            Ok(Value::from(as_int(&value(0)?)))
+        }
+        Func::ToString => {
+            arity(func, args, 1)?;
+            Ok(Value::String(to_text(&value(0)?)))
+        }
+        Func::B64enc => {
+            arity(func, args, 1)?;
+            let text = to_text(&value(0)?);
+            Ok(Value::String(
+                base64::engine::general_purpose::STANDARD.encode(text),
+            ))
+        }
+        Func::Printf => {
+            let format = to_text(&value(0)?);
+            let rest = args[1..]
+                .iter()
+                .map(|arg| arg.eval(scope))
+                .collect::<Result<Vec<_>, _>>()?;
+            printf(&format, &rest).map(Value::String)
+        }
+        Func::Join => {
+            arity(func, args, 2)?;
+            let separator = to_text(&value(0)?);
+            Ok(Value::String(match value(1)? {
+                Value::Array(items) => items
+                    .iter()
+                    .filter(|item| !item.is_null())
+                    .map(to_text)
+                    .collect::<Vec<_>>()
+                    .join(&separator),
+                Value::Null => String::new(),
+                other => to_text(&other),
+            }))
+        }
+        Func::Eq | Func::Ne => {
+            arity(func, args, 2)?;
+            let same = loosely_equal(&value(0)?, &value(1)?);
+            Ok(Value::Bool(same == (func == Func::Eq)))
+        }
+        Func::Gt | Func::Lt => {
+            arity(func, args, 2)?;
+            let (a, b) = (as_int(&value(0)?), as_int(&value(1)?));
+            Ok(Value::Bool(if func == Func::Gt { a > b } else { a < b }))
+        }
+        Func::And | Func::Or => {
+            let mut last = Value::Null;
+            for arg in args {
+                last = arg.eval(scope)?;
+                if truthy(&last) != (func == Func::And) {
+                    break;
+                }
+            }
+            Ok(last)
+        }
+        Func::Not => {
+            arity(func, args, 1)?;
+            Ok(Value::Bool(!truthy(&value(0)?)))
+        }
+        Func::HasKey => {
+            arity(func, args, 2)?;
+            let key = to_text(&value(1)?);
+            Ok(Value::Bool(
+                value(0)?
+                    .as_object()
+                    .is_some_and(|map| map.contains_key(&key)),
+            ))
+        }
+        Func::Replace => {
+            arity(func, args, 3)?;
+            let (old, new) = (to_text(&value(0)?), to_text(&value(1)?));
+            Ok(Value::String(to_text(&value(2)?).replace(&old, &new)))
+        }
+        Func::Ternary => {
+            arity(func, args, 3)?;
+            if truthy(&value(2)?) {
+                value(0)
+            } else {
+                value(1)
+            }
+        }
+        Func::Dig => {
+            let (keys, rest) = args.split_at(args.len().saturating_sub(2));
+            let [fallback, map] = rest else {
+                return Err(EvalError("dig takes keys, a default and a map".into()));
+            };
+            let mut node = map.eval(scope)?;
+            for key in keys {
+                let key = to_text(&key.eval(scope)?);
+                match node
+                    .as_object()
+                    .and_then(|m: &Map<String, Value>| m.get(&key))
+                {
+                    Some(next) => node = next.clone(),
+                    None => return fallback.eval(scope),
+                }
+            }
+            Ok(node)
+        }
+    }
+}
+
+fn loosely_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn printf(format: &str, args: &[Value]) -> Result<String, EvalError> {
+    let mut out = String::with_capacity(format.len() + 16);
+    let mut args = args.iter();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some(verb @ ('s' | 'd' | 'v')) => {
+                let arg = args
+                    .next()
+                    .ok_or_else(|| EvalError(format!("printf {format:?}: too few arguments")))?;
+                if verb == 'd' && !arg.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                    return Err(EvalError(format!(
+                        "printf {format:?}: %d needs an integer, got {arg}"
+                    )));
+                }
+                out.push_str(&to_text(arg));
+            }
+            other => {
+                return Err(EvalError(format!(
+                    "printf {format:?}: unsupported verb {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scope(values: &Value) -> Scope<'_> {
+        Scope {
+            values,
+            namespace: "ns",
+            release_name: "r",
+            release_service: "asogen",
+            chart_version: "1.0.0",
+            app_version: "v1.0.0",
+        }
+    }
+
+    #[test]
+    fn prints_go_pipelines() {
+        let expr = Expr::printf("0.0.0.0:%d", vec![Expr::value("metrics.port").int64()])
+            .or_default(Expr::Lit(Value::Null));
+        assert_eq!(
+            expr.to_go(),
+            r#"default nil (printf "0.0.0.0:%d" (int64 .Values.metrics.port))"#
+        );
+    }
+
+    #[test]
+    fn evaluates_with_helm_meaning() {
+        let values = json!({"a": "", "n": 8443.0, "list": ["x", null, "y"], "m": {"k": 1}});
+        let scope = scope(&values);
+        let eval = |e: Expr| e.eval(&scope).unwrap();
+        assert_eq!(eval(Expr::value("a").or_default(Expr::str("d"))), "d");
+        assert_eq!(eval(Expr::value("missing.deeper")), Value::Null);
+        assert_eq!(
+            eval(Expr::printf("p:%d", vec![Expr::value("n").int64()])),
+            "p:8443"
+        );
+        assert_eq!(
+            eval(Expr::Call(
+                Func::Join,
+                vec![Expr::str(","), Expr::value("list")]
+            )),
+            "x,y"
+        );
+        assert_eq!(
+            eval(Expr::Call(Func::B64enc, vec![Expr::str("true")])),
+            "dHJ1ZQ=="
+        );
+        assert_eq!(
+            eval(Expr::Call(
+                Func::Dig,
+                vec![Expr::str("k"), Expr::int(7), Expr::value("m")]
+            )),
+            1
+        );
+        assert_eq!(
+            eval(Expr::all(vec![Expr::value("m"), Expr::value("a")])),
+            ""
+        );
+        assert!(
+            Expr::printf("%d", vec![Expr::value("a")])
+                .eval(&scope)
+                .is_err()
+        );
+    }
+}

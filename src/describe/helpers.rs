@@ -1,0 +1,146 @@
+//! The chart's named helpers (`_helpers.tpl`, `helm create` names): each is
+//! described once, printed as a `define` for the chart and evaluated for
+//! asogen's own objects when a description includes it.
+
+use super::expr::{EvalError, Expr, Func, Scope, to_text, truthy};
+use super::tree::{Entry, json, print_entries, text};
+
+/// The chart name, and the prefix of every helper's name.
+pub const CHART: &str = "azure-service-operator";
+
+/// What a helper yields.
+enum Body {
+    /// A string.
+    Text(Expr),
+    /// "true" when the condition holds, else "" (Go templates have no
+    /// boolean helpers: `include` always returns a string).
+    Flag(Expr),
+    /// Map entries, included with `nindent`.
+    Entries(Vec<Entry>),
+}
+
+struct Helper {
+    name: &'static str,
+    doc: &'static str,
+    body: Body,
+}
+
+fn helpers() -> Vec<Helper> {
+    vec![
+        Helper {
+            name: "name",
+            doc: "The chart name.",
+            body: Body::Text(Expr::ChartName),
+        },
+        Helper {
+            name: "chart",
+            doc: "Chart name and version, for the helm.sh/chart label.",
+            body: Body::Text(Expr::Call(
+                Func::Replace,
+                vec![
+                    Expr::str("+"),
+                    Expr::str("_"),
+                    Expr::printf("%s-%s", vec![Expr::ChartName, Expr::ChartVersion]),
+                ],
+            )),
+        },
+        Helper {
+            name: "selectorLabels",
+            doc: "Labels that select the controller pods. They never change between\nversions: a selector change would break upgrades.",
+            body: Body::Entries(selector_labels()),
+        },
+        Helper {
+            name: "labels",
+            doc: "Labels on every object.",
+            body: Body::Entries(vec![
+                Entry::HelmOnly(Box::new(json("helm.sh/chart", Expr::Include("chart")))),
+                Entry::Include("selectorLabels"),
+                json("app.kubernetes.io/version", Expr::AppVersion),
+                json("app.kubernetes.io/managed-by", Expr::ReleaseService),
+                json("app.kubernetes.io/instance", Expr::ReleaseName),
+            ]),
+        },
+        Helper {
+            name: "serviceAccountName",
+            doc: "The ServiceAccount the controller runs as.",
+            body: Body::Text(Expr::value("serviceAccount.name").or_default(Expr::Call(
+                Func::Ternary,
+                vec![
+                    Expr::str("azureserviceoperator-default"),
+                    Expr::str("default"),
+                    Expr::value("serviceAccount.create"),
+                ],
+            ))),
+        },
+        Helper {
+            name: "servesWebhooks",
+            doc: "Whether this install serves webhooks (everything but a multi-tenant\nwatchers-only tenant). Returns \"true\" or \"\".",
+            body: Body::Flag(Expr::any(vec![
+                !Expr::value("multitenant.enable"),
+                Expr::value("azureOperatorMode").eq(Expr::str("webhooks")),
+            ])),
+        },
+    ]
+}
+
+/// The labels that select the controller pods.
+pub fn selector_labels() -> Vec<Entry> {
+    vec![
+        json("app.kubernetes.io/name", Expr::Include("name")),
+        text("control-plane", "controller-manager"),
+    ]
+}
+
+fn find(name: &str) -> Helper {
+    helpers()
+        .into_iter()
+        .find(|helper| helper.name == name)
+        .unwrap_or_else(|| panic!("no helper {name:?} (a bug in a description)"))
+}
+
+/// The string `include` yields for a helper.
+pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
+    match find(name).body {
+        Body::Text(expr) => Ok(to_text(&expr.eval(scope)?)),
+        Body::Flag(expr) => Ok(if truthy(&expr.eval(scope)?) {
+            "true".into()
+        } else {
+            String::new()
+        }),
+        Body::Entries(_) => Err(EvalError(format!(
+            "{name} is a map helper; include it as entries"
+        ))),
+    }
+}
+
+/// A map helper's entries.
+pub fn map_helper(name: &str) -> Vec<Entry> {
+    match find(name).body {
+        Body::Entries(entries) => entries,
+        _ => panic!("{name} is not a map helper (a bug in a description)"),
+    }
+}
+
+/// Every helper as `define` blocks, for `_helpers.tpl`.
+pub fn print_helpers() -> String {
+    let mut out = String::new();
+    for helper in helpers() {
+        out.push_str(&format!("\n{{{{/* {} */}}}}\n", helper.doc));
+        out.push_str(&format!("{{{{- define \"{CHART}.{}\" -}}}}\n", helper.name));
+        match helper.body {
+            Body::Text(expr) => out.push_str(&format!("{{{{- {} }}}}\n", expr.to_go())),
+            Body::Flag(expr) => out.push_str(&format!(
+                "{{{{- if {} }}}}true{{{{ end }}}}\n",
+                expr.to_go()
+            )),
+            Body::Entries(entries) => {
+                let mut body = String::new();
+                print_entries(&entries, 0, &mut body);
+                // `define ... -}}` trims the newline before the first line.
+                out.push_str(&body);
+            }
+        }
+        out.push_str("{{- end }}\n");
+    }
+    out
+}

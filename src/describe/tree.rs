@@ -1,0 +1,388 @@
+//! The shape of an object: maps, lists and scalars whose keys are fixed and
+//! whose contents are constants or [`Expr`]essions, some present only under
+//! a condition. [`print`](Resource::template) writes it as a chart template
+//! in `helm create` style; [`eval`](Resource::eval) builds the object Helm
+//! would render from that template.
+
+use serde_json::{Map, Value};
+
+use super::expr::{EvalError, Expr, Scope, truthy};
+use super::helpers;
+
+/// A value in an object.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// A constant subtree, written as YAML.
+    Lit(Value),
+    /// A scalar from an expression: `{{ EXPR | toJson }}` (any type).
+    Json(Expr),
+    /// An integer from an expression: `{{ EXPR | int64 }}`.
+    Int(Expr),
+    /// A map.
+    Map(Vec<Entry>),
+    /// A list.
+    List(Vec<Item>),
+}
+
+/// One part of a map.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// `key: value`.
+    Field(String, Node),
+    /// `key:` with a values subtree as YAML, left out when it is empty
+    /// (`{{- with EXPR }}`).
+    Yaml(String, Expr),
+    /// A values map's own entries, merged in here (`with` + `toYaml`).
+    Splice(Expr),
+    /// The entries of a map helper (`include ... | nindent`).
+    Include(&'static str),
+    /// Entries present only when the condition holds, or else others.
+    If(Expr, Vec<Entry>, Vec<Entry>),
+    /// An entry the chart writes and asogen's own output leaves out: the
+    /// labels that say Helm installed the object.
+    HelmOnly(Box<Entry>),
+    /// A YAML comment for chart readers.
+    Note(&'static str),
+}
+
+/// One part of a list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// One item.
+    One(Node),
+    /// A values list's own items, appended here.
+    Splice(Expr),
+    /// Items present only when the condition holds, or else others.
+    If(Expr, Vec<Item>, Vec<Item>),
+}
+
+/// Shorthands for descriptions.
+pub fn field(key: impl Into<String>, node: Node) -> Entry {
+    Entry::Field(key.into(), node)
+}
+
+/// `key: "text"`.
+pub fn text(key: impl Into<String>, value: &str) -> Entry {
+    Entry::Field(key.into(), Node::Lit(Value::from(value)))
+}
+
+/// `key: {{ EXPR | toJson }}`.
+pub fn json(key: impl Into<String>, expr: Expr) -> Entry {
+    Entry::Field(key.into(), Node::Json(expr))
+}
+
+/// `key:` with a nested map.
+pub fn map(key: impl Into<String>, entries: Vec<Entry>) -> Entry {
+    Entry::Field(key.into(), Node::Map(entries))
+}
+
+/// `key:` with a list.
+pub fn list(key: impl Into<String>, items: Vec<Item>) -> Entry {
+    Entry::Field(key.into(), Node::List(items))
+}
+
+/// Entries present only when `condition` holds.
+pub fn when(condition: Expr, entries: Vec<Entry>) -> Entry {
+    Entry::If(condition, entries, Vec::new())
+}
+
+/// A list item that is a map.
+pub fn item(entries: Vec<Entry>) -> Item {
+    Item::One(Node::Map(entries))
+}
+
+/// One file of the chart's templates/ and the object it renders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resource {
+    /// The file name under templates/.
+    pub file: String,
+    /// Rendered only when this holds (a whole-file `if`).
+    pub when: Option<Expr>,
+    /// The object.
+    pub object: Vec<Entry>,
+}
+
+impl Resource {
+    /// The object Helm renders from the template, or None when the
+    /// resource's condition does not hold.
+    pub fn eval(&self, scope: &Scope) -> Result<Option<Value>, EvalError> {
+        if let Some(condition) = &self.when
+            && !condition.holds(scope)?
+        {
+            return Ok(None);
+        }
+        let mut map = Map::new();
+        eval_entries(&self.object, scope, &mut map)?;
+        Ok(Some(Value::Object(map)))
+    }
+
+    /// The chart template, after `header` (a template comment line).
+    pub fn template(&self, header: &str) -> String {
+        let mut out = String::from(header);
+        out.push('\n');
+        if let Some(condition) = &self.when {
+            out.push_str(&format!("{{{{- if {} }}}}\n", condition.to_go()));
+            print_entries(&self.object, 0, &mut out);
+            out.push_str("{{- end }}\n");
+        } else {
+            print_entries(&self.object, 0, &mut out);
+        }
+        out
+    }
+}
+
+pub(super) fn eval_entries(
+    entries: &[Entry],
+    scope: &Scope,
+    map: &mut Map<String, Value>,
+) -> Result<(), EvalError> {
+    for entry in entries {
+        match entry {
+            Entry::Field(key, node) => {
+                map.insert(key.clone(), eval_node(node, scope)?);
+            }
+            Entry::Yaml(key, expr) => {
+                let value = expr.eval(scope)?;
+                if truthy(&value) {
+                    map.insert(key.clone(), value);
+                }
+            }
+            Entry::Splice(expr) => {
+                if let Value::Object(spliced) = expr.eval(scope)? {
+                    map.extend(spliced);
+                }
+            }
+            Entry::Include(name) => eval_entries(&helpers::map_helper(name), scope, map)?,
+            Entry::If(condition, then, otherwise) => {
+                let chosen = if condition.holds(scope)? {
+                    then
+                } else {
+                    otherwise
+                };
+                eval_entries(chosen, scope, map)?;
+            }
+            Entry::HelmOnly(inner) => {
+                if scope.release_service == "Helm" {
+                    eval_entries(std::slice::from_ref(inner), scope, map)?;
+                }
+            }
+            Entry::Note(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn eval_items(items: &[Item], scope: &Scope, out: &mut Vec<Value>) -> Result<(), EvalError> {
+    for item in items {
+        match item {
+            Item::One(node) => out.push(eval_node(node, scope)?),
+            Item::Splice(expr) => {
+                if let Value::Array(spliced) = expr.eval(scope)? {
+                    out.extend(spliced);
+                }
+            }
+            Item::If(condition, then, otherwise) => {
+                let chosen = if condition.holds(scope)? {
+                    then
+                } else {
+                    otherwise
+                };
+                eval_items(chosen, scope, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn eval_node(node: &Node, scope: &Scope) -> Result<Value, EvalError> {
+    Ok(match node {
+        Node::Lit(value) => value.clone(),
+        Node::Json(expr) => expr.eval(scope)?,
+        Node::Int(expr) => expr.clone().int64().eval(scope)?,
+        // A key whose every entry or item was left out reads as null.
+        Node::Map(entries) => {
+            let mut map = Map::new();
+            eval_entries(entries, scope, &mut map)?;
+            if map.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(map)
+            }
+        }
+        Node::List(items) => {
+            let mut out = Vec::new();
+            eval_items(items, scope, &mut out)?;
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(out)
+            }
+        }
+    })
+}
+
+fn pad(out: &mut String, width: usize) {
+    out.extend(std::iter::repeat_n(' ', width));
+}
+
+fn action(out: &mut String, width: usize, body: &str) {
+    pad(out, width);
+    out.push_str("{{- ");
+    out.push_str(body);
+    out.push_str(" }}\n");
+}
+
+/// A map key, quoted when YAML would read it as something else.
+fn key_text(key: &str) -> String {
+    let plain = crate::emit::to_yaml(&Value::from(key));
+    plain.trim_end().to_string()
+}
+
+/// A constant as YAML lines at `width` (its first line follows `prefix`).
+fn print_lit(value: &Value, width: usize, out: &mut String) {
+    let yaml = crate::emit::to_yaml(value);
+    for line in yaml.lines() {
+        pad(out, width);
+        out.push_str(line);
+        out.push('\n');
+    }
+}
+
+fn is_scalar(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.is_empty(),
+        _ => true,
+    }
+}
+
+/// The text after `key:` or `-` for a node written on one line, if it is.
+fn inline(node: &Node) -> Option<String> {
+    match node {
+        Node::Lit(value) if is_scalar(value) => {
+            Some(crate::emit::to_yaml(value).trim_end().to_string())
+        }
+        Node::Json(expr) => Some(format!("{{{{ {} | toJson }}}}", expr.to_go())),
+        Node::Int(expr) => Some(format!("{{{{ {} | int64 }}}}", expr.to_go())),
+        _ => None,
+    }
+}
+
+pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
+    for entry in entries {
+        match entry {
+            Entry::Field(key, node) => {
+                pad(out, width);
+                out.push_str(&key_text(key));
+                out.push(':');
+                match inline(node) {
+                    Some(text) => {
+                        out.push(' ');
+                        out.push_str(&text);
+                        out.push('\n');
+                    }
+                    None => {
+                        out.push('\n');
+                        print_block(node, width, out);
+                    }
+                }
+            }
+            Entry::Yaml(key, expr) => {
+                action(out, width, &format!("with {}", expr.to_go()));
+                pad(out, width);
+                out.push_str(&key_text(key));
+                out.push_str(":\n");
+                action(out, width + 2, &format!("toYaml . | nindent {}", width + 2));
+                action(out, width, "end");
+            }
+            Entry::Splice(expr) => {
+                action(out, width, &format!("with {}", expr.to_go()));
+                action(out, width, &format!("toYaml . | nindent {width}"));
+                action(out, width, "end");
+            }
+            Entry::Include(name) => action(
+                out,
+                width,
+                &format!("include \"{}.{name}\" . | nindent {width}", helpers::CHART),
+            ),
+            Entry::If(condition, then, otherwise) => {
+                action(out, width, &format!("if {}", condition.to_go()));
+                print_entries(then, width, out);
+                if !otherwise.is_empty() {
+                    action(out, width, "else");
+                    print_entries(otherwise, width, out);
+                }
+                action(out, width, "end");
+            }
+            Entry::HelmOnly(inner) => print_entries(std::slice::from_ref(inner), width, out),
+            Entry::Note(text) => {
+                for line in text.lines() {
+                    pad(out, width);
+                    out.push_str("# ");
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+}
+
+/// A map or list under a `key:` at `width`: maps indent by two, lists
+/// stay at the key's indent (`helm create` style).
+fn print_block(node: &Node, width: usize, out: &mut String) {
+    match node {
+        Node::Map(entries) => print_entries(entries, width + 2, out),
+        Node::List(items) => print_items(items, width, out),
+        Node::Lit(value @ Value::Array(_)) => print_lit(value, width, out),
+        Node::Lit(value) => print_lit(value, width + 2, out),
+        Node::Json(_) | Node::Int(_) => unreachable!("scalars print inline"),
+    }
+}
+
+fn print_items(items: &[Item], width: usize, out: &mut String) {
+    for item in items {
+        match item {
+            Item::One(node) => {
+                if let Some(text) = inline(node) {
+                    pad(out, width);
+                    out.push_str("- ");
+                    out.push_str(&text);
+                    out.push('\n');
+                    continue;
+                }
+                // The item's lines at width + 2, its first line's indent
+                // replaced by "- " when that line is YAML, not an action.
+                let mut body = String::new();
+                match node {
+                    Node::Map(entries) => print_entries(entries, width + 2, &mut body),
+                    Node::Lit(value) => print_lit(value, width + 2, &mut body),
+                    Node::List(items) => print_items(items, width + 2, &mut body),
+                    Node::Json(_) | Node::Int(_) => unreachable!("scalars print inline"),
+                }
+                let first_is_yaml = !body[width + 2..].starts_with("{{");
+                pad(out, width);
+                if first_is_yaml {
+                    out.push_str("- ");
+                    out.push_str(&body[width + 2..]);
+                } else {
+                    out.push_str("-\n");
+                    out.push_str(&body);
+                }
+            }
+            Item::Splice(expr) => {
+                action(out, width, &format!("with {}", expr.to_go()));
+                action(out, width, &format!("toYaml . | nindent {width}"));
+                action(out, width, "end");
+            }
+            Item::If(condition, then, otherwise) => {
+                action(out, width, &format!("if {}", condition.to_go()));
+                print_items(then, width, out);
+                if !otherwise.is_empty() {
+                    action(out, width, "else");
+                    print_items(otherwise, width, out);
+                }
+                action(out, width, "end");
+            }
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The objects of an install, each described once (see [`crate::describe`]):
+//! the chart prints its templates from these descriptions and asogen
+//! evaluates its manifests from them.
+
+mod deployment;
+mod network;
+mod rbac;
+mod settings;
+mod webhooks;
+
+use serde_json::{Value, json};
+
+use crate::catalog::Catalog;
+use crate::describe::tree::{json, map, text};
+use crate::describe::{Entry, Expr, Node, Resource};
+use crate::model::Release;
+
+pub use rbac::{leader_election_rules, manager_rules};
+pub use settings::SECRET_ENV;
+
+/// Names of the objects, shared by the descriptions.
+pub mod names {
+    /// The Deployment.
+    pub const DEPLOYMENT: &str = "azureserviceoperator-controller-manager";
+    /// The Secret holding the Azure settings.
+    pub const SETTINGS_SECRET: &str = "aso-controller-settings";
+    /// The webhook Service.
+    pub const WEBHOOK_SERVICE: &str = "azureserviceoperator-webhook-service";
+    /// The metrics Service.
+    pub const METRICS_SERVICE: &str = "azureserviceoperator-controller-manager-metrics-service";
+    /// The cert-manager Issuer.
+    pub const ISSUER: &str = "azureserviceoperator-selfsigned-issuer";
+    /// The webhook serving Certificate.
+    pub const SERVING_CERT: &str = "azureserviceoperator-serving-cert";
+    /// The metrics serving Certificate.
+    pub const METRICS_CERT: &str = "azureserviceoperator-metrics-server-cert";
+    /// The leader election Role.
+    pub const LEADER_ELECTION_ROLE: &str = "azureserviceoperator-leader-election-role";
+    /// The leader election RoleBinding.
+    pub const LEADER_ELECTION_BINDING: &str = "azureserviceoperator-leader-election-rolebinding";
+    /// The manager ClusterRole.
+    pub const MANAGER_ROLE: &str = "azureserviceoperator-manager-role";
+    /// The manager ClusterRoleBinding.
+    pub const MANAGER_ROLE_BINDING: &str = "azureserviceoperator-manager-rolebinding";
+    /// The PodDisruptionBudget.
+    pub const PDB: &str = "azureserviceoperator-pdb";
+    /// The mutating webhook configuration.
+    pub const MUTATING: &str = "azureserviceoperator-mutating-webhook-configuration";
+    /// The validating webhook configuration.
+    pub const VALIDATING: &str = "azureserviceoperator-validating-webhook-configuration";
+    /// The ingress NetworkPolicy.
+    pub const ALLOW_INGRESS: &str = "azure-service-operator-allow-ingress";
+    /// The egress NetworkPolicy.
+    pub const ALLOW_EGRESS: &str = "azure-service-operator-allow-egress";
+    /// The Secret cert-manager writes the webhook certificate to.
+    pub const WEBHOOK_CERT_SECRET: &str = "webhook-server-cert";
+    /// The Secret cert-manager writes the metrics certificate to.
+    pub const METRICS_CERT_SECRET: &str = "metrics-server-cert";
+}
+
+/// Every resource of the chart, in the order Helm installs kinds.
+pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
+    vec![
+        network::ingress_policy(),
+        network::egress_policy(),
+        network::pod_disruption_budget(),
+        rbac::service_account(),
+        settings::settings_secret(),
+        rbac::manager_role(catalog),
+        rbac::manager_role_binding(),
+        rbac::leader_election_role(),
+        rbac::leader_election_role_binding(),
+        network::metrics_service(),
+        webhooks::webhook_service(),
+        deployment::deployment(release),
+        webhooks::mutating_webhooks(catalog),
+        webhooks::validating_webhooks(catalog),
+        webhooks::issuer(),
+        webhooks::serving_certificate(),
+        webhooks::metrics_certificate(),
+    ]
+}
+
+/// The Namespace that install manifests start with (not part of the chart:
+/// Helm creates namespaces itself).
+pub fn namespace_object(namespace: &str, managed_by: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "labels": {
+                "app.kubernetes.io/managed-by": managed_by,
+                "app.kubernetes.io/name": crate::describe::helpers::CHART,
+                // The controller pod meets the restricted standard; enforce it.
+                "pod-security.kubernetes.io/enforce": "restricted",
+            },
+            "name": namespace,
+        }
+    })
+}
+
+/// `true` when this install serves webhooks.
+fn serves_webhooks() -> Expr {
+    Expr::Include("servesWebhooks")
+}
+
+/// `metrics.enable` and `metrics.secure`.
+fn secure_metrics() -> Expr {
+    Expr::all(vec![
+        Expr::value("metrics.enable"),
+        Expr::value("metrics.secure"),
+    ])
+}
+
+/// `apiVersion`, `kind` and `metadata` (name, the release namespace when
+/// namespaced, the labels), then `more` metadata entries.
+fn header(
+    api_version: &str,
+    kind: &str,
+    name: &str,
+    namespaced: bool,
+    more: Vec<Entry>,
+) -> Vec<Entry> {
+    let mut metadata = vec![text("name", name)];
+    if namespaced {
+        metadata.push(json("namespace", Expr::Namespace));
+    }
+    metadata.push(map("labels", vec![Entry::Include("labels")]));
+    metadata.extend(more);
+    vec![
+        text("apiVersion", api_version),
+        text("kind", kind),
+        map("metadata", metadata),
+    ]
+}
+
+/// A resource: `file` under templates/, rendered when `when` holds.
+fn resource(file: &str, when: Option<Expr>, object: Vec<Entry>) -> Resource {
+    Resource {
+        file: file.into(),
+        when,
+        object,
+    }
+}
+
+/// `matchLabels` with the selector labels.
+fn match_labels() -> Entry {
+    map("matchLabels", vec![Entry::Include("selectorLabels")])
+}
+
+/// A constant node from JSON.
+fn lit(value: Value) -> Node {
+    Node::Lit(value)
+}

@@ -1,0 +1,157 @@
+//! What reaches the controller pods and what they reach: the NetworkPolicies,
+//! the metrics Service and the PodDisruptionBudget.
+
+use serde_json::json;
+
+use super::names::{ALLOW_EGRESS, ALLOW_INGRESS, METRICS_SERVICE, PDB};
+use super::{header, lit, match_labels, resource};
+use crate::describe::tree::{field, item, json, list, map, text};
+use crate::describe::{Entry, Expr, Item, Node, Resource};
+
+fn tcp_port(number: Node) -> Item {
+    item(vec![field("port", number), text("protocol", "TCP")])
+}
+
+/// The ingress NetworkPolicy: the webhook and metrics ports.
+pub fn ingress_policy() -> Resource {
+    let mut object = header(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        ALLOW_INGRESS,
+        true,
+        vec![],
+    );
+    object.push(map(
+        "spec",
+        vec![
+            map("podSelector", vec![match_labels()]),
+            field("policyTypes", lit(json!(["Ingress"]))),
+            list(
+                "ingress",
+                vec![item(vec![list(
+                    "ports",
+                    vec![
+                        tcp_port(Node::Int(Expr::value("webhook.port"))),
+                        Item::If(
+                            Expr::value("metrics.enable"),
+                            vec![tcp_port(Node::Int(Expr::value("metrics.port")))],
+                            vec![],
+                        ),
+                    ],
+                )])],
+            ),
+        ],
+    ));
+    resource(
+        "networkpolicy-allow-ingress.yaml",
+        Some(Expr::value("networkPolicies.enable")),
+        object,
+    )
+}
+
+/// One egress rule: a TCP port to one CIDR.
+fn egress_to(port: Node, cidr: Expr) -> Item {
+    item(vec![
+        list("ports", vec![tcp_port(port)]),
+        list(
+            "to",
+            vec![item(vec![map("ipBlock", vec![json("cidr", cidr)])])],
+        ),
+    ])
+}
+
+/// The egress NetworkPolicy: one rule per destination.
+pub fn egress_policy() -> Resource {
+    let mut object = header(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        ALLOW_EGRESS,
+        true,
+        vec![],
+    );
+    let fixed = |port: i64| lit(json!(port));
+    let cidr = |path: &'static str| Expr::value(path);
+    object.push(map(
+        "spec",
+        vec![
+            map("podSelector", vec![match_labels()]),
+            field("policyTypes", lit(json!(["Egress"]))),
+            Entry::Note("One rule per destination, each with its own `to`: the Azure APIs,\nthe Kubernetes API, MySQL, PostgreSQL and Azure SQL servers, and DNS."),
+            list(
+                "egress",
+                vec![
+                    egress_to(fixed(443), Expr::str("0.0.0.0/0")),
+                    egress_to(
+                        Node::Int(Expr::value("networkPolicies.kubernetesApiPort")),
+                        cidr("networkPolicies.kubernetesApiCIDR"),
+                    ),
+                    egress_to(fixed(3306), cidr("networkPolicies.mysqlCIDR")),
+                    egress_to(fixed(5432), cidr("networkPolicies.postgresqlCIDR")),
+                    egress_to(fixed(1433), cidr("networkPolicies.sqlCIDR")),
+                    Item::One(lit(json!({"ports": [
+                        {"port": 53, "protocol": "UDP"},
+                        {"port": 53, "protocol": "TCP"}
+                    ]}))),
+                ],
+            ),
+        ],
+    ));
+    resource(
+        "networkpolicy-allow-egress.yaml",
+        Some(Expr::value("networkPolicies.enable")),
+        object,
+    )
+}
+
+/// The metrics Service.
+pub fn metrics_service() -> Resource {
+    let mut object = header("v1", "Service", METRICS_SERVICE, true, vec![]);
+    object.push(map(
+        "spec",
+        vec![
+            list(
+                "ports",
+                vec![item(vec![
+                    text("name", "metrics"),
+                    field("port", Node::Int(Expr::value("metrics.port"))),
+                    text("protocol", "TCP"),
+                    text("targetPort", "metrics-port"),
+                ])],
+            ),
+            map("selector", vec![Entry::Include("selectorLabels")]),
+        ],
+    ));
+    resource(
+        "service-metrics.yaml",
+        Some(Expr::value("metrics.enable")),
+        object,
+    )
+}
+
+/// The PodDisruptionBudget.
+pub fn pod_disruption_budget() -> Resource {
+    let mut object = header("policy/v1", "PodDisruptionBudget", PDB, true, vec![]);
+    object.push(map(
+        "spec",
+        vec![
+            json(
+                "minAvailable",
+                Expr::value("podDisruptionBudget.minAvailable"),
+            ),
+            map("selector", vec![match_labels()]),
+            Entry::If(
+                Expr::value("podDisruptionBudget.unhealthyPodEvictionPolicy"),
+                vec![json(
+                    "unhealthyPodEvictionPolicy",
+                    Expr::value("podDisruptionBudget.unhealthyPodEvictionPolicy"),
+                )],
+                vec![],
+            ),
+        ],
+    ));
+    resource(
+        "poddisruptionbudget.yaml",
+        Some(Expr::value("podDisruptionBudget.enabled")),
+        object,
+    )
+}
