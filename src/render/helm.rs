@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Artifacts;
 use crate::catalog::Catalog;
 use crate::model::{CHART_NAME, Release};
-use crate::rules::{RULES, schema_message};
+use crate::rules::RULES;
 use crate::schema;
 
 /// The chart's folder under the output directory.
@@ -76,14 +76,10 @@ pub fn render_chart_templates(
         .filter(|name| *name != README)
         .collect();
     let env = environment(&names);
-    let guard: Vec<_> = RULES
-        .iter()
-        .map(|rule| json!({"condition": rule.helm_condition, "message": schema_message(rule)}))
-        .collect();
     let header = format!("{{{{- /* {GENERATED_BY} */}}}}");
     let ctx = context! {
         header_tpl => &header,
-        guard => Value::from(Serde(&guard)),
+        guard => crate::rules::guard::chart_guard(CHART_NAME),
         helpers => crate::describe::helpers::print_helpers(),
         chart_name => CHART_NAME,
     };

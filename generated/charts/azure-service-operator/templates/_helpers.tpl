@@ -38,29 +38,39 @@ watchers-only tenant). Returns "true" or "". */}}
 {{- end }}
 
 {{/* The rules guard: every broken rule of the rule table, reported with
-its id and help through `fail`, so installs that skip the schema
-(--skip-schema-validation, older tools) are refused too. */}}
+its id and help through `fail`. */}}
 {{- define "azure-service-operator.validateValues" -}}
-{{- $replicas := int64 (.Values.replicaCount | default 0) }}
-{{- $strategy := .Values.strategy | default dict }}
-{{- $type := $strategy.type | default "Recreate" }}
-{{- $gates := .Values.featureGates | default dict }}
-{{- $gate := $gates.singleReplicaRollingUpdate | default false }}
-{{- $hasRollingUpdate := hasKey $strategy "rollingUpdate" }}
+{{- $root := .Values }}
+{{- $strategy_map := (get $root "strategy") | default dict }}
+{{- $strategy_rollingUpdate_map := (get $strategy_map "rollingUpdate") | default dict }}
+{{- $featureGates_map := (get $root "featureGates") | default dict }}
+{{- $replicaCount := 2 }}
+{{- if and (hasKey $root "replicaCount") (ne (kindOf (get $root "replicaCount")) "invalid") }}{{- $replicaCount = int64 (get $root "replicaCount") }}{{- end }}
+{{- $strategy_type := "Recreate" }}
+{{- if and (hasKey $strategy_map "type") (ne (kindOf (get $strategy_map "type")) "invalid") }}{{- $strategy_type = (get $strategy_map "type") }}{{- end }}
+{{- $strategy_rollingUpdate := false }}
+{{- if and (hasKey $strategy_map "rollingUpdate") (ne (kindOf (get $strategy_map "rollingUpdate")) "invalid") }}{{- $strategy_rollingUpdate = true }}{{- end }}
+{{- $strategy_rollingUpdate_maxSurge := 1 }}
+{{- if and (hasKey $strategy_rollingUpdate_map "maxSurge") (ne (kindOf (get $strategy_rollingUpdate_map "maxSurge")) "invalid") }}{{- $strategy_rollingUpdate_maxSurge = (get $strategy_rollingUpdate_map "maxSurge") }}{{- end }}
+{{- $strategy_rollingUpdate_maxUnavailable := 0 }}
+{{- if and (hasKey $strategy_rollingUpdate_map "maxUnavailable") (ne (kindOf (get $strategy_rollingUpdate_map "maxUnavailable")) "invalid") }}{{- $strategy_rollingUpdate_maxUnavailable = (get $strategy_rollingUpdate_map "maxUnavailable") }}{{- end }}
+{{- $featureGates_singleReplicaRollingUpdate := false }}
+{{- if and (hasKey $featureGates_map "singleReplicaRollingUpdate") (ne (kindOf (get $featureGates_map "singleReplicaRollingUpdate")) "invalid") }}{{- $featureGates_singleReplicaRollingUpdate = (get $featureGates_map "singleReplicaRollingUpdate") }}{{- end }}
 {{- $broken := list }}
-{{- if and (gt $replicas 1) (eq $type "RollingUpdate") }}
-{{- $broken = append $broken "ha-requires-recreate: replicaCount \u003e 1 requires strategy.type: Recreate; help: set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true" }}
+{{- if and (ge (int64 $replicaCount) 2) (eq (toString $strategy_type) "RollingUpdate") }}
+{{- $broken = append $broken "ha-requires-recreate: replicaCount > 1 requires strategy.type: Recreate; help: set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true" }}
 {{- end }}
-{{- if and (ne $type "RollingUpdate") $hasRollingUpdate }}
-{{- $broken = append $broken "recreate-forbids-rolling-update: with strategy.type: Recreate, strategy.rollingUpdate must be absent; help: remove strategy.rollingUpdate" }}
+{{- if and (eq (toString $strategy_type) "Recreate") $strategy_rollingUpdate }}
+{{- $broken = append $broken "recreate-forbids-rolling-update: with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null); help: remove strategy.rollingUpdate" }}
 {{- end }}
-{{- if and (eq $type "RollingUpdate") (not $gate) }}
+{{- if and (eq (toString $strategy_type) "RollingUpdate") (ne (toString $featureGates_singleReplicaRollingUpdate) "true") }}
 {{- $broken = append $broken "rolling-update-needs-feature-gate: strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true; help: set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate" }}
 {{- end }}
-{{- if lt $replicas 1 }}
-{{- $broken = append $broken "replica-count-positive: replicaCount \u003e= 1; help: set replicaCount: 2 (the default) or 1" }}
+{{- if (le (int64 $replicaCount) 0) }}
+{{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
 {{- end }}
 {{- if $broken }}
 {{- fail (printf "values break %d rule(s) of azure-service-operator:\n%s" (len $broken) (join "\n" $broken)) }}
 {{- end }}
 {{- end }}
+

@@ -1,0 +1,123 @@
+//! The rules in Rust: the rule keys read from values (typed or merged raw),
+//! and every broken rule with a message that names the values.
+
+use serde_json::Value;
+
+use super::{KeyType, RULES, Rule, RuleKey, Test};
+use crate::values::Values;
+
+/// The value of every rule key, defaults applied (null is absent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleInputs(Vec<(RuleKey, Value)>);
+
+impl RuleInputs {
+    /// Reads the rule keys from values as Helm sees them; None when any
+    /// of them has a value of the wrong type.
+    pub fn read(values: &Value) -> Option<RuleInputs> {
+        let mut inputs = Vec::new();
+        for key in RuleKey::ALL {
+            let found = key
+                .path()
+                .split('.')
+                .try_fold(values, |node, part| node.get(part))
+                .filter(|value| !value.is_null())
+                .cloned()
+                .unwrap_or_else(|| key.default());
+            let fits = match key.kind() {
+                KeyType::Int => found.is_i64() || found.is_u64(),
+                KeyType::Text => found.is_string(),
+                KeyType::Bool => found.is_boolean(),
+                KeyType::IntOrPercent => found.is_i64() || found.is_string(),
+                KeyType::Any => true,
+            };
+            if !fits {
+                return None;
+            }
+            inputs.push((key, found));
+        }
+        Some(RuleInputs(inputs))
+    }
+
+    /// A key's value.
+    pub fn get(&self, key: RuleKey) -> &Value {
+        &self
+            .0
+            .iter()
+            .find(|(k, _)| *k == key)
+            .expect("every rule key is read")
+            .1
+    }
+
+    /// A key's value as text for messages.
+    pub fn text(&self, key: RuleKey) -> String {
+        match self.get(key) {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl Test {
+    /// Whether a key's value passes the test.
+    pub fn holds(self, value: &Value) -> bool {
+        match self {
+            Test::AtLeast(n) => value.as_i64().is_some_and(|v| v >= n),
+            Test::AtMost(n) => value.as_i64().is_some_and(|v| v <= n),
+            Test::Is(text) => value.as_str() == Some(text),
+            Test::Set => !value.is_null(),
+            Test::NotTrue => value != &Value::Bool(true),
+            Test::Zero => value.as_i64() == Some(0) || value.as_str() == Some("0%"),
+        }
+    }
+}
+
+/// A broken rule, with a message that names the values involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule that is broken.
+    pub rule: Rule,
+    /// The message, naming the actual values.
+    pub message: String,
+    /// JSON pointer of the key to point at.
+    pub pointer: String,
+}
+
+/// Every broken rule (not only the first).
+pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
+    RULES
+        .iter()
+        .filter(|rule| {
+            rule.breach
+                .iter()
+                .all(|condition| condition.test.holds(inputs.get(condition.key)))
+        })
+        .map(|rule| Violation {
+            rule: *rule,
+            message: (rule.message)(inputs),
+            pointer: format!("/{}", rule.keys[0].replace('.', "/")),
+        })
+        .collect()
+}
+
+/// Checks every rule on shape-checked values.
+pub fn check(values: &Values) -> Vec<Violation> {
+    let json = serde_json::to_value(values).expect("values serialize");
+    let inputs = RuleInputs::read(&json).expect("typed values have typed rule keys");
+    check_inputs(&inputs)
+}
+
+/// Checks every rule on values as merged from files (not shape-checked):
+/// None when a key the rules read has the wrong type.
+pub fn check_json(values: &Value) -> Option<Vec<Violation>> {
+    RuleInputs::read(values).map(|inputs| check_inputs(&inputs))
+}
+
+/// Whether a dotted key is, holds or lies inside a key the rules read.
+pub fn touches_rule_key(key: &str) -> bool {
+    RuleKey::ALL.iter().any(|rule_key| {
+        let rule_key = rule_key.path();
+        key == rule_key
+            || rule_key.starts_with(&format!("{key}."))
+            || key.starts_with(&format!("{rule_key}."))
+    })
+}

@@ -1,0 +1,106 @@
+//! The rules as the chart's `fail` guard (a `define` in `_helpers.tpl`),
+//! generated from the rule entries: one Go template variable per rule key
+//! (the chart default when the key is absent or null), one condition per
+//! rule, every broken rule reported with its id and help, so installs that
+//! skip the schema (`--skip-schema-validation`, older tools) are refused too.
+
+use super::{KeyType, RULES, RuleKey, Test, schema_message};
+
+/// The Go variable holding a key's value: `$strategy_type`.
+fn var(key: RuleKey) -> String {
+    format!("${}", key.path().replace('.', "_"))
+}
+
+/// The Go variable holding the map at a dotted prefix, `$root` for none.
+fn map_var(prefix: &[&str]) -> String {
+    if prefix.is_empty() {
+        "$root".into()
+    } else {
+        format!("${}_map", prefix.join("_"))
+    }
+}
+
+fn go_literal(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "nil".into(),
+        other => other.to_string(),
+    }
+}
+
+fn condition(key: RuleKey, test: Test) -> String {
+    let v = var(key);
+    match test {
+        Test::AtLeast(n) => format!("(ge (int64 {v}) {n})"),
+        Test::AtMost(n) => format!("(le (int64 {v}) {n})"),
+        Test::Is(text) => format!("(eq (toString {v}) {text:?})"),
+        Test::Set => {
+            assert_eq!(key.kind(), KeyType::Any, "Set tests keys of type Any");
+            v
+        }
+        Test::NotTrue => format!("(ne (toString {v}) \"true\")"),
+        Test::Zero => format!("(has (toString {v}) (list \"0\" \"0%\"))"),
+    }
+}
+
+/// The guard's `define` block.
+pub fn chart_guard(chart: &str) -> String {
+    let mut out = format!(
+        "{{{{/* The rules guard: every broken rule of the rule table, reported with\nits id and help through `fail`. */}}}}\n{{{{- define \"{chart}.validateValues\" -}}}}\n{{{{- $root := .Values }}}}\n"
+    );
+    // The maps on the way to each key, each `dict` when absent or null.
+    let mut maps: Vec<Vec<&str>> = Vec::new();
+    for key in RuleKey::ALL {
+        let parts: Vec<&str> = key.path().split('.').collect();
+        for depth in 1..parts.len() {
+            let prefix = parts[..depth].to_vec();
+            if !maps.contains(&prefix) {
+                out.push_str(&format!(
+                    "{{{{- {} := (get {} {:?}) | default dict }}}}\n",
+                    map_var(&prefix),
+                    map_var(&prefix[..depth - 1]),
+                    prefix[depth - 1]
+                ));
+                maps.push(prefix);
+            }
+        }
+    }
+    for key in RuleKey::ALL {
+        let parts: Vec<&str> = key.path().split('.').collect();
+        let (leaf, prefix) = parts.split_last().expect("paths are not empty");
+        let parent = map_var(prefix);
+        let v = var(key);
+        let value = format!("(get {parent} {leaf:?})");
+        // A key of type Any holds whether it is set (Go templates cannot
+        // assign nil).
+        let (initial, written) = match key.kind() {
+            KeyType::Any => ("false".to_string(), "true".to_string()),
+            KeyType::Int => (go_literal(&key.default()), format!("int64 {value}")),
+            _ => (go_literal(&key.default()), value.clone()),
+        };
+        out.push_str(&format!("{{{{- {v} := {initial} }}}}\n"));
+        out.push_str(&format!(
+            "{{{{- if and (hasKey {parent} {leaf:?}) (ne (kindOf {value}) \"invalid\") }}}}{{{{- {v} = {written} }}}}{{{{- end }}}}\n"
+        ));
+    }
+    out.push_str("{{- $broken := list }}\n");
+    for rule in RULES {
+        let conditions: Vec<String> = rule
+            .breach
+            .iter()
+            .map(|c| condition(c.key, c.test))
+            .collect();
+        let test = if conditions.len() == 1 {
+            conditions[0].clone()
+        } else {
+            format!("and {}", conditions.join(" "))
+        };
+        out.push_str(&format!(
+            "{{{{- if {test} }}}}\n{{{{- $broken = append $broken {} }}}}\n{{{{- end }}}}\n",
+            serde_json::Value::from(schema_message(&rule))
+        ));
+    }
+    out.push_str(&format!(
+        "{{{{- if $broken }}}}\n{{{{- fail (printf \"values break %d rule(s) of {chart}:\\n%s\" (len $broken) (join \"\\n\" $broken)) }}}}\n{{{{- end }}}}\n{{{{- end }}}}\n"
+    ));
+    out
+}

@@ -1,0 +1,236 @@
+//! The rule table: the one place that says which deployment shapes break.
+//!
+//! Each rule is one entry: a stable id, a message, a help line, and its
+//! breach as conditions over a closed set of typed rule keys. Everything
+//! else is generated from the entries: the Rust check ([`check`]), the
+//! `if`/`then` rules of `values.schema.json` ([`schema`]), the chart's `fail`
+//! guard with its variables ([`guard`]) and the README's table
+//! ([`markdown_table`]). A rule is added here and nowhere else.
+
+pub mod check;
+pub mod guard;
+pub mod schema;
+
+pub use check::{RuleInputs, Violation, check, check_json};
+pub use schema::{schema_message, schema_rules};
+
+use serde_json::{Value, json};
+
+/// A key the rules read, with its chart default. Null and absence both
+/// mean the default, at every enforcement point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RuleKey {
+    /// `replicaCount` (integer).
+    ReplicaCount,
+    /// `strategy.type` (string).
+    StrategyType,
+    /// `strategy.rollingUpdate` (any value; only whether it is set counts).
+    RollingUpdate,
+    /// `strategy.rollingUpdate.maxSurge` (integer or percent).
+    MaxSurge,
+    /// `strategy.rollingUpdate.maxUnavailable` (integer or percent).
+    MaxUnavailable,
+    /// `featureGates.singleReplicaRollingUpdate` (boolean).
+    Gate,
+}
+
+/// What type of value a rule key holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    /// An integer.
+    Int,
+    /// A string.
+    Text,
+    /// A boolean.
+    Bool,
+    /// An integer or a percent string.
+    IntOrPercent,
+    /// Anything: only presence counts.
+    Any,
+}
+
+impl RuleKey {
+    /// Every rule key.
+    pub const ALL: [RuleKey; 6] = [
+        RuleKey::ReplicaCount,
+        RuleKey::StrategyType,
+        RuleKey::RollingUpdate,
+        RuleKey::MaxSurge,
+        RuleKey::MaxUnavailable,
+        RuleKey::Gate,
+    ];
+
+    /// The dotted values path.
+    pub fn path(self) -> &'static str {
+        match self {
+            RuleKey::ReplicaCount => "replicaCount",
+            RuleKey::StrategyType => "strategy.type",
+            RuleKey::RollingUpdate => "strategy.rollingUpdate",
+            RuleKey::MaxSurge => "strategy.rollingUpdate.maxSurge",
+            RuleKey::MaxUnavailable => "strategy.rollingUpdate.maxUnavailable",
+            RuleKey::Gate => "featureGates.singleReplicaRollingUpdate",
+        }
+    }
+
+    /// The value a values file that leaves the key out (or sets it to
+    /// null) gets from the chart.
+    pub fn default(self) -> Value {
+        match self {
+            RuleKey::ReplicaCount => json!(2),
+            RuleKey::StrategyType => json!("Recreate"),
+            RuleKey::RollingUpdate => Value::Null,
+            RuleKey::MaxSurge => json!(1),
+            RuleKey::MaxUnavailable => json!(0),
+            RuleKey::Gate => json!(false),
+        }
+    }
+
+    /// The type of its values.
+    pub fn kind(self) -> KeyType {
+        match self {
+            RuleKey::ReplicaCount => KeyType::Int,
+            RuleKey::StrategyType => KeyType::Text,
+            RuleKey::RollingUpdate => KeyType::Any,
+            RuleKey::MaxSurge | RuleKey::MaxUnavailable => KeyType::IntOrPercent,
+            RuleKey::Gate => KeyType::Bool,
+        }
+    }
+}
+
+/// A test on one key's value (after defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Test {
+    /// An integer >= N.
+    AtLeast(i64),
+    /// An integer <= N.
+    AtMost(i64),
+    /// Equal to the string.
+    Is(&'static str),
+    /// Set to anything but null.
+    Set,
+    /// Anything but `true`.
+    NotTrue,
+    /// 0 or "0%".
+    Zero,
+}
+
+/// One condition of a breach: a test on a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Condition {
+    /// The key tested.
+    pub key: RuleKey,
+    /// The test.
+    pub test: Test,
+}
+
+const fn when(key: RuleKey, test: Test) -> Condition {
+    Condition { key, test }
+}
+
+/// A rule of the table.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// Stable id, shown at every enforcement point.
+    pub id: &'static str,
+    /// The rule in one sentence (README, schema descriptions).
+    pub summary: &'static str,
+    /// Why the rule exists (README).
+    pub reason: &'static str,
+    /// How to fix a value set that breaks it.
+    pub help: &'static str,
+    /// The keys the rule is reported on, in order of preference (dotted
+    /// paths): the first one a values file sets is where the error points.
+    pub keys: &'static [&'static str],
+    /// The rule is broken when every condition holds.
+    pub breach: &'static [Condition],
+    /// The message, naming the values involved.
+    pub message: fn(&RuleInputs) -> String,
+}
+
+/// Rules are the same when their ids are.
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Rule {}
+
+/// Every rule, in the order they are reported.
+pub const RULES: [Rule; 4] = [
+    Rule {
+        id: "ha-requires-recreate",
+        summary: "replicaCount > 1 requires strategy.type: Recreate",
+        reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
+        help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
+        keys: &["strategy.type", "replicaCount"],
+        breach: &[
+            when(RuleKey::ReplicaCount, Test::AtLeast(2)),
+            when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
+        ],
+        message: |v| {
+            format!(
+                "replicaCount is {}, so strategy.type must be Recreate (got RollingUpdate)",
+                v.text(RuleKey::ReplicaCount)
+            )
+        },
+    },
+    Rule {
+        id: "recreate-forbids-rolling-update",
+        summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
+        reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
+        help: "remove strategy.rollingUpdate",
+        keys: &["strategy.rollingUpdate", "strategy.type"],
+        breach: &[
+            when(RuleKey::StrategyType, Test::Is("Recreate")),
+            when(RuleKey::RollingUpdate, Test::Set),
+        ],
+        message: |_| {
+            "strategy.type is Recreate, so strategy.rollingUpdate must be absent (the API server refuses both together)".into()
+        },
+    },
+    Rule {
+        id: "rolling-update-needs-feature-gate",
+        summary: "strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true",
+        reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
+        help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
+        keys: &[
+            "featureGates.singleReplicaRollingUpdate",
+            "featureGates",
+            "strategy.type",
+        ],
+        breach: &[
+            when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
+            when(RuleKey::Gate, Test::NotTrue),
+        ],
+        message: |_| {
+            "strategy.type is RollingUpdate, which needs featureGates.singleReplicaRollingUpdate: true (got false)".into()
+        },
+    },
+    Rule {
+        id: "replica-count-positive",
+        summary: "replicaCount >= 1",
+        reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
+        help: "set replicaCount: 2 (the default) or 1",
+        keys: &["replicaCount"],
+        breach: &[when(RuleKey::ReplicaCount, Test::AtMost(0))],
+        message: |v| {
+            format!(
+                "replicaCount is {}; it must be at least 1",
+                v.text(RuleKey::ReplicaCount)
+            )
+        },
+    },
+];
+
+/// The rule table as Markdown, for the README.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| id | rule | help |\n| --- | --- | --- |\n");
+    for rule in RULES {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            rule.id, rule.summary, rule.help
+        ));
+    }
+    out
+}

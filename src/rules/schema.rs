@@ -1,0 +1,98 @@
+//! The rules as draft-07 `if`/`then` for `values.schema.json`, generated
+//! from the rule entries, written so that editors point at the offending
+//! key and show the rule id: yaml-language-server shows an `errorMessage`
+//! only on the sub-schema holding the failing keyword (and ignores it for
+//! `not`/`minimum`), so each breach ends in a schema that fails exactly
+//! where asogen points (see [`fail_at`]).
+
+use serde_json::{Value, json};
+
+use super::{Condition, KeyType, RULES, Rule, RuleKey, Test};
+
+/// The message an editor or Helm shows for a rule: the id first, then the
+/// rule and the help, so any one line of output names all three.
+pub fn schema_message(rule: &Rule) -> String {
+    format!("{}: {}; help: {}", rule.id, rule.summary, rule.help)
+}
+
+/// The schema of a test's passing values at the key itself.
+fn leaf(test: Test) -> Value {
+    match test {
+        Test::AtLeast(n) => json!({"type": "integer", "minimum": n}),
+        Test::AtMost(n) => json!({"type": "integer", "maximum": n}),
+        Test::Is(text) => json!({"const": text}),
+        Test::Set => json!({"not": {"type": "null"}}),
+        Test::NotTrue => json!({"not": {"const": true}}),
+        Test::Zero => json!({"enum": [0, "0%"]}),
+    }
+}
+
+/// `schema` at a dotted path: the path is present down to the leaf.
+fn at(path: &str, schema: Value) -> Value {
+    path.rsplit('.').fold(
+        schema,
+        |inner, key| json!({"properties": {key: inner}, "required": [key]}),
+    )
+}
+
+/// The key at `path` is left out or null at some level.
+fn absent(path: &str) -> Value {
+    json!({"not": at(path, json!({"not": {"type": "null"}}))})
+}
+
+/// A condition holds: on the written value, or on the chart default when
+/// the file leaves the key out (null counts as left out).
+fn holds(condition: &Condition) -> Value {
+    let written = at(condition.key.path(), leaf(condition.test));
+    if condition.test.holds(&condition.key.default()) {
+        json!({"anyOf": [absent(condition.key.path()), written]})
+    } else {
+        written
+    }
+}
+
+/// Fails the key at `path` with `message`, where asogen points too: on
+/// a scalar rule key, its value (a `const` no value can match: the rule
+/// id); on a map, the key itself (`false`, with the message on its parent).
+fn fail_at(path: &str, message: &str, id: &str) -> Value {
+    let scalar = RuleKey::ALL
+        .iter()
+        .any(|key| key.path() == path && key.kind() != KeyType::Any);
+    if scalar {
+        return at(path, json!({"const": id, "errorMessage": message}));
+    }
+    let (parent, leaf) = path.rsplit_once('.').unwrap_or(("", path));
+    let fail = json!({"properties": {leaf: false}, "errorMessage": message});
+    if parent.is_empty() {
+        fail
+    } else {
+        at(parent, fail)
+    }
+}
+
+/// One rule: for each key it may be reported on, "breached, this key
+/// written, the keys before it not" makes this key fail with the message.
+fn rule_schemas(rule: &Rule) -> Vec<Value> {
+    let breach: Vec<Value> = rule.breach.iter().map(holds).collect();
+    let message = schema_message(rule);
+    rule.keys
+        .iter()
+        .enumerate()
+        .map(|(index, key)| {
+            let mut all = breach.clone();
+            all.push(at(key, json!({"not": {"type": "null"}})));
+            all.extend(rule.keys[..index].iter().map(|before| absent(before)));
+            json!({"if": {"allOf": all}, "then": fail_at(key, &message, rule.id)})
+        })
+        .collect()
+}
+
+/// Every rule as `if`/`then` schemas.
+pub fn schema_rules() -> Vec<Value> {
+    RULES.iter().flat_map(rule_schemas).collect()
+}
+
+/// The rule keys, for callers that list them.
+pub fn rule_keys() -> impl Iterator<Item = &'static str> {
+    RuleKey::ALL.iter().map(|key| key.path())
+}
