@@ -157,7 +157,7 @@ impl PartialEq for Rule {
 impl Eq for Rule {}
 
 /// Every rule, in the order they are reported.
-pub const RULES: [Rule; 4] = [
+pub const RULES: [Rule; 5] = [
     Rule {
         id: "ha-requires-recreate",
         summary: "replicaCount > 1 requires strategy.type: Recreate",
@@ -218,6 +218,29 @@ pub const RULES: [Rule; 4] = [
             format!(
                 "replicaCount is {}; it must be at least 1",
                 v.text(RuleKey::ReplicaCount)
+            )
+        },
+    },
+    Rule {
+        id: "rolling-update-makes-progress",
+        summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
+        reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
+        help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
+        keys: &[
+            "strategy.rollingUpdate.maxSurge",
+            "strategy.rollingUpdate.maxUnavailable",
+            "strategy.rollingUpdate",
+        ],
+        breach: &[
+            when(RuleKey::RollingUpdate, Test::Set),
+            when(RuleKey::MaxSurge, Test::Zero),
+            when(RuleKey::MaxUnavailable, Test::Zero),
+        ],
+        message: |v| {
+            format!(
+                "strategy.rollingUpdate.maxSurge is {} and maxUnavailable is {}: a rolling update needs one of them above 0",
+                v.text(RuleKey::MaxSurge),
+                v.text(RuleKey::MaxUnavailable)
             )
         },
     },

@@ -69,6 +69,9 @@ its id and help through `fail`. */}}
 {{- if (le (int64 $replicaCount) 0) }}
 {{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
 {{- end }}
+{{- if and $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
+{{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
+{{- end }}
 {{- if $broken }}
 {{- fail (printf "values break %d rule(s) of azure-service-operator:\n%s" (len $broken) (join "\n" $broken)) }}
 {{- end }}
