@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pointer::escape_segment;
 use crate::yaml;
 
 /// How much a change matters to someone upgrading.
@@ -578,7 +579,7 @@ fn changed_paths(old: &Value, new: &Value, at: &str) -> Vec<String> {
             let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             keys.into_iter()
                 .flat_map(|k| {
-                    let path = format!("{at}/{}", yaml::escape_pointer_segment(k));
+                    let path = format!("{at}/{}", escape_segment(k));
                     match (a.get(k), b.get(k)) {
                         (Some(x), Some(y)) => changed_paths(x, y, &path),
                         _ => vec![path],

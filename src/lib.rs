@@ -13,6 +13,7 @@ pub mod emit;
 pub mod fleet;
 pub mod load;
 pub mod model;
+pub mod pointer;
 pub mod release;
 pub mod render;
 pub mod rules;

@@ -9,10 +9,11 @@ use serde_json::{Map, Value};
 use crate::catalog::Catalog;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::model::Model;
+use crate::pointer::{escape_segment, to_key_path, unescape_segment};
 use crate::rules::Violation;
 use crate::schema;
 use crate::values::Values;
-use crate::yaml::{self, LocatedDocument, NodeSpan, pointer_to_key_path};
+use crate::yaml::{self, LocatedDocument, NodeSpan};
 
 /// Largest values file accepted. Real values files are a few KiB; the cap
 /// keeps a mistaken path (a log, an image) from being read into memory.
@@ -230,7 +231,7 @@ pub fn set_source(assignment: &str) -> Result<Source, LoadError> {
     let mut pointer = String::new();
     for segment in path.split('.') {
         pointer.push('/');
-        pointer.push_str(&yaml::escape_pointer_segment(segment));
+        pointer.push_str(&escape_segment(segment));
         document.spans.insert(
             pointer.clone(),
             NodeSpan {
@@ -345,14 +346,14 @@ impl Merged<'_> {
                     file: source.name.clone(),
                     line: (source.name != "--set").then_some(position.line),
                     column: (source.name != "--set").then_some(position.column),
-                    key: pointer_to_key_path(pointer),
+                    key: to_key_path(pointer),
                     span_len: len,
                     ..Default::default()
                 }
             }
             None => Diagnostic {
                 file: "<defaults>".into(),
-                key: pointer_to_key_path(pointer),
+                key: to_key_path(pointer),
                 ..Default::default()
             },
         }
@@ -426,7 +427,7 @@ fn raw_schema_at<'a>(schema: &'a Value, pointer: &str) -> Option<&'a Value> {
     let mut node = schema::resolve(schema, schema);
     for segment in pointer.split('/').skip(1) {
         let node_open = open_optional(schema, node);
-        let segment = segment.replace("~1", "/").replace("~0", "~");
+        let segment = unescape_segment(segment);
         let next = match node_open.get("properties").and_then(|p| p.get(&segment)) {
             Some(next) => next,
             None => match node_open.get("items") {
@@ -538,10 +539,10 @@ fn shape_errors(
                     .map(|props| props.keys().cloned().collect())
                     .unwrap_or_else(|| schema::known_keys(schema, &pointer));
                 for key in unexpected {
-                    let child = format!("{pointer}/{}", yaml::escape_pointer_segment(key));
+                    let child = format!("{pointer}/{}", escape_segment(key));
                     let mut d = merged.diagnostic(&child, true);
                     d.keyword = Some("additionalProperties".into());
-                    d.message = format!("unknown key `{}`", pointer_to_key_path(&child));
+                    d.message = format!("unknown key `{}`", to_key_path(&child));
                     d.help = Some(match closest(key, known.iter().map(String::as_str)) {
                         Some(near) => format!("did you mean `{near}`?"),
                         None if known.is_empty() => "remove this key".to_string(),
@@ -552,7 +553,7 @@ fn shape_errors(
             }
             kind => {
                 let mut d = merged.diagnostic(&pointer, false);
-                let key = pointer_to_key_path(&pointer);
+                let key = to_key_path(&pointer);
                 d.keyword = Some(kind.keyword().to_string());
                 let (message, help) = match kind {
                     Kind::Type { kind } => {
@@ -682,7 +683,7 @@ pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagno
                 })
                 .unwrap_or_else(|| violation.pointer.clone());
             let mut d = merged.diagnostic(&pointer, false);
-            d.key = pointer_to_key_path(&pointer);
+            d.key = to_key_path(&pointer);
             d.rule = Some(violation.rule.id.to_string());
             d.message = violation.message.clone();
             d.help = Some(violation.rule.help.to_string());
@@ -778,7 +779,7 @@ fn check_ranges(
                 (None, None) => false,
             };
             if !fits {
-                let key = pointer_to_key_path(pointer);
+                let key = to_key_path(pointer);
                 let (keyword, bound) = if n.as_f64().is_some_and(|f| f > 0.0) {
                     ("maximum", format!("at most {max}"))
                 } else {
@@ -806,7 +807,7 @@ fn check_ranges(
                         .or_else(|| node.get("additionalProperties").filter(|a| a.is_object()))
                 });
                 if let Some(child_schema) = child_schema {
-                    let child_pointer = format!("{pointer}/{}", yaml::escape_pointer_segment(key));
+                    let child_pointer = format!("{pointer}/{}", escape_segment(key));
                     check_ranges(merged, root, child_schema, child, &child_pointer, out);
                 }
             }

@@ -12,6 +12,8 @@ use std::fmt;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
 
+use crate::pointer::{escape_segment, to_key_path};
+
 /// Deepest nesting accepted in a values document; real values files stay
 /// under ten levels, so this only stops pathological input.
 pub const MAX_DEPTH: usize = 64;
@@ -83,7 +85,7 @@ impl YamlError {
     /// Names the node being read, unless a deeper node was named already.
     fn within(mut self, pointer: &str) -> YamlError {
         if self.key.is_empty() {
-            self.key = pointer_to_key_path(pointer);
+            self.key = to_key_path(pointer);
         }
         self
     }
@@ -106,33 +108,6 @@ fn position(span: &Span) -> Position {
         line: span.start.line(),
         column: span.start.col() + 1,
     }
-}
-
-/// Escapes one JSON pointer segment (RFC 6901).
-pub fn escape_pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
-/// Turns a JSON pointer into the dotted key path users write
-/// (`/tolerations/0/key` becomes `tolerations[0].key`).
-pub fn pointer_to_key_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for raw in pointer.split('/').skip(1) {
-        let segment = raw.replace("~1", "/").replace("~0", "~");
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            if segment.contains('.') || segment.is_empty() {
-                out.push_str(&format!("\"{segment}\""));
-            } else {
-                out.push_str(&segment);
-            }
-        }
-    }
-    out
 }
 
 struct Builder<'a> {
@@ -263,7 +238,7 @@ impl<'a> Builder<'a> {
                             ));
                         }
                     };
-                    let child = format!("{pointer}/{}", escape_pointer_segment(&key));
+                    let child = format!("{pointer}/{}", escape_segment(&key));
                     if key == "<<" {
                         return Err(YamlError::new(
                             "YAML merge keys (`<<`) are not supported in values files; write the keys out",
@@ -565,17 +540,5 @@ mod tests {
         assert!(err.message.contains("too large"), "{err}");
         assert_eq!(err.key, "x.y");
         assert_eq!(err.position, Position { line: 2, column: 6 });
-    }
-
-    #[test]
-    fn key_paths_read_like_helm_keys() {
-        assert_eq!(
-            pointer_to_key_path("/tolerations/0/key"),
-            "tolerations[0].key"
-        );
-        assert_eq!(
-            pointer_to_key_path("/nodeSelector/kubernetes.io~1os"),
-            "nodeSelector.\"kubernetes.io/os\""
-        );
     }
 }
