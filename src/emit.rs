@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn every_rendered_object_reads_back_unchanged() {
-        let checker = crate::load::Checker::new();
+        let checker = crate::check::Checker::new();
         let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
         for object in crate::render::objects::objects(&model, crate::render::objects::ASOGEN) {
             round_trip(&object);

@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::load::Source;
 use crate::pointer::to_key_path;
+use crate::read::Source;
 
 /// The field managers the common tools write with.
 pub mod managers {
