@@ -151,7 +151,7 @@ pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Valu
 fn read_chart(dir: &Path, side: &mut Side) -> Result<(), DiffError> {
     let values_path = dir.join("values.yaml");
     let text = read_text(&values_path)?;
-    let values: Value = serde_yaml::from_str::<Option<Value>>(&text)
+    let values: Value = yaml::from_str::<Option<Value>>(&text)
         .map_err(|err| invalid(&values_path, err))?
         .unwrap_or(Value::Object(Default::default()));
     side.values = Some(values);
@@ -252,7 +252,7 @@ fn values_from_archive(path: &Path) -> Result<Value, DiffError> {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut entry, &mut text)
                 .map_err(|err| invalid(path, err))?;
-            return serde_yaml::from_str(&text).map_err(|err| invalid(path, err));
+            return yaml::from_str(&text).map_err(|err| invalid(path, err));
         }
     }
     Err(invalid(path, "the chart archive has no values.yaml"))

@@ -1,10 +1,21 @@
 //! The one place that reads and writes YAML.
 //!
-//! Reading goes through `saphyr-parser` events so every key and value keeps
-//! its line and column (diagnostics point at the offending key, not at the
-//! document), duplicate keys are refused, and alias expansion is bounded.
-//! Writing goes through `serde_yaml`. Keeping both behind this module lets
-//! either crate be swapped without touching the rest of the code.
+//! Values files are read through `saphyr-parser` events so every key and
+//! value keeps its line and column (diagnostics point at the offending key,
+//! not at the document), duplicate keys are refused, and alias expansion is
+//! bounded ([`parse_document`]). YAML that needs no positions (the built-in
+//! catalog, a chart's values and `Chart.yaml`, install manifests read back)
+//! is decoded by `serde_yaml` ([`from_str`], [`parse_stream`]). Writing goes
+//! through the emitter in [`crate::emit`] ([`to_yaml`]). No other module
+//! names a YAML crate, so each can be swapped here alone.
+//!
+//! Why `serde_yaml` still, though it is archived upstream: `serde-saphyr`,
+//! its usual successor, reads YAML differently by default (YAML 1.1
+//! booleans such as `yes` and `on`, duplicate keys refused where
+//! `serde_yaml` keeps the last, numbers with leading zeros or underscores)
+//! and is built on `granit-parser`, a third YAML parser beside
+//! `saphyr-parser`. Switching would change what `diff` and `release` read
+//! from existing charts and manifests.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -471,13 +482,38 @@ pub fn to_yaml(value: &impl serde::Serialize) -> String {
     crate::emit::to_yaml(&value)
 }
 
+/// YAML that could not be decoded into the requested type; its message is
+/// the decoder's own, with the line and column where it stopped.
+pub struct DecodeError(serde_yaml::Error);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes one YAML document into `T` (no spans are kept; values files go
+/// through [`parse_document`] instead). An empty document decodes as null.
+pub fn from_str<T: serde::de::DeserializeOwned>(source: &str) -> Result<T, DecodeError> {
+    serde_yaml::from_str(source).map_err(DecodeError)
+}
+
 /// Parses a multi-document YAML stream of Kubernetes objects (rendered
-/// output; not user input, so no spans are kept).
-pub fn parse_stream(source: &str) -> Result<Vec<Value>, String> {
+/// output; not user input, so no spans are kept). Empty documents are
+/// skipped.
+pub fn parse_stream(source: &str) -> Result<Vec<Value>, DecodeError> {
     use serde::Deserialize;
     let mut out = Vec::new();
     for document in serde_yaml::Deserializer::from_str(source) {
-        let value = Value::deserialize(document).map_err(|e| e.to_string())?;
+        let value = Value::deserialize(document).map_err(DecodeError)?;
         if !value.is_null() {
             out.push(value);
         }
