@@ -77,7 +77,7 @@ impl Catalog {
         static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
         BUILTIN
             .get_or_init(|| {
-                serde_yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
+                crate::yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
             })
             .clone()
     }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pointer::escape_segment;
 use crate::yaml;
 
 /// How much a change matters to someone upgrading.
@@ -150,7 +151,7 @@ pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Valu
 fn read_chart(dir: &Path, side: &mut Side) -> Result<(), DiffError> {
     let values_path = dir.join("values.yaml");
     let text = read_text(&values_path)?;
-    let values: Value = serde_yaml::from_str::<Option<Value>>(&text)
+    let values: Value = yaml::from_str::<Option<Value>>(&text)
         .map_err(|err| invalid(&values_path, err))?
         .unwrap_or(Value::Object(Default::default()));
     side.values = Some(values);
@@ -251,7 +252,7 @@ fn values_from_archive(path: &Path) -> Result<Value, DiffError> {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut entry, &mut text)
                 .map_err(|err| invalid(path, err))?;
-            return serde_yaml::from_str(&text).map_err(|err| invalid(path, err));
+            return yaml::from_str(&text).map_err(|err| invalid(path, err));
         }
     }
     Err(invalid(path, "the chart archive has no values.yaml"))
@@ -578,7 +579,7 @@ fn changed_paths(old: &Value, new: &Value, at: &str) -> Vec<String> {
             let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
             keys.into_iter()
                 .flat_map(|k| {
-                    let path = format!("{at}/{}", yaml::escape_pointer_segment(k));
+                    let path = format!("{at}/{}", escape_segment(k));
                     match (a.get(k), b.get(k)) {
                         (Some(x), Some(y)) => changed_paths(x, y, &path),
                         _ => vec![path],

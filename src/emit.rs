@@ -302,8 +302,8 @@ mod tests {
 
     fn round_trip(value: &Value) {
         let text = to_yaml(value);
-        let back: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
-        assert_eq!(&back, value, "serde_yaml reads back:\n{text}");
+        let back: Value = crate::yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+        assert_eq!(&back, value, "the YAML decoder reads back:\n{text}");
         let located = crate::yaml::parse_stream(&text).unwrap();
         let ours = located.into_iter().next().unwrap_or(Value::Null);
         if value.is_object() {
@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn every_rendered_object_reads_back_unchanged() {
-        let checker = crate::load::Checker::new();
+        let checker = crate::check::Checker::new();
         let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
         for object in crate::render::objects::objects(&model, crate::render::objects::ASOGEN) {
             round_trip(&object);

@@ -5,6 +5,7 @@
 #![deny(missing_docs, unsafe_code)]
 
 pub mod catalog;
+pub mod check;
 pub mod cli;
 pub mod cpu;
 pub mod describe;
@@ -15,6 +16,8 @@ pub mod fleet;
 pub mod load;
 pub mod model;
 pub mod objects;
+pub mod pointer;
+pub mod read;
 pub mod release;
 pub mod render;
 pub mod rules;

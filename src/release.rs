@@ -214,7 +214,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
     if let Some(previous) = previous {
         let current = crate::diff::Side {
             manifests: release_manifests(&out)?,
-            values: serde_yaml::from_str(&chart["values.yaml"]).ok(),
+            values: crate::yaml::from_str(&chart["values.yaml"]).ok(),
             schema: serde_json::from_str(&chart["values.schema.json"]).ok(),
         };
         let changes = crate::diff::compare(&previous, &current);
@@ -268,7 +268,7 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
 
 fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> String {
     let chart: serde_json::Value =
-        serde_yaml::from_str(chart_yaml).expect("the rendered Chart.yaml parses");
+        crate::yaml::from_str(chart_yaml).expect("the rendered Chart.yaml parses");
     let mut entry = chart.as_object().cloned().unwrap_or_default();
     entry.insert("created".into(), json!(rfc3339(epoch)));
     entry.insert("digest".into(), json!(sha256_hex(tgz)));

@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::diagnostics::{Diagnostic, Severity};
-use crate::load::Source;
-use crate::yaml::pointer_to_key_path;
+use crate::pointer::to_key_path;
+use crate::read::Source;
 
 /// The field managers the common tools write with.
 pub mod managers {
@@ -199,7 +199,7 @@ fn live_error(source: &Source, pointer: &str, message: String, help: &str) -> Bo
         file: source.name.clone(),
         line,
         column,
-        key: pointer_to_key_path(pointer),
+        key: to_key_path(pointer),
         rule: None,
         keyword: Some("live".into()),
         message,

@@ -1,16 +1,29 @@
 //! The one place that reads and writes YAML.
 //!
-//! Reading goes through `saphyr-parser` events so every key and value keeps
-//! its line and column (diagnostics point at the offending key, not at the
-//! document), duplicate keys are refused, and alias expansion is bounded.
-//! Writing goes through `serde_yaml`. Keeping both behind this module lets
-//! either crate be swapped without touching the rest of the code.
+//! Values files are read through `saphyr-parser` events so every key and
+//! value keeps its line and column (diagnostics point at the offending key,
+//! not at the document), duplicate keys are refused, and alias expansion is
+//! bounded ([`parse_document`]). YAML that needs no positions (the built-in
+//! catalog, a chart's values and `Chart.yaml`, install manifests read back)
+//! is decoded by `serde_yaml` ([`from_str`], [`parse_stream`]). Writing goes
+//! through the emitter in [`crate::emit`] ([`to_yaml`]). No other module
+//! names a YAML crate, so each can be swapped here alone.
+//!
+//! Why `serde_yaml` still, though it is archived upstream: `serde-saphyr`,
+//! its usual successor, reads YAML differently by default (YAML 1.1
+//! booleans such as `yes` and `on`, duplicate keys refused where
+//! `serde_yaml` keeps the last, numbers with leading zeros or underscores)
+//! and is built on `granit-parser`, a third YAML parser beside
+//! `saphyr-parser`. Switching would change what `diff` and `release` read
+//! from existing charts and manifests.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
+
+use crate::pointer::{escape_segment, to_key_path};
 
 /// Deepest nesting accepted in a values document; real values files stay
 /// under ten levels, so this only stops pathological input.
@@ -83,7 +96,7 @@ impl YamlError {
     /// Names the node being read, unless a deeper node was named already.
     fn within(mut self, pointer: &str) -> YamlError {
         if self.key.is_empty() {
-            self.key = pointer_to_key_path(pointer);
+            self.key = to_key_path(pointer);
         }
         self
     }
@@ -106,33 +119,6 @@ fn position(span: &Span) -> Position {
         line: span.start.line(),
         column: span.start.col() + 1,
     }
-}
-
-/// Escapes one JSON pointer segment (RFC 6901).
-pub fn escape_pointer_segment(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
-/// Turns a JSON pointer into the dotted key path users write
-/// (`/tolerations/0/key` becomes `tolerations[0].key`).
-pub fn pointer_to_key_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for raw in pointer.split('/').skip(1) {
-        let segment = raw.replace("~1", "/").replace("~0", "~");
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            if segment.contains('.') || segment.is_empty() {
-                out.push_str(&format!("\"{segment}\""));
-            } else {
-                out.push_str(&segment);
-            }
-        }
-    }
-    out
 }
 
 struct Builder<'a> {
@@ -263,7 +249,7 @@ impl<'a> Builder<'a> {
                             ));
                         }
                     };
-                    let child = format!("{pointer}/{}", escape_pointer_segment(&key));
+                    let child = format!("{pointer}/{}", escape_segment(&key));
                     if key == "<<" {
                         return Err(YamlError::new(
                             "YAML merge keys (`<<`) are not supported in values files; write the keys out",
@@ -496,13 +482,38 @@ pub fn to_yaml(value: &impl serde::Serialize) -> String {
     crate::emit::to_yaml(&value)
 }
 
+/// YAML that could not be decoded into the requested type; its message is
+/// the decoder's own, with the line and column where it stopped.
+pub struct DecodeError(serde_yaml::Error);
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Decodes one YAML document into `T` (no spans are kept; values files go
+/// through [`parse_document`] instead). An empty document decodes as null.
+pub fn from_str<T: serde::de::DeserializeOwned>(source: &str) -> Result<T, DecodeError> {
+    serde_yaml::from_str(source).map_err(DecodeError)
+}
+
 /// Parses a multi-document YAML stream of Kubernetes objects (rendered
-/// output; not user input, so no spans are kept).
-pub fn parse_stream(source: &str) -> Result<Vec<Value>, String> {
+/// output; not user input, so no spans are kept). Empty documents are
+/// skipped.
+pub fn parse_stream(source: &str) -> Result<Vec<Value>, DecodeError> {
     use serde::Deserialize;
     let mut out = Vec::new();
     for document in serde_yaml::Deserializer::from_str(source) {
-        let value = Value::deserialize(document).map_err(|e| e.to_string())?;
+        let value = Value::deserialize(document).map_err(DecodeError)?;
         if !value.is_null() {
             out.push(value);
         }
@@ -565,17 +576,5 @@ mod tests {
         assert!(err.message.contains("too large"), "{err}");
         assert_eq!(err.key, "x.y");
         assert_eq!(err.position, Position { line: 2, column: 6 });
-    }
-
-    #[test]
-    fn key_paths_read_like_helm_keys() {
-        assert_eq!(
-            pointer_to_key_path("/tolerations/0/key"),
-            "tolerations[0].key"
-        );
-        assert_eq!(
-            pointer_to_key_path("/nodeSelector/kubernetes.io~1os"),
-            "nodeSelector.\"kubernetes.io/os\""
-        );
     }
 }

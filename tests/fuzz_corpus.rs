@@ -6,8 +6,9 @@
 
 mod common;
 
+use asogen::check::Checker;
 use asogen::diagnostics;
-use asogen::load::{self, Checker, LoadError};
+use asogen::read::{self, LoadError};
 use asogen::render::{self, objects};
 use serde::Deserialize as _;
 
@@ -30,7 +31,7 @@ fn replay(checker: &Checker, path: &std::path::Path) {
         return;
     };
     let name = path.display().to_string();
-    let sources = match load::parse_source(name.clone(), text.clone()) {
+    let sources = match read::parse_source(name.clone(), text.clone()) {
         Ok(source) => vec![source],
         Err(LoadError::Io(d) | LoadError::Invalid(d)) => {
             assert!(!d.is_empty(), "{name}: an error without a diagnostic");
@@ -91,7 +92,7 @@ fn the_set_corpus_never_panics() {
             continue;
         };
         for line in text.lines() {
-            match load::set_source(line) {
+            match read::set_source(line) {
                 Ok(source) => {
                     let _ = checker.check(&[source], NAMESPACE);
                 }

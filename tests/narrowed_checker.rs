@@ -6,8 +6,9 @@
 
 mod common;
 
-use asogen::load::{self, Checker, LoadError, Source};
+use asogen::check::Checker;
 use asogen::model::Release;
+use asogen::read::{self, LoadError, Source};
 use asogen::render;
 
 const NAMESPACE: &str = "azureserviceoperator-system";
@@ -37,7 +38,7 @@ fn values_files() -> Vec<std::path::PathBuf> {
 
 fn sources(path: &std::path::Path) -> Option<Vec<Source>> {
     let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
-    match load::parse_source(path.display().to_string(), text) {
+    match read::parse_source(path.display().to_string(), text) {
         Ok(source) => Some(vec![source]),
         Err(LoadError::Io(_) | LoadError::Invalid(_)) => None,
     }

@@ -5,7 +5,8 @@
 use std::sync::OnceLock;
 
 use asogen::diagnostics::{self, Diagnostic};
-use asogen::load::{Checker, LoadError, Source};
+use asogen::check::Checker;
+use asogen::read::{LoadError, Source};
 
 /// Building the checker compiles the structural schema: do it once.
 pub fn checker() -> &'static Checker {

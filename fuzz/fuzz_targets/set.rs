@@ -14,8 +14,8 @@ fuzz_target!(|data: &[u8]| {
     let mut sources = Vec::new();
     let mut invalid = Vec::new();
     for set in text.split('\n').take(16) {
-        for assignment in asogen::load::split_set(set) {
-            match asogen::load::set_source(&assignment) {
+        for assignment in asogen::read::split_set(set) {
+            match asogen::read::set_source(&assignment) {
                 Ok(source) => sources.push(source),
                 Err(err) => invalid.extend(common::load_error(err)),
             }

@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(source) = asogen::load::parse_source("fuzz.yaml".into(), text.into()) else {
+    let Ok(source) = asogen::read::parse_source("fuzz.yaml".into(), text.into()) else {
         return;
     };
     let Ok(model) = common::checker().check(&[source], NAMESPACE) else {

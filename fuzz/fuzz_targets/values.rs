@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let sources = match asogen::load::parse_source(NAME.into(), text.into()) {
+    let sources = match asogen::read::parse_source(NAME.into(), text.into()) {
         Ok(source) => vec![source],
         Err(err) => {
             let diagnostics = common::load_error(err);

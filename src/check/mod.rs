@@ -1,0 +1,149 @@
+//! The check stage: merged values against the structural schema
+//! (`shape.rs`), then the integer ranges Kubernetes holds (`ranges.rs`),
+//! then the rules (`rules.rs`); every problem as a diagnostic at the key
+//! that caused it, or the validated model.
+//!
+//! This file owns the [`Checker`], which runs those checks in that order,
+//! and [`unchecked_model`].
+
+mod ranges;
+mod rules;
+mod shape;
+
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::diagnostics::Diagnostic;
+use crate::model::Model;
+use crate::read::{Source, merge_sources};
+use crate::schema;
+use crate::values::Values;
+
+pub use rules::rule_diagnostics;
+pub use shape::shape_diagnostics;
+
+use ranges::{integral_floats_to_integers, range_diagnostics};
+use rules::rules_despite_shape_errors;
+
+/// Everything `validate`, `template` and `render` need to check values.
+pub struct Checker {
+    release: crate::model::Release,
+    schema: &'static Value,
+    validator: jsonschema::Validator,
+    catalog: Catalog,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Checker {
+    /// Builds the structural schema validator once.
+    pub fn new() -> Checker {
+        Self::for_release(crate::model::Release::default())
+    }
+
+    /// A checker whose models render the given release's versions.
+    pub fn for_release(release: crate::model::Release) -> Checker {
+        Self::with_schema(release, schema::structural_schema_ref())
+    }
+
+    /// A checker for the given values only, for one-shot commands: its
+    /// validator covers just the top-level keys they write, so it compiles
+    /// several times faster than the whole schema and reports the same
+    /// errors for them (see [`schema::structural_schema_for_keys`]). Checks
+    /// of other values are not meaningful; use [`Checker::new`] for those.
+    pub fn for_sources<'s>(
+        release: crate::model::Release,
+        sources: impl IntoIterator<Item = &'s Source>,
+    ) -> Checker {
+        let mut written = Vec::new();
+        for source in sources {
+            match &source.document.value {
+                Value::Object(map) => written.extend(map.keys().map(String::as_str)),
+                Value::Null => {}
+                // Not a mapping: the full schema reports it.
+                _ => return Self::for_release(release),
+            }
+        }
+        Self::with_schema(release, &schema::structural_schema_for_keys(written))
+    }
+
+    fn with_schema(release: crate::model::Release, validated_against: &Value) -> Checker {
+        let validator = jsonschema::draft7::new(validated_against)
+            .expect("the generated schema is valid draft-07");
+        Checker {
+            release,
+            schema: schema::structural_schema_ref(),
+            validator,
+            catalog: Catalog::builtin(),
+        }
+    }
+
+    /// Shape checks, then the rules; the model or every problem.
+    pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
+        let merged = merge_sources(sources);
+        let mut shape = shape_diagnostics(&merged, self.schema, &self.validator);
+        if !shape.is_empty() {
+            // Report the broken rules too when the keys they read are well
+            // formed, so one run shows every problem (as an editor does).
+            shape.extend(rule_diagnostics(
+                &merged,
+                &rules_despite_shape_errors(&merged, &shape),
+            ));
+            return Err(shape);
+        }
+        let mut typed = merged.value.clone();
+        integral_floats_to_integers(&mut typed);
+        let ranges = range_diagnostics(&merged, &typed, self.schema);
+        if !ranges.is_empty() {
+            return Err(ranges);
+        }
+        let values: Values = serde_json::from_value(typed).map_err(|err| {
+            vec![Diagnostic {
+                file: sources
+                    .last()
+                    .map_or("<defaults>".into(), |s| s.name.clone()),
+                keyword: Some("type".into()),
+                message: format!("values do not fit the model: {err}"),
+                help: Some("see values.yaml for the expected shape".into()),
+                ..Default::default()
+            }]
+        })?;
+        Model::new(
+            values,
+            namespace,
+            self.catalog.clone(),
+            self.release.clone(),
+        )
+        .map_err(|violations| rule_diagnostics(&merged, &violations))
+    }
+}
+
+/// The model for `sources` without the schema check, or None when the
+/// values do not fit or break a rule. Rendering starts from it while the
+/// schema validator compiles; the output is used only once `Checker::check`
+/// accepts the same sources (it then yields the same model).
+pub fn unchecked_model(
+    sources: &[Source],
+    namespace: &str,
+    release: crate::model::Release,
+) -> Option<Model> {
+    let mut typed = merge_sources(sources).value;
+    integral_floats_to_integers(&mut typed);
+    let values: Values = serde_json::from_value(typed).ok()?;
+    Model::new(values, namespace, Catalog::builtin(), release).ok()
+}
+
+/// Checks one values file's text with the full schema (for the tests of
+/// each check).
+#[cfg(test)]
+fn check_text(text: &str) -> Result<Model, Vec<Diagnostic>> {
+    use crate::read::{LoadError, parse_source};
+    let source = parse_source("v.yaml".into(), text.into()).map_err(|err| match err {
+        LoadError::Io(d) | LoadError::Invalid(d) => d,
+    })?;
+    Checker::new().check(&[source], "ns")
+}

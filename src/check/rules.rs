@@ -1,0 +1,48 @@
+//! Rule violations as diagnostics, each at the key of the rule that a
+//! values file sets, and the fallback that still reads the rules when
+//! other keys have shape errors (so one run reports every problem).
+
+use crate::diagnostics::Diagnostic;
+use crate::pointer::to_key_path;
+use crate::read::Merged;
+use crate::rules::Violation;
+
+/// The rule violations as diagnostics, each at the first key of the rule
+/// that a values file sets.
+pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagnostic> {
+    violations
+        .iter()
+        .map(|violation| {
+            let pointer = violation
+                .rule
+                .keys
+                .iter()
+                .map(|key| format!("/{}", key.replace('.', "/")))
+                .find(|pointer| {
+                    merged
+                        .locate(pointer)
+                        .is_some_and(|(_, _, found)| &found == pointer)
+                })
+                .unwrap_or_else(|| violation.pointer.clone());
+            let mut d = merged.diagnostic(&pointer, false);
+            d.key = to_key_path(&pointer);
+            d.rule = Some(violation.rule.id.to_string());
+            d.message = violation.message.clone();
+            d.help = Some(violation.rule.help.to_string());
+            d
+        })
+        .collect()
+}
+
+/// The rules, read straight from the merged values when other keys have
+/// shape problems; nothing when a shape problem touches a key the rules
+/// read, or when one of those keys is itself malformed.
+pub(super) fn rules_despite_shape_errors(merged: &Merged, shape: &[Diagnostic]) -> Vec<Violation> {
+    if shape
+        .iter()
+        .any(|d| d.key.is_empty() || crate::rules::check::touches_rule_key(&d.key))
+    {
+        return Vec::new();
+    }
+    crate::rules::check_json(&merged.value).unwrap_or_default()
+}

@@ -1,0 +1,142 @@
+//! Helm's merge of the sources over the chart defaults (maps merge
+//! deeply, lists and scalars are replaced, `null` deletes), and finding
+//! which source set a key, so a diagnostic points at the line that set it.
+
+use serde_json::Value;
+
+use super::Source;
+use crate::diagnostics::Diagnostic;
+use crate::pointer::to_key_path;
+use crate::values::Values;
+use crate::yaml::NodeSpan;
+
+/// Helm's merge: maps merge deeply, anything else (lists included) is
+/// replaced, and `null` deletes the key.
+pub fn merge(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                if value.is_null() {
+                    base.remove(key);
+                } else if let Some(existing) = base.get_mut(key)
+                    && existing.is_object()
+                    && value.is_object()
+                {
+                    merge(existing, value);
+                } else {
+                    let mut fresh = Value::Null;
+                    merge_into_fresh(&mut fresh, value);
+                    base.insert(key.clone(), fresh);
+                }
+            }
+        }
+        (base, overlay) => *base = overlay.clone(),
+    }
+}
+
+/// Copies a value, dropping null map entries (Helm never keeps them).
+fn merge_into_fresh(target: &mut Value, value: &Value) {
+    *target = match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| {
+                    let mut fresh = Value::Null;
+                    merge_into_fresh(&mut fresh, v);
+                    (k.clone(), fresh)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+}
+
+/// The chart defaults as JSON.
+pub fn default_values() -> Value {
+    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DEFAULTS
+        .get_or_init(|| serde_json::to_value(Values::default()).expect("defaults serialize"))
+        .clone()
+}
+
+/// Values merged from every source, with a way to find where a key was set.
+pub struct Merged<'a> {
+    /// The merged values (defaults first).
+    pub value: Value,
+    sources: &'a [Source],
+}
+
+impl Merged<'_> {
+    /// The last source that sets `pointer` or its nearest ancestor, with
+    /// that node's span; `None` when only the defaults set it.
+    pub fn locate(&self, pointer: &str) -> Option<(&Source, NodeSpan, String)> {
+        let mut candidate = pointer.to_string();
+        loop {
+            for source in self.sources.iter().rev() {
+                if let Some(span) = source.document.spans.get(&candidate) {
+                    return Some((source, *span, candidate));
+                }
+            }
+            if candidate.is_empty() {
+                return None;
+            }
+            candidate.truncate(candidate.rfind('/').unwrap_or(0));
+        }
+    }
+
+    /// A diagnostic for `pointer` at the source that set it (its key when
+    /// `on_key` or the node is a mapping or list, else its value), or at
+    /// `<defaults>`; the caller fills in what is wrong.
+    pub(crate) fn diagnostic(&self, pointer: &str, on_key: bool) -> Diagnostic {
+        match self.locate(pointer) {
+            Some((source, span, found)) => {
+                let exact = found == pointer;
+                // A mapping or list is pointed at by its key, a scalar by its value.
+                let container = self
+                    .value
+                    .pointer(pointer)
+                    .is_some_and(|v| v.is_object() || v.is_array());
+                let on_key = on_key || container;
+                let position = if on_key || !exact {
+                    span.key_or_value()
+                } else {
+                    span.value
+                };
+                let len = if exact && !on_key && span.key.is_none_or(|k| k != position) {
+                    span.value_len
+                } else {
+                    key_len(&found)
+                };
+                Diagnostic {
+                    file: source.name.clone(),
+                    line: (source.name != "--set").then_some(position.line),
+                    column: (source.name != "--set").then_some(position.column),
+                    key: to_key_path(pointer),
+                    span_len: len,
+                    ..Default::default()
+                }
+            }
+            None => Diagnostic {
+                file: "<defaults>".into(),
+                key: to_key_path(pointer),
+                ..Default::default()
+            },
+        }
+    }
+}
+
+fn key_len(pointer: &str) -> usize {
+    pointer
+        .rsplit('/')
+        .next()
+        .map_or(1, |k| k.chars().count().max(1))
+}
+
+/// Merges the sources over the chart defaults.
+pub fn merge_sources(sources: &[Source]) -> Merged<'_> {
+    let mut value = default_values();
+    for source in sources {
+        merge(&mut value, &source.document.value);
+    }
+    Merged { value, sources }
+}
