@@ -55,17 +55,13 @@ pub fn render_base(objects: &[Value], texts: &[String], profile: &str, artifacts
     );
 }
 
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
-}
-
 /// RFC 6902 operations that turn `from` into `to`: maps are compared key
 /// by key; lists and scalars are replaced whole.
 pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
     match (from, to) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, old) in a {
-                let child = format!("{path}/{}", escape(key));
+                let child = format!("{path}/{}", crate::pointer::escape_segment(key));
                 match b.get(key) {
                     None => ops.push(json!({"op": "remove", "path": child})),
                     Some(new) if new == old => {}
@@ -74,7 +70,7 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
             }
             for (key, new) in b {
                 if !a.contains_key(key) {
-                    ops.push(json!({"op": "add", "path": format!("{path}/{}", escape(key)), "value": new}));
+                    ops.push(json!({"op": "add", "path": format!("{path}/{}", crate::pointer::escape_segment(key)), "value": new}));
                 }
             }
         }
