@@ -294,27 +294,7 @@ fn print_diagnostics(diagnostics: &[Diagnostic], sources: &[load::Source]) {
 
 fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
     let release = crate::model::Release::default();
-    // A new folder is written while rendering (files go to a staging folder
-    // beside it as soon as they are rendered, and it is swapped in once
-    // every profile passed). An existing one is compared first, so an
-    // up-to-date tree is left untouched. A missing parent, or a staging
-    // folder that cannot be made, takes the ordinary path: render first,
-    // so an invalid profile is reported before any folder is created, and
-    // `write_atomically` reports the write error.
-    let fresh = !check
-        && !out.exists()
-        && out
-            .parent()
-            .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir());
-    let staging = if fresh {
-        render::Staging::begin(out).ok()
-    } else {
-        None
-    };
-    let rendered = match &staging {
-        Some(staging) => render::render_all_into(profiles, &release, &|files| staging.put(files)),
-        None => render::render_all(profiles, &release),
-    };
+    let rendered = render::render_all(profiles, &release);
     let artifacts = match rendered {
         Ok(artifacts) => artifacts,
         Err(RenderError::InvalidProfile {
@@ -359,11 +339,7 @@ fn render_command(check: bool, out: &Path, profiles: &Path) -> u8 {
         );
         return EXIT_FAILED;
     }
-    let written = match staging {
-        Some(staging) => staging.commit().map(|()| true),
-        None => render::write_atomically(out, &artifacts),
-    };
-    match written {
+    match render::write_atomically(out, &artifacts) {
         Ok(true) => {
             eprintln!("wrote {} files to {}", artifacts.len(), out.display());
             EXIT_OK

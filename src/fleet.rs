@@ -44,13 +44,13 @@ pub fn parallel_map<T: Sync, R: Send>(
         }
     };
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..workers)
-            .map(|_| spawn_for_result(scope, work_through))
-            .collect();
-        std::thread::yield_now();
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work_through)).collect();
         let mut results = work_through();
         for helper in helpers {
-            results.extend(helper.recv().expect("fleet workers do not panic"));
+            let done = helper
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            results.extend(done);
         }
         results
     });
@@ -117,21 +117,4 @@ pub fn output_name(file: &Path) -> String {
         "{}.yaml",
         file.file_stem().unwrap_or_default().to_string_lossy()
     )
-}
-
-/// Runs `work` on a thread of `scope` (off this thread's core, see
-/// [`crate::cpu`]) and returns where its result will arrive. Receiving the
-/// result does not wait for the thread's own teardown (its allocator heap
-/// and stack are released after it sends), which joining it would; the
-/// scope still waits for the work itself.
-fn spawn_for_result<'scope, T: Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    work: impl FnOnce() -> T + Send + 'scope,
-) -> std::sync::mpsc::Receiver<T> {
-    let (send, receive) = std::sync::mpsc::sync_channel(1);
-    crate::cpu::spawn_elsewhere(scope, move || {
-        // The receiver is alive until the result arrives.
-        let _ = send.send(work());
-    });
-    receive
 }

@@ -6,7 +6,6 @@
 
 pub mod catalog;
 pub mod cli;
-pub mod cpu;
 pub mod diagnostics;
 pub mod diff;
 pub mod emit;
