@@ -10,20 +10,7 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let args = asogen::cli::Cli::parse();
-    let code = asogen::cli::run(args);
-    exit_now(code)
-}
-
-/// Ends the process once the command is done: every file is written and
-/// closed, standard output flushed and every thread joined by then.
-/// Exiting at once skips the exit handlers, of which the allocator's walks
-/// every page to hand it back to the kernel just before the kernel takes
-/// the whole address space back anyway: 0.2 ms of a 6 ms render
-/// (bench/README.md).
-fn exit_now(code: u8) -> ! {
-    // SAFETY: `_exit` takes any status and does not return; nothing of
-    // this process is needed after it (see above).
-    unsafe { libc::_exit(i32::from(code)) }
+    std::process::ExitCode::from(asogen::cli::run(args))
 }
