@@ -603,7 +603,7 @@ struct FleetInputs {
 }
 
 fn fleet_inputs(dir: &Path, values: &[PathBuf], set: &[String]) -> Result<FleetInputs, u8> {
-    let files = match fleet::values_files(dir) {
+    let files = match crate::files::yaml_files(dir) {
         Ok(files) if files.is_empty() => {
             eprintln!(
                 "error: {} holds no *.yaml or *.yml values files",

@@ -1,28 +1,11 @@
 //! Fleet mode: one values file per cluster, checked or rendered on every
 //! core, every invalid file reported without stopping the others.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::diagnostics::Diagnostic;
 use crate::load::{self, Checker, LoadError, Source};
-
-/// The values files of a fleet folder: `*.yaml` and `*.yml`, sorted by name
-/// (not recursive; hidden files are skipped).
-pub fn values_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| {
-            path.is_file()
-                && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-                && !path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
 
 /// Maps `work` over `items` on `workers` threads (this one and helpers);
 /// results keep the input order.
@@ -113,8 +96,5 @@ pub fn check_one<T>(
 
 /// The output file for a fleet values file: its stem plus `.yaml`.
 pub fn output_name(file: &Path) -> String {
-    format!(
-        "{}.yaml",
-        file.file_stem().unwrap_or_default().to_string_lossy()
-    )
+    format!("{}.yaml", crate::files::stem(file))
 }

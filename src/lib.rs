@@ -9,6 +9,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod diff;
 pub mod emit;
+pub mod files;
 pub mod fleet;
 pub mod load;
 pub mod model;

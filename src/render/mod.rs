@@ -54,26 +54,32 @@ pub enum RenderError {
     Template(#[from] minijinja::Error),
 }
 
-/// Lists `values/profiles/*.yaml`, sorted by name.
+/// Lists the profiles of a folder (its `*.yaml` and `*.yml` files, see
+/// [`crate::files::yaml_files`]), sorted by name; the base profile must be
+/// one of them.
 pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
-    let entries = std::fs::read_dir(dir).map_err(|err| {
+    let files = crate::files::yaml_files(dir).map_err(|err| {
         RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display()))
     })?;
-    let mut profiles = Vec::new();
-    for entry in entries {
-        let path = entry
-            .map_err(|err| RenderError::Io(err.to_string()))?
-            .path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let name = path
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .to_string();
-            profiles.push(Profile { name, path });
-        }
-    }
+    let mut profiles: Vec<Profile> = files
+        .into_iter()
+        .map(|path| Profile {
+            name: crate::files::stem(&path),
+            path,
+        })
+        .collect();
     profiles.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(pair) = profiles
+        .windows(2)
+        .find(|pair| pair[0].name == pair[1].name)
+    {
+        return Err(RenderError::Io(format!(
+            "{} and {} are both the profile {}; remove one",
+            pair[0].path.display(),
+            pair[1].path.display(),
+            pair[0].name
+        )));
+    }
     if !profiles.iter().any(|p| p.name == BASE_PROFILE) {
         return Err(RenderError::Io(format!(
             "{} has no {BASE_PROFILE}.yaml profile (the kustomize base)",
