@@ -13,6 +13,7 @@ pub mod files;
 pub mod fleet;
 pub mod load;
 pub mod model;
+pub mod output;
 pub mod release;
 pub mod render;
 pub mod rules;
