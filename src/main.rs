@@ -1,4 +1,7 @@
-//! The `asogen` command: parses arguments and hands over to the library.
+//! The `asogen` command: parses the arguments, runs the command, prints
+//! its error and exits with its code (see [`asogen::commands`]).
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -10,7 +13,13 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() -> std::process::ExitCode {
+fn main() -> ExitCode {
     let args = asogen::cli::Cli::parse();
-    std::process::ExitCode::from(asogen::cli::run(args))
+    match asogen::commands::run(args) {
+        Ok(status) => ExitCode::from(status.exit_code()),
+        Err(err) => {
+            eprint!("{}", err.report());
+            ExitCode::from(err.exit_code())
+        }
+    }
 }
