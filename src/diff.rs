@@ -189,19 +189,11 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
         ));
     }
     if manifests.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&manifests)
-            .map_err(|err| io_error(&manifests, err))?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
-            .collect();
-        files.sort();
+        let files =
+            crate::files::yaml_files(&manifests).map_err(|err| io_error(&manifests, err))?;
         for file in files {
-            let name = file
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            side.manifests.insert(name, read_manifest(&file)?);
+            side.manifests
+                .insert(crate::files::stem(&file), read_manifest(&file)?);
         }
     }
     if path.join(CHART_IN_GENERATED).is_dir() {

@@ -1,31 +1,20 @@
-//! Fleet mode: one values file per cluster, checked or rendered on every
-//! core, every invalid file reported without stopping the others.
+//! Fleet mode: one values file per cluster, each checked (and rendered) on
+//! top of shared values, on every core, every invalid file reported without
+//! stopping the others. The only parallel part of asogen: one
+//! `std::thread::scope` in [`parallel_map`].
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::check::Checker;
 use crate::diagnostics::Diagnostic;
-use crate::load::{self, Checker, LoadError, Source};
+use crate::model::Model;
+use crate::read::{self, LoadError, Source};
 
-/// The values files of a fleet folder: `*.yaml` and `*.yml`, sorted by name
-/// (not recursive; hidden files are skipped).
-pub fn values_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| {
-            path.is_file()
-                && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
-                && !path
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-/// Maps `work` over `items` on `workers` threads (this one and helpers);
-/// results keep the input order.
+/// Maps `work` over `items` on `workers` threads (this one and helpers,
+/// each taking the next item until none is left); results keep the input
+/// order. A panic in a helper is passed on.
 pub fn parallel_map<T: Sync, R: Send>(
     items: &[T],
     workers: usize,
@@ -44,13 +33,13 @@ pub fn parallel_map<T: Sync, R: Send>(
         }
     };
     let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..workers)
-            .map(|_| spawn_for_result(scope, work_through))
-            .collect();
-        std::thread::yield_now();
+        let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(work_through)).collect();
         let mut results = work_through();
         for helper in helpers {
-            results.extend(helper.recv().expect("fleet workers do not panic"));
+            let done = helper
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            results.extend(done);
         }
         results
     });
@@ -63,21 +52,6 @@ pub fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// What happened to one file of the fleet.
-pub enum Outcome<T> {
-    /// Valid; the rendered output (or `()` for validate).
-    Ok(T),
-    /// The file (or a shared `-f`/`--set` source) is invalid.
-    Invalid {
-        /// Every problem.
-        diagnostics: Vec<Diagnostic>,
-        /// The sources, for showing the offending lines.
-        sources: Vec<Source>,
-    },
-    /// The file could not be read.
-    Unreadable(Vec<Diagnostic>),
-}
-
 /// Checks one fleet file on top of the shared sources (`-f` files, then the
 /// fleet file, then `--set`), and renders it with `render` when valid.
 pub fn check_one<T>(
@@ -86,52 +60,143 @@ pub fn check_one<T>(
     shared_after: &[Source],
     file: &Path,
     namespace: &str,
-    render: impl Fn(&crate::model::Model) -> T,
-) -> Outcome<T> {
-    let source = match load::read_source(file) {
-        Ok(source) => source,
-        Err(LoadError::Io(diagnostics)) => return Outcome::Unreadable(diagnostics),
-        Err(LoadError::Invalid(diagnostics)) => {
-            return Outcome::Invalid {
-                diagnostics,
-                sources: Vec::new(),
-            };
-        }
-    };
+    render: impl Fn(&Model) -> T,
+) -> Result<T, Failed> {
+    let source = read::read_source(file).map_err(|err| match err {
+        LoadError::Io(diagnostics) => Failed {
+            diagnostics,
+            sources: Vec::new(),
+            unreadable: true,
+        },
+        LoadError::Invalid(diagnostics) => Failed {
+            diagnostics,
+            sources: Vec::new(),
+            unreadable: false,
+        },
+    })?;
     let mut sources = Vec::with_capacity(shared_before.len() + shared_after.len() + 1);
     sources.extend_from_slice(shared_before);
     sources.push(source);
     sources.extend_from_slice(shared_after);
     match checker.check(&sources, namespace) {
-        Ok(model) => Outcome::Ok(render(&model)),
-        Err(diagnostics) => Outcome::Invalid {
+        Ok(model) => Ok(render(&model)),
+        Err(diagnostics) => Err(Failed {
             diagnostics,
             sources,
-        },
+            unreadable: false,
+        }),
+    }
+}
+
+/// A fleet: its values files and the values shared by all of them.
+pub struct Fleet {
+    /// The values files, one per cluster, in name order.
+    pub files: Vec<PathBuf>,
+    /// Sources applied before each file (`-f`).
+    pub before: Vec<Source>,
+    /// Sources applied after each file (`--set`).
+    pub after: Vec<Source>,
+}
+
+/// A file of the fleet that did not pass.
+pub struct Failed {
+    /// Every problem.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The sources, for showing the offending lines (empty when the file
+    /// did not parse).
+    pub sources: Vec<Source>,
+    /// The file could not be read at all.
+    pub unreadable: bool,
+}
+
+/// Every file of a fleet, checked: the passed ones with what `render` made
+/// of them, the failed ones with their problems, each in file order.
+pub struct Tally<T> {
+    /// The files that passed, with their output.
+    pub passed: Vec<(PathBuf, T)>,
+    /// The files that did not.
+    pub failed: Vec<Failed>,
+}
+
+impl Fleet {
+    /// Checks every file on every core (with one checker, compiled once
+    /// for the whole schema) and renders the valid ones with `render`.
+    pub fn check_all<T: Send>(
+        &self,
+        namespace: &str,
+        render: impl Fn(&Model) -> T + Sync,
+    ) -> Tally<T> {
+        let checker = Checker::new();
+        let outcomes = parallel_map(&self.files, workers(), |file| {
+            check_one(
+                &checker,
+                &self.before,
+                &self.after,
+                file,
+                namespace,
+                &render,
+            )
+        });
+        let mut tally = Tally {
+            passed: Vec::new(),
+            failed: Vec::new(),
+        };
+        for (file, outcome) in self.files.iter().zip(outcomes) {
+            match outcome {
+                Ok(output) => tally.passed.push((file.clone(), output)),
+                Err(failed) => tally.failed.push(failed),
+            }
+        }
+        tally
+    }
+
+    /// Whether every values file has an output file of its own (see
+    /// [`output_name`]); else the first name two files would both write
+    /// (`a.yaml` and `a.yml`).
+    pub fn check_output_names(&self) -> Result<(), String> {
+        let mut seen = BTreeSet::new();
+        for file in &self.files {
+            let name = output_name(file);
+            if !seen.insert(name.clone()) {
+                return Err(name);
+            }
+        }
+        Ok(())
     }
 }
 
 /// The output file for a fleet values file: its stem plus `.yaml`.
 pub fn output_name(file: &Path) -> String {
-    format!(
-        "{}.yaml",
-        file.file_stem().unwrap_or_default().to_string_lossy()
-    )
+    format!("{}.yaml", crate::files::stem(file))
 }
 
-/// Runs `work` on a thread of `scope` (off this thread's core, see
-/// [`crate::cpu`]) and returns where its result will arrive. Receiving the
-/// result does not wait for the thread's own teardown (its allocator heap
-/// and stack are released after it sends), which joining it would; the
-/// scope still waits for the work itself.
-fn spawn_for_result<'scope, T: Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    work: impl FnOnce() -> T + Send + 'scope,
-) -> std::sync::mpsc::Receiver<T> {
-    let (send, receive) = std::sync::mpsc::sync_channel(1);
-    crate::cpu::spawn_elsewhere(scope, move || {
-        // The receiver is alive until the result arrives.
-        let _ = send.send(work());
-    });
-    receive
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_the_order_whatever_the_workers() {
+        let items: Vec<u32> = (0..100).collect();
+        for workers in [0, 1, 2, 7, 200] {
+            assert_eq!(
+                parallel_map(&items, workers, |i| i * 2),
+                items.iter().map(|i| i * 2).collect::<Vec<_>>()
+            );
+        }
+        assert!(parallel_map(&[] as &[u32], 4, |i| *i).is_empty());
+    }
+
+    #[test]
+    fn two_files_with_one_stem_collide() {
+        let fleet = |names: &[&str]| Fleet {
+            files: names.iter().map(PathBuf::from).collect(),
+            before: Vec::new(),
+            after: Vec::new(),
+        };
+        assert_eq!(fleet(&["d/a.yaml", "d/b.yml"]).check_output_names(), Ok(()));
+        assert_eq!(
+            fleet(&["d/a.yaml", "d/a.yml"]).check_output_names(),
+            Err("a.yaml".into())
+        );
+    }
 }

@@ -2,20 +2,25 @@
 //! controller-manager deployment, rendered into a Helm chart, kustomize
 //! bases and components, install manifests and the values JSON Schema, with
 //! the deployment shapes that break clusters refused at every step.
+//!
+//! The command line is thin: [`cli`] holds the raw arguments, [`config`]
+//! checks them into one command's settings, and [`commands::run`] runs it.
 #![deny(missing_docs, unsafe_code)]
 
 pub mod catalog;
 pub mod check;
 pub mod cli;
-pub mod cpu;
+pub mod commands;
+pub mod config;
 pub mod describe;
 pub mod diagnostics;
 pub mod diff;
 pub mod emit;
+pub mod files;
 pub mod fleet;
-pub mod load;
 pub mod model;
 pub mod objects;
+pub mod output;
 pub mod pointer;
 pub mod read;
 pub mod release;

@@ -1,4 +1,7 @@
-//! The `asogen` command: parses arguments and hands over to the library.
+//! The `asogen` command: parses the arguments, runs the command, prints
+//! its error and exits with its code (see [`asogen::commands`]).
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -10,20 +13,13 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn main() {
+fn main() -> ExitCode {
     let args = asogen::cli::Cli::parse();
-    let code = asogen::cli::run(args);
-    exit_now(code)
-}
-
-/// Ends the process once the command is done: every file is written and
-/// closed, standard output flushed and every thread joined by then.
-/// Exiting at once skips the exit handlers, of which the allocator's walks
-/// every page to hand it back to the kernel just before the kernel takes
-/// the whole address space back anyway: 0.2 ms of a 6 ms render
-/// (bench/README.md).
-fn exit_now(code: u8) -> ! {
-    // SAFETY: `_exit` takes any status and does not return; nothing of
-    // this process is needed after it (see above).
-    unsafe { libc::_exit(i32::from(code)) }
+    match asogen::commands::run(args) {
+        Ok(status) => ExitCode::from(status.exit_code()),
+        Err(err) => {
+            eprint!("{}", err.report());
+            ExitCode::from(err.exit_code())
+        }
+    }
 }

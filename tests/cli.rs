@@ -435,10 +435,10 @@ fn github_format_prints_workflow_annotations() {
     );
 }
 
-/// Profiles are rendered ahead of their schema check; an invalid one must
-/// still stop the render and leave nothing written. The affinity typo
-/// passes the typed model (Kubernetes types ignore unknown fields) and is
-/// caught only by the schema.
+/// An invalid profile stops the render before anything is rendered or
+/// written, wherever it sorts among the profiles. The affinity typo passes
+/// the typed model (Kubernetes types ignore unknown fields) and is caught
+/// only by the schema.
 #[test]
 fn an_invalid_profile_stops_render_and_writes_nothing() {
     for (body, expected) in [
@@ -449,9 +449,8 @@ fn an_invalid_profile_stops_render_and_writes_nothing() {
         ),
         ("replicaCont: 2\n", "did you mean `replicaCount`"),
     ] {
-        // The broken profile alone, beside a valid one, and as the other
-        // profile beside a valid base (each profile renders in a job of its
-        // own, and the others wait for the base's objects).
+        // The broken profile alone, as the base beside a valid profile, and
+        // as the other profile beside a valid base.
         let valid_ha = "replicaCount: 2\n";
         let valid_other = std::fs::read_to_string(
             common::root().join("values/profiles/single-replica-rolling.yaml"),

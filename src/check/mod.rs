@@ -3,8 +3,7 @@
 //! then the rules (`rules.rs`); every problem as a diagnostic at the key
 //! that caused it, or the validated model.
 //!
-//! This file owns the [`Checker`], which runs those checks in that order,
-//! and [`unchecked_model`].
+//! This file owns the [`Checker`], which runs those checks in that order.
 
 mod ranges;
 mod rules;
@@ -120,21 +119,6 @@ impl Checker {
         )
         .map_err(|violations| rule_diagnostics(&merged, &violations))
     }
-}
-
-/// The model for `sources` without the schema check, or None when the
-/// values do not fit or break a rule. Rendering starts from it while the
-/// schema validator compiles; the output is used only once `Checker::check`
-/// accepts the same sources (it then yields the same model).
-pub fn unchecked_model(
-    sources: &[Source],
-    namespace: &str,
-    release: crate::model::Release,
-) -> Option<Model> {
-    let mut typed = merge_sources(sources).value;
-    integral_floats_to_integers(&mut typed);
-    let values: Values = serde_json::from_value(typed).ok()?;
-    Model::new(values, namespace, Catalog::builtin(), release).ok()
 }
 
 /// Checks one values file's text with the full schema (for the tests of

@@ -3,14 +3,13 @@
 //! tree already holds exactly the rendered files.
 //!
 //! [`Staging`] is the building block: a private folder beside the output
-//! that files are written into, from any thread and as soon as they are
-//! rendered, and that is swapped in by renames at the end or removed.
+//! that the files are written into, and that is swapped in by renames at
+//! the end or removed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Whether `out` holds exactly `artifacts`, byte for byte, and nothing else.
 pub fn tree_matches<C: AsRef<[u8]>>(out: &Path, artifacts: &BTreeMap<String, C>) -> bool {
@@ -81,9 +80,6 @@ pub struct Staging {
     out: PathBuf,
     dir: PathBuf,
     retired: PathBuf,
-    /// The first write error, reported by `commit` (writes come from
-    /// several threads, which cannot all return it).
-    failed: Mutex<Option<io::Error>>,
     committed: bool,
     _lock: File,
 }
@@ -117,87 +113,30 @@ impl Staging {
             out: out.to_path_buf(),
             dir,
             retired,
-            failed: Mutex::new(None),
             committed: false,
             _lock: lock,
         })
     }
 
     /// Writes `files` (paths relative to the tree) into the staging folder.
-    /// Safe to call from several threads at once; an error is kept for
-    /// [`Staging::commit`].
-    pub fn put<C: AsRef<[u8]>>(&self, files: &BTreeMap<String, C>) {
-        let files: Vec<(&str, &[u8])> = files
-            .iter()
-            .map(|(path, contents)| (path.as_str(), contents.as_ref()))
+    pub fn put<C: AsRef<[u8]>>(&self, files: &BTreeMap<String, C>) -> io::Result<()> {
+        let folders: BTreeSet<&str> = files
+            .keys()
+            .filter_map(|path| path.rsplit_once('/').map(|(folder, _)| folder))
             .collect();
-        self.put_files(&files);
-    }
-
-    /// Like [`Staging::put`], on two threads: creating a file locks its
-    /// folder, so the files are split by folder, and creating files is
-    /// most of the cost of writing a tree this small.
-    pub fn put_in_parallel<C: AsRef<[u8]>>(&self, files: &BTreeMap<String, C>) {
-        let mut by_folder: BTreeMap<&str, Vec<(&str, &[u8])>> = BTreeMap::new();
+        for folder in folders {
+            std::fs::create_dir_all(self.dir.join(folder))?;
+        }
         for (path, contents) in files {
-            let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
-            by_folder
-                .entry(folder)
-                .or_default()
-                .push((path.as_str(), contents.as_ref()));
+            std::fs::write(self.dir.join(path), contents)?;
         }
-        // Largest folders first, each to the lighter of two halves.
-        let mut folders: Vec<_> = by_folder.into_values().collect();
-        folders.sort_by_key(|files| std::cmp::Reverse(files.len()));
-        let (mut first, mut second) = (Vec::new(), Vec::new());
-        for files in folders {
-            if first.len() <= second.len() {
-                first.extend(files);
-            } else {
-                second.extend(files);
-            }
-        }
-        std::thread::scope(|scope| {
-            crate::cpu::spawn_elsewhere(scope, || self.put_files(&second));
-            std::thread::yield_now();
-            self.put_files(&first);
-        });
-    }
-
-    fn put_files(&self, files: &[(&str, &[u8])]) {
-        let result = (|| {
-            let folders: BTreeSet<&str> = files
-                .iter()
-                .filter_map(|(path, _)| path.rsplit_once('/').map(|(folder, _)| folder))
-                .collect();
-            for folder in folders {
-                std::fs::create_dir_all(self.dir.join(folder))?;
-            }
-            for (path, contents) in files {
-                std::fs::write(self.dir.join(path), contents)?;
-            }
-            Ok(())
-        })();
-        if let Err(err) = result {
-            self.failed
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .get_or_insert(err);
-        }
+        Ok(())
     }
 
     /// Swaps the staged tree in for `out`: the old tree is renamed aside,
     /// the new one renamed into place, the old one removed. On any error
-    /// (including an earlier write error) `out` is left as it was.
+    /// `out` is left as it was.
     pub fn commit(mut self) -> io::Result<()> {
-        let failed = self
-            .failed
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        if let Some(err) = failed {
-            return Err(err);
-        }
         if self.out.exists() {
             std::fs::rename(&self.out, &self.retired)?;
         }
@@ -250,7 +189,7 @@ pub fn write_atomically<C: AsRef<[u8]>>(
     if tree_matches(out, artifacts) {
         return Ok(false);
     }
-    staging.put_in_parallel(artifacts);
+    staging.put(artifacts)?;
     staging.commit()?;
     Ok(true)
 }

@@ -99,7 +99,7 @@ fn write_object(
 /// The chart's values.yaml.
 pub fn values_yaml(header: &str) -> String {
     let root = schema::structural_schema_ref();
-    let defaults = crate::load::default_values();
+    let defaults = crate::read::default_values();
     let mut out = String::new();
     out.push_str("# yaml-language-server: $schema=values.schema.json\n");
     out.push_str(header);
@@ -174,7 +174,7 @@ fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: 
 /// The values table of the chart README.
 pub fn values_table() -> String {
     let root = schema::structural_schema_ref();
-    let defaults = crate::load::default_values();
+    let defaults = crate::read::default_values();
     let mut out =
         String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
     rows(root, root, &defaults, "", &mut out);

@@ -1,0 +1,51 @@
+//! `asogen diff`: every change between two artifact sets, classified, and
+//! printed for people, as JSON or as the release notes' "Upgrade notes".
+
+use std::io::Write;
+
+use super::{Status, error_line};
+use crate::cli::DiffFormat;
+use crate::config::DiffConfig;
+use crate::diff::{self, DiffError};
+use crate::output::Stdout;
+
+/// Why `diff` could not compare.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A side cannot be read.
+    #[error("{0}\nhelp: pass two generated/ folders, two chart folders or two install manifests")]
+    Read(#[from] DiffError),
+}
+
+impl Error {
+    /// 2: the input cannot be read.
+    pub fn exit_code(&self) -> u8 {
+        super::EXIT_USAGE
+    }
+
+    /// What to print.
+    pub fn report(&self) -> String {
+        error_line(self)
+    }
+}
+
+/// Reads both sides, prints the changes; fails (exit 1) on a breaking
+/// change when asked to.
+pub fn run<W: Write>(config: &DiffConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    let old = diff::read_side(&config.old)?;
+    let new = diff::read_side(&config.new)?;
+    let changes = diff::compare(&old, &new);
+    match config.format {
+        DiffFormat::Human => stdout.print(diff::format_human(&changes)),
+        DiffFormat::Json => {
+            stdout.println(serde_json::to_string_pretty(&changes).expect("changes serialize"))
+        }
+        DiffFormat::Markdown => stdout.print(diff::format_markdown(&changes)),
+    }
+    let breaking = changes.iter().any(|change| change.class.is_breaking());
+    Ok(if config.fail_on_breaking && breaking {
+        Status::Failed
+    } else {
+        Status::Success
+    })
+}

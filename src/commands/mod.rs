@@ -1,0 +1,322 @@
+//! The commands: one function per command, each taking its settings from
+//! [`crate::config`] and a [`Stdout`] writer and returning a [`Status`] or
+//! its own error type, which knows its exit code and how it is reported.
+//! Also what several commands share: reading the values given on the
+//! command line, reading a fleet folder, and showing problems.
+//!
+//! Exit codes: 0 ok; 1 the input or the check failed; 2 usage or I/O error.
+
+pub mod diff;
+pub mod release;
+pub mod render;
+pub mod schema;
+pub mod template;
+pub mod upgrade_check;
+pub mod validate;
+
+use std::fmt::Display;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::cli::Cli;
+use crate::config::{Config, ConfigError, ValuesArgs};
+use crate::diagnostics::{self, Diagnostic};
+use crate::fleet::Fleet;
+use crate::output::{OutputError, Stdout};
+use crate::read::{self, LoadError, Source};
+
+/// Exit code: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the values or the check failed.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: bad usage or an I/O error.
+pub const EXIT_USAGE: u8 = 2;
+
+/// How a command that ran to its end came out; its report (on standard
+/// output or standard error) says why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Everything passed.
+    Success,
+    /// The check failed: invalid values, a refused upgrade, a breaking change.
+    Failed,
+    /// Some input could not be read (the report names it).
+    Unreadable,
+}
+
+impl Status {
+    /// The exit code: 0, 1 or 2.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Success => EXIT_OK,
+            Status::Failed => EXIT_FAILED,
+            Status::Unreadable => EXIT_USAGE,
+        }
+    }
+}
+
+/// Why a command did not run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The arguments do not make sense together.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `render` failed.
+    #[error(transparent)]
+    Render(#[from] render::Error),
+    /// `template` failed.
+    #[error(transparent)]
+    Template(#[from] template::Error),
+    /// `validate` failed.
+    #[error(transparent)]
+    Validate(#[from] validate::Error),
+    /// `upgrade-check` failed.
+    #[error(transparent)]
+    UpgradeCheck(#[from] upgrade_check::Error),
+    /// `diff` failed.
+    #[error(transparent)]
+    Diff(#[from] diff::Error),
+    /// `release` failed.
+    #[error(transparent)]
+    Release(#[from] release::Error),
+    /// Standard output failed; `exit_code` is the command's own when it
+    /// failed too (its error is in `command`), else 2.
+    #[error("{source}")]
+    Output {
+        /// The write error.
+        source: OutputError,
+        /// The exit code.
+        exit_code: u8,
+        /// The command's own error, if it had one.
+        command: Option<Box<Error>>,
+    },
+}
+
+impl Error {
+    /// The exit code: 1 or 2.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Config(err) => err.exit_code(),
+            Error::Render(err) => err.exit_code(),
+            Error::Template(err) => err.exit_code(),
+            Error::Validate(err) => err.exit_code(),
+            Error::UpgradeCheck(err) => err.exit_code(),
+            Error::Diff(err) => err.exit_code(),
+            Error::Release(err) => err.exit_code(),
+            Error::Output { exit_code, .. } => *exit_code,
+        }
+    }
+
+    /// What to print on standard error: `error: ` and the message, with
+    /// the problems (file, line, key, rule, help) when there are some.
+    pub fn report(&self) -> String {
+        match self {
+            Error::Config(err) => error_line(err),
+            Error::Render(err) => err.report(),
+            Error::Template(err) => err.report(),
+            Error::Validate(err) => err.report(),
+            Error::UpgradeCheck(err) => err.report(),
+            Error::Diff(err) => err.report(),
+            Error::Release(err) => err.report(),
+            Error::Output {
+                source, command, ..
+            } => {
+                let mut report = error_line(source);
+                if let Some(command) = command {
+                    report.push_str(&command.report());
+                }
+                report
+            }
+        }
+    }
+}
+
+/// Runs the command line: its configuration, then its command, with
+/// output to this process's standard output.
+pub fn run(args: Cli) -> Result<Status, Error> {
+    let config = Config::from_args(args)?;
+    let mut stdout = Stdout::new();
+    let result = run_config(&config, &mut stdout);
+    match stdout.finish() {
+        Ok(()) => result,
+        Err(source) => Err(match result {
+            Ok(status) => Error::Output {
+                source,
+                exit_code: match status {
+                    Status::Success => EXIT_USAGE,
+                    failed => failed.exit_code(),
+                },
+                command: None,
+            },
+            Err(command) => Error::Output {
+                source,
+                exit_code: command.exit_code(),
+                command: Some(Box::new(command)),
+            },
+        }),
+    }
+}
+
+/// Runs one configured command, with output to `stdout`.
+pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    Ok(match config {
+        Config::Render(config) => render::run(config, stdout)?,
+        Config::Template(config) => template::run(config, stdout)?,
+        Config::Validate(config) => validate::run(config, stdout)?,
+        Config::Schema => schema::run(stdout),
+        Config::UpgradeCheck(config) => upgrade_check::run(config, stdout)?,
+        Config::Diff(config) => diff::run(config, stdout)?,
+        Config::Release(config) => release::run(config)?,
+    })
+}
+
+/// `error: ` and the message, as one line (or more, for a `help:`).
+fn error_line(err: &dyn Display) -> String {
+    format!("error: {err}\n")
+}
+
+/// Problems with values, and the sources they were found in.
+#[derive(Debug)]
+pub struct Problems {
+    /// Every problem.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The sources, to show the offending lines.
+    pub sources: Vec<Source>,
+}
+
+impl Problems {
+    /// The problems for people (see [`human`]).
+    pub fn human(&self) -> String {
+        human(&self.diagnostics, &self.sources)
+    }
+}
+
+/// Problems for people: each with its source line (taken from `sources`,
+/// else read from the file it names), coloured on a terminal.
+pub fn human(diagnostics: &[Diagnostic], sources: &[Source]) -> String {
+    let source_text = |name: &str| {
+        sources
+            .iter()
+            .find(|source| source.name == name)
+            .map(|source| source.text.clone())
+            .or_else(|| std::fs::read_to_string(name).ok())
+    };
+    diagnostics::format_human(diagnostics, &source_text, diagnostics::use_colour())
+}
+
+/// Values given on the command line that cannot be used: a file that cannot
+/// be read (exit 2), or values that do not parse (exit 1).
+#[derive(Debug, thiserror::Error)]
+#[error("the values cannot be read: {} problem(s)", .diagnostics.len())]
+pub struct ValuesError {
+    /// Every problem.
+    pub diagnostics: Vec<Diagnostic>,
+    /// A file could not be read at all.
+    pub unreadable: bool,
+}
+
+impl ValuesError {
+    /// 2 when a file could not be read, else 1.
+    pub fn exit_code(&self) -> u8 {
+        if self.unreadable {
+            EXIT_USAGE
+        } else {
+            EXIT_FAILED
+        }
+    }
+
+    /// The problems.
+    pub fn report(&self) -> String {
+        human(&self.diagnostics, &[])
+    }
+}
+
+impl From<LoadError> for ValuesError {
+    fn from(err: LoadError) -> Self {
+        match err {
+            LoadError::Io(diagnostics) => ValuesError {
+                diagnostics,
+                unreadable: true,
+            },
+            LoadError::Invalid(diagnostics) => ValuesError {
+                diagnostics,
+                unreadable: false,
+            },
+        }
+    }
+}
+
+/// Reads every `-f` file and `--set`, in Helm's order.
+fn read_values(values: &ValuesArgs) -> Result<Vec<Source>, ValuesError> {
+    Ok(read::read_sources(&values.files, &values.set)?)
+}
+
+/// A fleet folder that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// The folder holds no values file.
+    #[error("{} holds no *.yaml or *.yml values files", .dir.display())]
+    Empty {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// The folder cannot be listed.
+    #[error(
+        "cannot read the folder {}: {source}\nhelp: --values-dir takes a folder of values files, one per cluster",
+        .dir.display()
+    )]
+    Unlistable {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The shared values cannot be used.
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+}
+
+impl FleetError {
+    /// 2, or the shared values' code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            FleetError::Values(err) => err.exit_code(),
+            FleetError::Empty { .. } | FleetError::Unlistable { .. } => EXIT_USAGE,
+        }
+    }
+
+    /// What to print.
+    pub fn report(&self) -> String {
+        match self {
+            FleetError::Values(err) => err.report(),
+            other => error_line(other),
+        }
+    }
+}
+
+/// The values files of `dir` and the shared values (`-f` before each file,
+/// `--set` after).
+fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
+    let files = crate::files::yaml_files(dir).map_err(|source| FleetError::Unlistable {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    if files.is_empty() {
+        return Err(FleetError::Empty {
+            dir: dir.to_path_buf(),
+        });
+    }
+    let before = read_values(&ValuesArgs {
+        files: shared.files.clone(),
+        set: Vec::new(),
+    })?;
+    let after = read_values(&ValuesArgs {
+        files: Vec::new(),
+        set: shared.set.clone(),
+    })?;
+    Ok(Fleet {
+        files,
+        before,
+        after,
+    })
+}

@@ -1,0 +1,143 @@
+//! `asogen render`: every artifact rendered into memory, then written to
+//! the output folder in one atomic step or, with `--check`, compared with
+//! it and every difference printed as a unified diff.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{Status, error_line, human};
+use crate::config::RenderConfig;
+use crate::model::Release;
+use crate::output::Stdout;
+use crate::render::{self, Artifacts, RenderError};
+
+/// Why `render` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A profile is invalid (exit 1), or the profiles or templates cannot
+    /// be read (exit 2).
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    /// `--check`: the folder is not what render would write.
+    #[error(
+        "{} is out of date: {files} file(s) differ; run `cargo run -- render` to update",
+        .out.display()
+    )]
+    OutOfDate {
+        /// The output folder.
+        out: PathBuf,
+        /// How many files differ.
+        files: usize,
+    },
+    /// The folder cannot be written; it is left as it was.
+    #[error("cannot write {}: {source}; the previous contents are unchanged", .out.display())]
+    Write {
+        /// The output folder.
+        out: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// 1 for an invalid profile or an out-of-date folder, else 2.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Render(err) => render_error_code(err),
+            Error::OutOfDate { .. } => super::EXIT_FAILED,
+            Error::Write { .. } => super::EXIT_USAGE,
+        }
+    }
+
+    /// What to print: the message, and an invalid profile's problems.
+    pub fn report(&self) -> String {
+        match self {
+            Error::Render(err) => render_error_report(err),
+            other => error_line(other),
+        }
+    }
+}
+
+/// The exit code of a failed render (also of `release`'s).
+pub(super) fn render_error_code(err: &RenderError) -> u8 {
+    match err {
+        RenderError::InvalidProfile { .. } => super::EXIT_FAILED,
+        RenderError::Io(_) | RenderError::Template(_) => super::EXIT_USAGE,
+    }
+}
+
+/// The report of a failed render (also of `release`'s).
+pub(super) fn render_error_report(err: &RenderError) -> String {
+    match err {
+        RenderError::InvalidProfile {
+            profile,
+            diagnostics,
+            sources,
+        } => {
+            format!("error: profile {profile} is invalid; nothing was written\n")
+                + &human(diagnostics, sources)
+        }
+        other => error_line(other),
+    }
+}
+
+/// Renders every artifact, then writes or checks the output folder.
+pub fn run<W: Write>(config: &RenderConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    let artifacts = render::render_all(&config.profiles, &Release::default())?;
+    if config.check {
+        check(&config.out, &artifacts, stdout)
+    } else {
+        write(&config.out, &artifacts)
+    }
+}
+
+/// Compares `out` with the artifacts; prints a unified diff of every file
+/// that differs.
+fn check<W: Write>(
+    out: &Path,
+    artifacts: &Artifacts,
+    stdout: &mut Stdout<W>,
+) -> Result<Status, Error> {
+    let diffs = render::differences(out, artifacts);
+    if diffs.is_empty() {
+        eprintln!(
+            "{} is up to date ({} files)",
+            out.display(),
+            artifacts.len()
+        );
+        return Ok(Status::Success);
+    }
+    for (path, have, want) in &diffs {
+        let have = have.as_deref().unwrap_or("");
+        let want = want.as_deref().unwrap_or("");
+        let diff = similar::TextDiff::from_lines(have, want);
+        stdout.print(
+            diff.unified_diff()
+                .context_radius(2)
+                .header(&format!("a/{path}"), &format!("b/{path}")),
+        );
+    }
+    Err(Error::OutOfDate {
+        out: out.to_path_buf(),
+        files: diffs.len(),
+    })
+}
+
+/// Writes the artifacts as the whole content of `out`, atomically; an
+/// up-to-date folder is left untouched.
+fn write(out: &Path, artifacts: &Artifacts) -> Result<Status, Error> {
+    let written = render::write_atomically(out, artifacts).map_err(|source| Error::Write {
+        out: out.to_path_buf(),
+        source,
+    })?;
+    if written {
+        eprintln!("wrote {} files to {}", artifacts.len(), out.display());
+    } else {
+        eprintln!(
+            "{} is up to date ({} files); nothing written",
+            out.display(),
+            artifacts.len()
+        );
+    }
+    Ok(Status::Success)
+}

@@ -1,0 +1,146 @@
+//! `asogen template`: the install manifest for the given values, to
+//! standard output; or, in fleet mode, one manifest per values file of a
+//! folder, written to an output folder in one atomic step, every invalid
+//! file reported and the others still rendered.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::{FleetError, Problems, Status, ValuesError, error_line, human};
+use crate::check::Checker;
+use crate::config::{TemplateConfig, TemplateInput, ValuesArgs};
+use crate::model::Release;
+use crate::output::Stdout;
+use crate::render;
+
+/// Why `template` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The values cannot be read (exit 2) or do not parse (exit 1).
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    /// The values are refused (exit 1); nothing is rendered.
+    #[error("the values are invalid: {} problem(s); nothing was rendered", .0.diagnostics.len())]
+    Invalid(Problems),
+    /// Fleet mode: the folder or the shared values cannot be used.
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+    /// Fleet mode: two values files would write the same manifest.
+    #[error("two values files in {} would both write {name}; rename one", .dir.display())]
+    Collision {
+        /// The fleet folder.
+        dir: PathBuf,
+        /// The manifest both would write.
+        name: String,
+    },
+    /// Fleet mode: the output folder cannot be written; it is left as it was.
+    #[error("cannot write {}: {source}; the previous contents are unchanged", .out.display())]
+    Write {
+        /// The output folder.
+        out: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// 1 for values that do not parse or are refused, else 2.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Values(err) => err.exit_code(),
+            Error::Invalid(_) => super::EXIT_FAILED,
+            Error::Fleet(err) => err.exit_code(),
+            Error::Collision { .. } | Error::Write { .. } => super::EXIT_USAGE,
+        }
+    }
+
+    /// What to print: the problems, or the message.
+    pub fn report(&self) -> String {
+        match self {
+            Error::Values(err) => err.report(),
+            Error::Invalid(problems) => problems.human(),
+            Error::Fleet(err) => err.report(),
+            other => error_line(other),
+        }
+    }
+}
+
+/// Renders the manifest, or the fleet's manifests.
+pub fn run<W: Write>(config: &TemplateConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    match &config.input {
+        TemplateInput::Values(values) => one(values, config, stdout),
+        TemplateInput::Fleet { dir, out, shared } => fleet(dir, out, shared, config),
+    }
+}
+
+/// One manifest, to standard output.
+fn one<W: Write>(
+    values: &ValuesArgs,
+    config: &TemplateConfig,
+    stdout: &mut Stdout<W>,
+) -> Result<Status, Error> {
+    let sources = super::read_values(values)?;
+    // Checked once: compile only the part of the schema these values write.
+    let checker = Checker::for_sources(Release::default(), &sources);
+    match checker.check(&sources, &config.namespace) {
+        Ok(model) => {
+            stdout.print(render::manifest(&model, config.create_namespace, ""));
+            Ok(Status::Success)
+        }
+        Err(diagnostics) => Err(Error::Invalid(Problems {
+            diagnostics,
+            sources,
+        })),
+    }
+}
+
+/// One manifest per values file of `dir`, into `out`.
+fn fleet(
+    dir: &Path,
+    out: &Path,
+    shared: &ValuesArgs,
+    config: &TemplateConfig,
+) -> Result<Status, Error> {
+    let started = std::time::Instant::now();
+    let fleet = super::read_fleet(dir, shared)?;
+    fleet
+        .check_output_names()
+        .map_err(|name| Error::Collision {
+            dir: dir.to_path_buf(),
+            name,
+        })?;
+    let tally = fleet.check_all(&config.namespace, |model| {
+        render::manifest(model, config.create_namespace, "")
+    });
+    for failed in &tally.failed {
+        eprint!("{}", human(&failed.diagnostics, &failed.sources));
+    }
+    let rendered: BTreeMap<String, String> = tally
+        .passed
+        .into_iter()
+        .map(|(file, text)| (crate::fleet::output_name(&file), text))
+        .collect();
+    render::write_atomically(out, &rendered).map_err(|source| Error::Write {
+        out: out.to_path_buf(),
+        source,
+    })?;
+    let failed = tally.failed.len();
+    eprintln!(
+        "rendered {} of {} values files to {} in {:.2?}{}",
+        rendered.len(),
+        fleet.files.len(),
+        out.display(),
+        started.elapsed(),
+        if failed > 0 {
+            format!("; {failed} invalid (above), not rendered")
+        } else {
+            String::new()
+        }
+    );
+    Ok(if failed > 0 {
+        Status::Failed
+    } else {
+        Status::Success
+    })
+}

@@ -1,0 +1,105 @@
+//! `asogen upgrade-check`: whether upgrading a live Deployment to what
+//! asogen renders for the given values is refused, per apply path, printed
+//! as a report (human or JSON) with the fix.
+
+use std::io::Write;
+
+use super::{Problems, Status, ValuesError, error_line};
+use crate::check::Checker;
+use crate::cli::{ReportFormat, Via};
+use crate::config::UpgradeCheckConfig;
+use crate::model::Release;
+use crate::output::Stdout;
+use crate::read::{self, LoadError};
+use crate::render;
+use crate::upgrade::{self, ApplyPath};
+
+/// Why `upgrade-check` could not judge the upgrade.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The live Deployment file cannot be read or is not a Deployment.
+    #[error("the live Deployment cannot be read: {} problem(s)", .0.diagnostics.len())]
+    Live(Problems),
+    /// The values cannot be read (exit 2) or do not parse (exit 1).
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    /// The values are refused: there is nothing to upgrade to.
+    #[error("the values are refused, so there is nothing to upgrade to")]
+    Refused(Problems),
+}
+
+impl Error {
+    /// 1 for refused values, else 2.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Live(_) => super::EXIT_USAGE,
+            Error::Values(err) => err.exit_code(),
+            Error::Refused(_) => super::EXIT_FAILED,
+        }
+    }
+
+    /// What to print: the message and the problems.
+    pub fn report(&self) -> String {
+        match self {
+            Error::Live(problems) => problems.human(),
+            Error::Values(err) => err.report(),
+            Error::Refused(problems) => error_line(self) + &problems.human(),
+        }
+    }
+}
+
+/// Reads the live Deployment and the values, predicts every apply path and
+/// prints the report; fails (exit 1) when some path is refused.
+pub fn run<W: Write>(config: &UpgradeCheckConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    let live_source =
+        read::read_yaml_file(&config.live, "live Deployment file").map_err(|err| match err {
+            LoadError::Io(diagnostics) | LoadError::Invalid(diagnostics) => Error::Live(Problems {
+                diagnostics,
+                sources: Vec::new(),
+            }),
+        })?;
+    let live = upgrade::read_live(&live_source).map_err(|diagnostic| {
+        Error::Live(Problems {
+            diagnostics: vec![*diagnostic],
+            sources: vec![live_source.clone()],
+        })
+    })?;
+    let sources = super::read_values(&config.values)?;
+    let checker = Checker::for_sources(Release::default(), &sources);
+    let model = checker
+        .check(&sources, &live.namespace)
+        .map_err(|diagnostics| {
+            Error::Refused(Problems {
+                diagnostics,
+                sources,
+            })
+        })?;
+    let target = upgrade::Target::from_deployment(&render::deployment(&model));
+    let paths: Vec<ApplyPath> = upgrade::default_paths(&live, &config.field_managers)
+        .into_iter()
+        .filter(|path| config.via.is_empty() || config.via.iter().any(|via| names(*via, path)))
+        .collect();
+    let report = upgrade::check(live, target, &paths);
+    match config.format {
+        ReportFormat::Human => stdout.print(upgrade::format_human(&report)),
+        ReportFormat::Json => {
+            stdout.println(serde_json::to_string_pretty(&report).expect("reports serialize"))
+        }
+    }
+    Ok(if report.any_refused() {
+        Status::Failed
+    } else {
+        Status::Success
+    })
+}
+
+/// Whether `--via` names the apply path.
+fn names(via: Via, path: &ApplyPath) -> bool {
+    matches!(
+        (via, path),
+        (Via::ClientSide, ApplyPath::ClientSide)
+            | (Via::Helm3, ApplyPath::Helm3)
+            | (Via::Helm4, ApplyPath::Helm4)
+            | (Via::ServerSide, ApplyPath::ServerSide { .. })
+    )
+}

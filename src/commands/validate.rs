@@ -1,0 +1,130 @@
+//! `asogen validate`: every problem of the given values, printed as the
+//! report on standard output (human, JSON or GitHub annotations); or, in
+//! fleet mode, of each values file of a folder on its own.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{FleetError, Status, human};
+use crate::check::Checker;
+use crate::config::{ValidateConfig, ValidateInput, ValuesArgs};
+use crate::diagnostics::{self, Diagnostic, Format};
+use crate::model::{DEFAULT_NAMESPACE, Release};
+use crate::output::Stdout;
+
+/// Why `validate` could not check (problems in the values are its report,
+/// not an error).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Fleet mode: the folder or the shared values cannot be used.
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
+}
+
+impl Error {
+    /// 2, or 1 when the shared values do not parse.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Fleet(err) => err.exit_code(),
+        }
+    }
+
+    /// What to print.
+    pub fn report(&self) -> String {
+        match self {
+            Error::Fleet(err) => err.report(),
+        }
+    }
+}
+
+/// Checks the values, or every file of the fleet, and prints the report.
+pub fn run<W: Write>(config: &ValidateConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    match &config.input {
+        ValidateInput::Values(values) => Ok(one(values, config.format, stdout)),
+        ValidateInput::Fleet { dir, shared } => fleet(dir, shared, config.format, stdout),
+    }
+}
+
+fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) -> Status {
+    let (diagnostics, sources, status) = match super::read_values(values) {
+        Err(err) => {
+            let status = if err.unreadable {
+                Status::Unreadable
+            } else {
+                Status::Failed
+            };
+            (err.diagnostics, Vec::new(), status)
+        }
+        Ok(sources) => {
+            // Checked once: compile only the part of the schema these
+            // values write.
+            let checker = Checker::for_sources(Release::default(), &sources);
+            match checker.check(&sources, DEFAULT_NAMESPACE) {
+                Ok(_) => (Vec::new(), sources, Status::Success),
+                Err(diagnostics) => (diagnostics, sources, Status::Failed),
+            }
+        }
+    };
+    match format {
+        Format::Human if diagnostics.is_empty() => {
+            let names: Vec<String> = values
+                .files
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            let what = if names.is_empty() {
+                "the chart defaults".to_string()
+            } else {
+                names.join(", ")
+            };
+            stdout.println(format_args!("ok: {what}: valid"));
+        }
+        Format::Human => stdout.print(human(&diagnostics, &sources)),
+        Format::Json => stdout.print(diagnostics::format_json(&diagnostics)),
+        Format::Github => stdout.print(diagnostics::format_github(&diagnostics)),
+    }
+    status
+}
+
+fn fleet<W: Write>(
+    dir: &Path,
+    shared: &ValuesArgs,
+    format: Format,
+    stdout: &mut Stdout<W>,
+) -> Result<Status, Error> {
+    let started = std::time::Instant::now();
+    let fleet = super::read_fleet(dir, shared)?;
+    let tally = fleet.check_all(DEFAULT_NAMESPACE, |_| ());
+    let failed = tally.failed.len();
+    let unreadable = tally.failed.iter().any(|failed| failed.unreadable);
+    match format {
+        Format::Human => {
+            for failed in &tally.failed {
+                stdout.print(human(&failed.diagnostics, &failed.sources));
+            }
+            stdout.println(format_args!(
+                "{} of {} values files valid ({failed} invalid) in {:.2?}",
+                fleet.files.len() - failed,
+                fleet.files.len(),
+                started.elapsed()
+            ));
+        }
+        Format::Json | Format::Github => {
+            let all: Vec<Diagnostic> = tally
+                .failed
+                .into_iter()
+                .flat_map(|failed| failed.diagnostics)
+                .collect();
+            stdout.print(if format == Format::Json {
+                diagnostics::format_json(&all)
+            } else {
+                diagnostics::format_github(&all)
+            });
+        }
+    }
+    Ok(match (failed, unreadable) {
+        (0, _) => Status::Success,
+        (_, true) => Status::Unreadable,
+        _ => Status::Failed,
+    })
+}

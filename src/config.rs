@@ -1,0 +1,369 @@
+//! The validated configuration: the raw arguments of [`crate::cli`] turned,
+//! in one step, into the settings of one command. Every check across flags,
+//! and the environment a command reads, is made here; the commands get only
+//! settings that make sense together.
+
+use std::path::PathBuf;
+
+use crate::cli::{Cli, Command, DiffFormat, ReportFormat, Via};
+use crate::diagnostics::Format;
+
+/// Values given on the command line: `-f` files, then `--set` assignments.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValuesArgs {
+    /// Values files; later files win, maps merge deeply, lists replace.
+    pub files: Vec<PathBuf>,
+    /// `--set KEY=VALUE` assignments, applied after the files.
+    pub set: Vec<String>,
+}
+
+/// One command and its settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Config {
+    /// `asogen render`.
+    Render(RenderConfig),
+    /// `asogen template`.
+    Template(TemplateConfig),
+    /// `asogen validate`.
+    Validate(ValidateConfig),
+    /// `asogen schema`.
+    Schema,
+    /// `asogen upgrade-check`.
+    UpgradeCheck(UpgradeCheckConfig),
+    /// `asogen diff`.
+    Diff(DiffConfig),
+    /// `asogen release`.
+    Release(ReleaseConfig),
+}
+
+/// Settings of `render`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderConfig {
+    /// Compare with the output folder instead of writing it.
+    pub check: bool,
+    /// The output folder.
+    pub out: PathBuf,
+    /// The folder of values profiles.
+    pub profiles: PathBuf,
+}
+
+/// What `template` renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateInput {
+    /// One install manifest for the merged values, to standard output.
+    Values(ValuesArgs),
+    /// Fleet mode: one manifest per values file of `dir`, each on top of
+    /// `shared` (`-f` before the file, `--set` after), into the folder `out`.
+    Fleet {
+        /// The folder of values files, one per cluster.
+        dir: PathBuf,
+        /// The folder for the manifests (replaced as a whole).
+        out: PathBuf,
+        /// The values every file is merged with.
+        shared: ValuesArgs,
+    },
+}
+
+/// Settings of `template`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateConfig {
+    /// What to render.
+    pub input: TemplateInput,
+    /// The namespace of namespaced objects.
+    pub namespace: String,
+    /// Also render the Namespace object first.
+    pub create_namespace: bool,
+}
+
+/// What `validate` checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValidateInput {
+    /// The merged values.
+    Values(ValuesArgs),
+    /// Fleet mode: each values file of `dir` on its own, on top of `shared`.
+    Fleet {
+        /// The folder of values files, one per cluster.
+        dir: PathBuf,
+        /// The values every file is merged with.
+        shared: ValuesArgs,
+    },
+}
+
+/// Settings of `validate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidateConfig {
+    /// What to check.
+    pub input: ValidateInput,
+    /// How to print the problems.
+    pub format: Format,
+}
+
+/// Settings of `upgrade-check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeCheckConfig {
+    /// The live Deployment file.
+    pub live: PathBuf,
+    /// The values of the new release.
+    pub values: ValuesArgs,
+    /// The apply paths to check (all when empty).
+    pub via: Vec<Via>,
+    /// Extra server-side field managers.
+    pub field_managers: Vec<String>,
+    /// How to print the report.
+    pub format: ReportFormat,
+}
+
+/// Settings of `diff`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffConfig {
+    /// The previous release's artifacts.
+    pub old: PathBuf,
+    /// The new release's artifacts.
+    pub new: PathBuf,
+    /// How to print the changes.
+    pub format: DiffFormat,
+    /// Fail when a change is breaking.
+    pub fail_on_breaking: bool,
+}
+
+/// Settings of `release`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseConfig {
+    /// The chart version.
+    pub version: String,
+    /// The image tag (default: v + version).
+    pub image_tag: Option<String>,
+    /// The image digest.
+    pub image_digest: Option<String>,
+    /// The previous release's folder.
+    pub previous: Option<PathBuf>,
+    /// The output folder.
+    pub out: PathBuf,
+    /// The folder of values profiles.
+    pub profiles: PathBuf,
+    /// Seconds since 1970 for every timestamp, from `SOURCE_DATE_EPOCH`
+    /// (None when it is not set).
+    pub source_date_epoch: Option<u64>,
+}
+
+/// Arguments that do not make sense together: exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `template --values-dir` without `--out`.
+    #[error(
+        "--values-dir needs --out DIR, the folder for one manifest per values file\nhelp: or leave out --values-dir to print one manifest to standard output"
+    )]
+    ValuesDirWithoutOut,
+    /// `template --out` without `--values-dir`.
+    #[error(
+        "--out is the folder of fleet mode and needs --values-dir DIR\nhelp: without --values-dir, template prints one manifest to standard output"
+    )]
+    OutWithoutValuesDir,
+    /// `SOURCE_DATE_EPOCH` is set to something else than a number.
+    #[error(
+        "SOURCE_DATE_EPOCH={0:?} is not a number of seconds since 1970-01-01\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
+    )]
+    SourceDateEpoch(String),
+}
+
+impl ConfigError {
+    /// Always 2: a usage error.
+    pub fn exit_code(&self) -> u8 {
+        crate::commands::EXIT_USAGE
+    }
+}
+
+impl Config {
+    /// The configuration for parsed arguments, in this process's
+    /// environment.
+    pub fn from_args(args: Cli) -> Result<Config, ConfigError> {
+        Config::new(args, std::env::var("SOURCE_DATE_EPOCH").ok())
+    }
+
+    /// The configuration for parsed arguments and the value of
+    /// `SOURCE_DATE_EPOCH` (None when it is not set).
+    pub fn new(args: Cli, source_date_epoch: Option<String>) -> Result<Config, ConfigError> {
+        Ok(match args.command {
+            Command::Render {
+                check,
+                out,
+                profiles,
+            } => Config::Render(RenderConfig {
+                check,
+                out,
+                profiles,
+            }),
+            Command::Template {
+                values,
+                set,
+                namespace,
+                create_namespace,
+                values_dir,
+                out,
+            } => {
+                let values = ValuesArgs { files: values, set };
+                let input = match (values_dir, out) {
+                    (None, None) => TemplateInput::Values(values),
+                    (Some(dir), Some(out)) => TemplateInput::Fleet {
+                        dir,
+                        out,
+                        shared: values,
+                    },
+                    (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
+                    (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
+                };
+                Config::Template(TemplateConfig {
+                    input,
+                    namespace,
+                    create_namespace,
+                })
+            }
+            Command::Validate {
+                values,
+                set,
+                format,
+                values_dir,
+            } => {
+                let values = ValuesArgs { files: values, set };
+                let input = match values_dir {
+                    None => ValidateInput::Values(values),
+                    Some(dir) => ValidateInput::Fleet {
+                        dir,
+                        shared: values,
+                    },
+                };
+                Config::Validate(ValidateConfig { input, format })
+            }
+            Command::Schema => Config::Schema,
+            Command::UpgradeCheck {
+                live,
+                values,
+                set,
+                via,
+                field_manager,
+                format,
+            } => Config::UpgradeCheck(UpgradeCheckConfig {
+                live,
+                values: ValuesArgs { files: values, set },
+                via,
+                field_managers: field_manager,
+                format,
+            }),
+            Command::Diff {
+                old,
+                new,
+                format,
+                fail_on_breaking,
+            } => Config::Diff(DiffConfig {
+                old,
+                new,
+                format,
+                fail_on_breaking,
+            }),
+            Command::Release {
+                version,
+                image_tag,
+                image_digest,
+                previous,
+                out,
+                profiles,
+            } => Config::Release(ReleaseConfig {
+                version,
+                image_tag,
+                image_digest,
+                previous,
+                out,
+                profiles,
+                source_date_epoch: source_date_epoch
+                    .map(|text| parse_source_date_epoch(&text))
+                    .transpose()?,
+            }),
+        })
+    }
+}
+
+/// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks
+/// allowed).
+fn parse_source_date_epoch(text: &str) -> Result<u64, ConfigError> {
+    text.trim()
+        .parse()
+        .map_err(|_| ConfigError::SourceDateEpoch(text.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> Result<Config, ConfigError> {
+        let args = Cli::try_parse_from(std::iter::once("asogen").chain(args.iter().copied()))
+            .expect("the arguments parse");
+        Config::new(args, None)
+    }
+
+    #[test]
+    fn template_is_one_manifest_or_a_fleet() {
+        let Ok(Config::Template(one)) = config(&["template", "-f", "a.yaml", "--set", "x=1"])
+        else {
+            panic!("template");
+        };
+        assert_eq!(
+            one.input,
+            TemplateInput::Values(ValuesArgs {
+                files: vec!["a.yaml".into()],
+                set: vec!["x=1".into()],
+            })
+        );
+        let Ok(Config::Template(fleet)) = config(&[
+            "template",
+            "--values-dir",
+            "in",
+            "--out",
+            "out",
+            "-f",
+            "a.yaml",
+        ]) else {
+            panic!("fleet");
+        };
+        assert_eq!(
+            fleet.input,
+            TemplateInput::Fleet {
+                dir: "in".into(),
+                out: "out".into(),
+                shared: ValuesArgs {
+                    files: vec!["a.yaml".into()],
+                    set: Vec::new(),
+                },
+            }
+        );
+    }
+
+    #[test]
+    fn fleet_flags_need_each_other() {
+        assert_eq!(
+            config(&["template", "--values-dir", "in"]),
+            Err(ConfigError::ValuesDirWithoutOut)
+        );
+        assert_eq!(
+            config(&["template", "--out", "out"]),
+            Err(ConfigError::OutWithoutValuesDir)
+        );
+    }
+
+    #[test]
+    fn source_date_epoch_is_whole_seconds() {
+        assert_eq!(parse_source_date_epoch(" 1700000000\n"), Ok(1_700_000_000));
+        for bad in ["", "-1", "1.5", "yesterday"] {
+            assert_eq!(
+                parse_source_date_epoch(bad),
+                Err(ConfigError::SourceDateEpoch(bad.into()))
+            );
+        }
+        let args =
+            Cli::try_parse_from(["asogen", "release", "--version", "1.0.0", "--out", "o"]).unwrap();
+        let Ok(Config::Release(release)) = Config::new(args, Some("5".into())) else {
+            panic!("release");
+        };
+        assert_eq!(release.source_date_epoch, Some(5));
+    }
+}
