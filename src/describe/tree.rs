@@ -238,6 +238,13 @@ fn key_text(key: &str) -> String {
     plain.trim_end().to_string()
 }
 
+/// A values map's entries or list's items, written in place.
+fn print_splice(expr: &Expr, width: usize, out: &mut String) {
+    action(out, width, &format!("with {}", expr.to_go()));
+    action(out, width, &format!("toYaml . | nindent {width}"));
+    action(out, width, "end");
+}
+
 /// A constant as YAML lines at `width` (its first line follows `prefix`).
 fn print_lit(value: &Value, width: usize, out: &mut String) {
     let yaml = crate::emit::to_yaml(value);
@@ -295,11 +302,7 @@ pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
                 action(out, width + 2, &format!("toYaml . | nindent {}", width + 2));
                 action(out, width, "end");
             }
-            Entry::Splice(expr) => {
-                action(out, width, &format!("with {}", expr.to_go()));
-                action(out, width, &format!("toYaml . | nindent {width}"));
-                action(out, width, "end");
-            }
+            Entry::Splice(expr) => print_splice(expr, width, out),
             Entry::Include(name) => action(
                 out,
                 width,
@@ -369,11 +372,7 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
                     out.push_str(&body);
                 }
             }
-            Item::Splice(expr) => {
-                action(out, width, &format!("with {}", expr.to_go()));
-                action(out, width, &format!("toYaml . | nindent {width}"));
-                action(out, width, "end");
-            }
+            Item::Splice(expr) => print_splice(expr, width, out),
             Item::If(condition, then, otherwise) => {
                 action(out, width, &format!("if {}", condition.to_go()));
                 print_items(then, width, out);
