@@ -1,73 +1,73 @@
-//! The catalog of API groups and kinds the operator serves, kept as data in
-//! `values/catalog.yaml` and compiled in, so `template` works anywhere.
+//! The catalog of what one ASO release serves and may do, kept as data in
+//! `values/catalog.yaml` and compiled in, so `template` works anywhere:
+//! every API group with the resource versions its admission webhooks
+//! cover, and the rules of the ClusterRoles the release ships.
+//! `asogen catalog import` writes it from a release's own manifests
+//! ([`import`]), so the next release is one command away.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::yaml;
 
 /// The catalog shipped with this build.
 pub const CATALOG_YAML: &str = include_str!("../values/catalog.yaml");
 
-/// Every served group.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The prefix of every object name the release installs.
+pub const NAME_PREFIX: &str = "azureserviceoperator-";
+
+/// What one ASO release serves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Catalog {
-    /// Groups, in the order of the file (kept sorted by the test below).
+    /// The release described (the controller image tag, e.g. `v2.20.0`).
+    pub release: String,
+    /// Every API group with webhooks, sorted by name.
     pub groups: Vec<Group>,
-    /// The webhook entries, derived once (every profile and the chart use
-    /// them).
-    #[serde(skip)]
-    webhooks: std::sync::OnceLock<Vec<WebhookEntry>>,
+    /// The rules of each ClusterRole, by name without [`NAME_PREFIX`]
+    /// (`manager-role`, `crd-manager-role`, `crd-reader-role`), as released.
+    pub cluster_roles: std::collections::BTreeMap<String, Vec<Value>>,
 }
 
-/// One API group.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// One API group and the resource versions its webhooks cover.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Group {
     /// The API group, e.g. `resources.azure.com`.
     pub group: String,
-    /// Its kinds.
-    pub kinds: Vec<Kind>,
+    /// One entry per served resource version, in the release's order.
+    pub webhooks: Vec<Webhook>,
 }
 
-/// One kind of a group.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// One resource version with a mutating and a validating webhook.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Kind {
-    /// The kind, e.g. `ResourceGroup`.
+pub struct Webhook {
+    /// The API version, e.g. `v1api20200601`.
+    pub version: String,
+    /// The resource (plural), e.g. `resourcegroups`.
+    pub resource: String,
+    /// The lower-case kind in the webhook's path, e.g. `resourcegroup`.
     pub kind: String,
-    /// The served version its webhooks are registered for.
-    pub version: String,
-    /// The resource plural when it is not the lower-case kind plus `s`.
-    #[serde(default)]
-    pub plural: Option<String>,
 }
 
-/// One webhook endpoint derived from a kind.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct WebhookEntry {
-    /// API group.
-    pub group: String,
-    /// API version.
-    pub version: String,
-    /// Resource plural.
-    pub plural: String,
-    /// Name suffix: `<version>.<plural>.<group>`.
-    pub name: String,
-    /// Path suffix: `<group with dashes>-<version>-<lower-case kind>`.
-    pub path: String,
+impl Group {
+    /// The short name in the webhook configurations' names: the group
+    /// without `.azure.com` (`network.frontdoor` for `network.frontdoor.azure.com`).
+    pub fn short_name(&self) -> &str {
+        self.group.strip_suffix(".azure.com").unwrap_or(&self.group)
+    }
 }
 
-impl Kind {
-    /// The resource plural.
-    pub fn plural(&self) -> String {
-        if let Some(plural) = &self.plural {
-            return plural.clone();
-        }
-        let lower = self.kind.to_lowercase();
-        // Kubernetes' English plurals: identity -> identities, but key -> keys.
-        match lower.strip_suffix('y') {
-            Some(stem) if !stem.ends_with(['a', 'e', 'i', 'o', 'u']) => format!("{stem}ies"),
-            _ => format!("{lower}s"),
-        }
+impl Webhook {
+    /// `<version>.<resource>.<group>`: the webhook name after its prefix.
+    pub fn name(&self, group: &str) -> String {
+        format!("{}.{}.{group}", self.version, self.resource)
+    }
+
+    /// `<group with dashes>-<version>-<kind>`: the path after `/mutate-` or `/validate-`.
+    pub fn path(&self, group: &str) -> String {
+        format!("{}-{}-{}", group.replace('.', "-"), self.version, self.kind)
     }
 }
 
@@ -77,35 +77,172 @@ impl Catalog {
         static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
         BUILTIN
             .get_or_init(|| {
-                crate::yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
+                yaml::from_str(CATALOG_YAML).expect("values/catalog.yaml is valid (tested)")
             })
             .clone()
     }
 
-    /// Webhook entries for every kind, in catalog order.
-    pub fn webhooks(&self) -> &[WebhookEntry] {
-        self.webhooks.get_or_init(|| self.derive_webhooks())
+    /// A ClusterRole's rules by its short name; empty if the release has none.
+    pub fn cluster_role(&self, name: &str) -> &[Value] {
+        self.cluster_roles.get(name).map_or(&[], Vec::as_slice)
     }
 
-    fn derive_webhooks(&self) -> Vec<WebhookEntry> {
-        self.groups
-            .iter()
-            .flat_map(|group| {
-                group.kinds.iter().map(move |kind| WebhookEntry {
-                    group: group.group.clone(),
-                    version: kind.version.clone(),
-                    plural: kind.plural(),
-                    name: format!("{}.{}.{}", kind.version, kind.plural(), group.group),
-                    path: format!(
-                        "{}-{}-{}",
-                        group.group.replace('.', "-"),
-                        kind.version,
-                        kind.kind.to_lowercase()
-                    ),
-                })
-            })
-            .collect()
+    /// The catalog as `values/catalog.yaml` writes it.
+    pub fn to_file(&self) -> String {
+        format!(
+            "# What ASO {} serves: every API group with the resource versions its\n# admission webhooks cover, and the rules of its ClusterRoles.\n# Written by `asogen catalog import`; do not edit.\n{}",
+            self.release,
+            crate::emit::to_yaml(&serde_json::to_value(self).expect("a catalog serializes"))
+        )
     }
+}
+
+/// Why a catalog could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file is not a YAML stream of objects.
+    #[error("{file}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A webhook does not have the shape ASO's webhooks have.
+    #[error("{file}: webhook {webhook:?} in {configuration}: {message}")]
+    Webhook {
+        /// The file.
+        file: String,
+        /// Its configuration.
+        configuration: String,
+        /// The webhook's name.
+        webhook: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The input holds no webhook configuration or no manager ClusterRole.
+    #[error("{0}")]
+    Incomplete(String),
+}
+
+fn webhook_entry(hook: &Value) -> Result<(String, Webhook), String> {
+    let rules = hook["rules"].as_array().filter(|r| r.len() == 1);
+    let rule = rules.map(|r| &r[0]).ok_or("expected exactly one rule")?;
+    let one = |key: &str| -> Result<String, String> {
+        match rule[key].as_array().map(Vec::as_slice) {
+            Some([Value::String(value)]) => Ok(value.clone()),
+            _ => Err(format!("expected one entry in rules[0].{key}")),
+        }
+    };
+    let (group, version, resource) = (one("apiGroups")?, one("apiVersions")?, one("resources")?);
+    let path = hook["clientConfig"]["service"]["path"]
+        .as_str()
+        .ok_or("no clientConfig.service.path")?;
+    let prefix = format!("{}-{version}-", group.replace('.', "-"));
+    let kind = path
+        .split_once('-')
+        .and_then(|(_, rest)| rest.strip_prefix(&prefix))
+        .ok_or_else(|| format!("path {path:?} does not follow /<verb>-{prefix}<kind>"))?;
+    Ok((
+        group,
+        Webhook {
+            version,
+            resource,
+            kind: kind.to_string(),
+        },
+    ))
+}
+
+/// The tag of the controller image of a Deployment, if it runs ASO's.
+fn controller_tag(deployment: &Value) -> Option<String> {
+    let containers = deployment["spec"]["template"]["spec"]["containers"].as_array()?;
+    containers.iter().find_map(|container| {
+        let image = container["image"].as_str()?;
+        let image = image.split('@').next().unwrap_or(image);
+        let (repository, tag) = image.rsplit_once(':')?;
+        repository
+            .ends_with("/azureserviceoperator")
+            .then(|| tag.to_string())
+    })
+}
+
+/// Reads the webhook configurations and ClusterRoles of an ASO release
+/// from YAML streams (`(file name, text)`): an install manifest, a chart's
+/// render, or controller-gen's output. `release` names the release; by
+/// default it is the tag of the controller image in the files.
+pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catalog, ImportError> {
+    let mut groups: std::collections::BTreeMap<String, Vec<Webhook>> = Default::default();
+    let mut cluster_roles = std::collections::BTreeMap::new();
+    let mut image_tag = None;
+    for (file, text) in files {
+        let objects = yaml::parse_stream(text).map_err(|err| ImportError::Parse {
+            file: file.clone(),
+            message: err.to_string(),
+        })?;
+        // A `kind: List` holds its objects under `items`.
+        let objects = objects.into_iter().flat_map(|object| match object {
+            Value::Object(ref map) if map.get("kind") == Some(&Value::from("List")) => map
+                .get("items")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            other => vec![other],
+        });
+        for object in objects {
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            match object["kind"].as_str() {
+                // Mutating and validating webhooks cover the same resource
+                // versions; the mutating ones are read.
+                Some("MutatingWebhookConfiguration") => {
+                    for hook in object["webhooks"].as_array().into_iter().flatten() {
+                        let (group, webhook) =
+                            webhook_entry(hook).map_err(|message| ImportError::Webhook {
+                                file: file.clone(),
+                                configuration: name.to_string(),
+                                webhook: hook["name"].as_str().unwrap_or_default().to_string(),
+                                message,
+                            })?;
+                        let list = groups.entry(group).or_default();
+                        if !list.contains(&webhook) {
+                            list.push(webhook);
+                        }
+                    }
+                }
+                Some("Deployment") if image_tag.is_none() => image_tag = controller_tag(&object),
+                Some("ClusterRole") if name.starts_with(NAME_PREFIX) => {
+                    let rules = object["rules"].as_array().cloned().unwrap_or_default();
+                    cluster_roles.insert(name[NAME_PREFIX.len()..].to_string(), rules);
+                }
+                _ => {}
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Err(ImportError::Incomplete(
+            "no MutatingWebhookConfiguration found: give the release's install manifest or its webhook configurations".into(),
+        ));
+    }
+    if !cluster_roles.contains_key("manager-role") {
+        return Err(ImportError::Incomplete(format!(
+            "no ClusterRole {NAME_PREFIX}manager-role found: give the release's install manifest or its ClusterRoles"
+        )));
+    }
+    let release = release
+        .map(str::to_string)
+        .or(image_tag)
+        .ok_or_else(|| {
+            ImportError::Incomplete(
+                "no --release given and no ASO controller Deployment in the files to read it from: pass --release vX.Y.Z".into(),
+            )
+        })?;
+    Ok(Catalog {
+        release,
+        groups: groups
+            .into_iter()
+            .map(|(group, webhooks)| Group { group, webhooks })
+            .collect(),
+        cluster_roles,
+    })
 }
 
 #[cfg(test)]
@@ -113,41 +250,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_catalog_parses_and_is_sorted_and_unique() {
+    fn the_builtin_catalog_is_the_release_it_names() {
         let catalog = Catalog::builtin();
-        let groups: Vec<_> = catalog.groups.iter().map(|g| g.group.clone()).collect();
-        let mut sorted = groups.clone();
+        assert_eq!(catalog.release, "v2.20.0");
+        assert_eq!(catalog.groups.len(), 46);
+        let hooks: usize = catalog.groups.iter().map(|g| g.webhooks.len()).sum();
+        assert_eq!(hooks, 664);
+        assert_eq!(catalog.cluster_role("manager-role").len(), 96);
+        let names: Vec<_> = catalog.groups.iter().map(|g| g.group.clone()).collect();
+        let mut sorted = names.clone();
         sorted.sort();
         sorted.dedup();
-        assert_eq!(groups, sorted, "groups must be sorted and unique");
-        let names: Vec<_> = catalog.webhooks().iter().map(|w| w.name.clone()).collect();
-        let mut unique = names.clone();
-        unique.sort();
-        unique.dedup();
-        assert_eq!(names.len(), unique.len());
+        assert_eq!(names, sorted, "groups are sorted and unique");
     }
 
     #[test]
-    fn webhook_names_follow_the_operator_convention() {
+    fn the_catalog_file_reads_back() {
         let catalog = Catalog::builtin();
-        let rg = catalog
-            .webhooks()
-            .iter()
-            .find(|w| w.group == "resources.azure.com")
-            .unwrap();
-        assert_eq!(rg.name, "v1api20200601.resourcegroups.resources.azure.com");
-        assert_eq!(rg.path, "resources-azure-com-v1api20200601-resourcegroup");
-        let identity = Kind {
-            kind: "UserAssignedIdentity".into(),
-            version: "v1".into(),
-            plural: None,
+        let back: Catalog = yaml::from_str(&catalog.to_file()).unwrap();
+        assert_eq!(back, catalog);
+        assert_eq!(
+            catalog.to_file(),
+            CATALOG_YAML,
+            "values/catalog.yaml is as written"
+        );
+    }
+
+    #[test]
+    fn names_and_paths_follow_the_operator_convention() {
+        let group = Group {
+            group: "network.frontdoor.azure.com".into(),
+            webhooks: vec![],
         };
-        assert_eq!(identity.plural(), "userassignedidentities");
-        let gateway = Kind {
-            kind: "Gateway".into(),
-            version: "v1".into(),
-            plural: None,
+        assert_eq!(group.short_name(), "network.frontdoor");
+        let hook = Webhook {
+            version: "v1api20200601".into(),
+            resource: "resourcegroups".into(),
+            kind: "resourcegroup".into(),
         };
-        assert_eq!(gateway.plural(), "gateways");
+        assert_eq!(
+            hook.name("resources.azure.com"),
+            "v1api20200601.resourcegroups.resources.azure.com"
+        );
+        assert_eq!(
+            hook.path("resources.azure.com"),
+            "resources-azure-com-v1api20200601-resourcegroup"
+        );
     }
 }

@@ -75,6 +75,12 @@ pub enum Command {
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
+    /// The catalog of what an ASO release serves (values/catalog.yaml).
+    Catalog {
+        /// What to do with it.
+        #[command(subcommand)]
+        action: CatalogCommand,
+    },
     /// Predict whether upgrading a live Deployment to what asogen renders is refused,
     /// per apply path (kubectl, Helm 3, Helm 4, server-side apply), and print the fix.
     /// Exit 0 safe, 1 refused on some path, 2 bad input.
@@ -170,4 +176,23 @@ pub enum ReportFormat {
     Human,
     /// One JSON document.
     Json,
+}
+
+/// `asogen catalog` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Rewrite the catalog from an ASO release: its install manifest, or any
+    /// YAML streams holding its webhook configurations and ClusterRoles.
+    Import {
+        /// The YAML files to read (`-` for standard input is not supported).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The release they come from (e.g. v2.20.0); by default the tag of
+        /// the controller image in the files.
+        #[arg(long)]
+        release: Option<String>,
+        /// Where to write the catalog.
+        #[arg(long, default_value = "values/catalog.yaml")]
+        out: PathBuf,
+    },
 }

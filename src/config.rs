@@ -28,6 +28,8 @@ pub enum Config {
     Validate(ValidateConfig),
     /// `asogen schema`.
     Schema,
+    /// `asogen catalog import`.
+    CatalogImport(CatalogImportConfig),
     /// `asogen upgrade-check`.
     UpgradeCheck(UpgradeCheckConfig),
     /// `asogen diff`.
@@ -124,6 +126,17 @@ pub struct DiffConfig {
     pub format: DiffFormat,
     /// Fail when a change is breaking.
     pub fail_on_breaking: bool,
+}
+
+/// Settings of `catalog import`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogImportConfig {
+    /// The YAML streams to read.
+    pub files: Vec<PathBuf>,
+    /// The release they describe, when given.
+    pub release: Option<String>,
+    /// The catalog file to write.
+    pub out: PathBuf,
 }
 
 /// Settings of `release`.
@@ -235,6 +248,18 @@ impl Config {
                 Config::Validate(ValidateConfig { input, format })
             }
             Command::Schema => Config::Schema,
+            Command::Catalog {
+                action:
+                    crate::cli::CatalogCommand::Import {
+                        files,
+                        release,
+                        out,
+                    },
+            } => Config::CatalogImport(CatalogImportConfig {
+                files,
+                release,
+                out,
+            }),
             Command::UpgradeCheck {
                 live,
                 values,

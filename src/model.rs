@@ -7,12 +7,6 @@ use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
 use crate::values::{IntOrPercent, StrategyType, Values};
 
-/// The operator version this generator targets by default (the image tag).
-pub const APP_VERSION: &str = "v2.21.1";
-
-/// The chart version by default (SemVer, no `v`).
-pub const CHART_VERSION: &str = "2.21.1";
-
 /// The controller image, without its tag.
 pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
 
@@ -28,11 +22,14 @@ pub struct Release {
     pub image_digest: Option<String>,
 }
 
+/// The release the built-in catalog describes: its image tag is the
+/// appVersion, and the chart version is the same without the `v`.
 impl Default for Release {
     fn default() -> Self {
+        let app_version = Catalog::builtin().release;
         Release {
-            chart_version: CHART_VERSION.into(),
-            app_version: APP_VERSION.into(),
+            chart_version: app_version.trim_start_matches('v').to_string(),
+            app_version,
             image_digest: None,
         }
     }

@@ -245,7 +245,9 @@ impl Context<'_> {
     fn command(&self, words: &[String], piped: Option<Value>, dot: &Value) -> Value {
         let name = words[0].as_str();
         let mut args: Vec<Value> = words[1..].iter().map(|w| self.operand(w, dot)).collect();
-        if !name.chars().next().unwrap().is_ascii_alphabetic() || name == "nil" {
+        if !name.chars().next().unwrap().is_ascii_alphabetic()
+            || ["nil", "true", "false"].contains(&name)
+        {
             assert!(piped.is_none() && words.len() == 1, "{words:?}");
             return self.operand(name, dot);
         }

@@ -6,6 +6,7 @@
 //!
 //! Exit codes: 0 ok; 1 the input or the check failed; 2 usage or I/O error.
 
+pub mod catalog;
 pub mod diff;
 pub mod release;
 pub mod render;
@@ -79,6 +80,9 @@ pub enum Error {
     /// `release` failed.
     #[error(transparent)]
     Release(#[from] release::Error),
+    /// `catalog import` failed.
+    #[error(transparent)]
+    Catalog(#[from] catalog::Error),
     /// Standard output failed; `exit_code` is the command's own when it
     /// failed too (its error is in `command`), else 2.
     #[error("{source}")]
@@ -103,6 +107,7 @@ impl Error {
             Error::UpgradeCheck(err) => err.exit_code(),
             Error::Diff(err) => err.exit_code(),
             Error::Release(err) => err.exit_code(),
+            Error::Catalog(err) => err.exit_code(),
             Error::Output { exit_code, .. } => *exit_code,
         }
     }
@@ -118,6 +123,7 @@ impl Error {
             Error::UpgradeCheck(err) => err.report(),
             Error::Diff(err) => err.report(),
             Error::Release(err) => err.report(),
+            Error::Catalog(err) => err.report(),
             Error::Output {
                 source, command, ..
             } => {
@@ -167,6 +173,7 @@ pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<S
         Config::UpgradeCheck(config) => upgrade_check::run(config, stdout)?,
         Config::Diff(config) => diff::run(config, stdout)?,
         Config::Release(config) => release::run(config)?,
+        Config::CatalogImport(config) => catalog::run(config, stdout)?,
     })
 }
 

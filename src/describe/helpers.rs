@@ -25,7 +25,13 @@ struct Helper {
     body: Body,
 }
 
-fn helpers() -> Vec<Helper> {
+/// Every helper, described once per process.
+fn helpers() -> &'static [Helper] {
+    static HELPERS: std::sync::OnceLock<Vec<Helper>> = std::sync::OnceLock::new();
+    HELPERS.get_or_init(describe_helpers)
+}
+
+fn describe_helpers() -> Vec<Helper> {
     vec![
         Helper {
             name: "name",
@@ -54,6 +60,7 @@ fn helpers() -> Vec<Helper> {
             doc: "Labels on every object.",
             body: Body::Entries(vec![
                 Entry::HelmOnly(Box::new(json("helm.sh/chart", Expr::Include("chart")))),
+                json("app.kubernetes.io/name", Expr::Include("name")),
                 Entry::Include("selectorLabels"),
                 json("app.kubernetes.io/version", Expr::AppVersion),
                 json("app.kubernetes.io/managed-by", Expr::ReleaseService),
@@ -83,24 +90,23 @@ fn helpers() -> Vec<Helper> {
     ]
 }
 
-/// The labels that select the controller pods.
+/// The labels that select the controller pods: the release's own
+/// (`control-plane` alone), since a Deployment's selector is immutable and
+/// anything else would block every upgrade of an existing install.
 pub fn selector_labels() -> Vec<Entry> {
-    vec![
-        json("app.kubernetes.io/name", Expr::Include("name")),
-        text("control-plane", "controller-manager"),
-    ]
+    vec![text("control-plane", "controller-manager")]
 }
 
-fn find(name: &str) -> Helper {
+fn find(name: &str) -> &'static Helper {
     helpers()
-        .into_iter()
+        .iter()
         .find(|helper| helper.name == name)
         .unwrap_or_else(|| panic!("no helper {name:?} (a bug in a description)"))
 }
 
 /// The string `include` yields for a helper.
 pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
-    match find(name).body {
+    match &find(name).body {
         Body::Text(expr) => Ok(to_text(&expr.eval(scope)?)),
         Body::Flag(expr) => Ok(if truthy(&expr.eval(scope)?) {
             "true".into()
@@ -114,8 +120,8 @@ pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
 }
 
 /// A map helper's entries.
-pub fn map_helper(name: &str) -> Vec<Entry> {
-    match find(name).body {
+pub fn map_helper(name: &str) -> &'static [Entry] {
+    match &find(name).body {
         Body::Entries(entries) => entries,
         _ => panic!("{name} is not a map helper (a bug in a description)"),
     }
@@ -127,7 +133,7 @@ pub fn print_helpers() -> String {
     for helper in helpers() {
         out.push_str(&format!("\n{{{{/* {} */}}}}\n", helper.doc));
         out.push_str(&format!("{{{{- define \"{CHART}.{}\" -}}}}\n", helper.name));
-        match helper.body {
+        match &helper.body {
             Body::Text(expr) => out.push_str(&format!("{{{{- {} }}}}\n", expr.to_go())),
             Body::Flag(expr) => out.push_str(&format!(
                 "{{{{- if {} }}}}true{{{{ end }}}}\n",
@@ -135,7 +141,7 @@ pub fn print_helpers() -> String {
             )),
             Body::Entries(entries) => {
                 let mut body = String::new();
-                print_entries(&entries, 0, &mut body);
+                print_entries(entries, 0, &mut body);
                 // `define ... -}}` trims the newline before the first line.
                 out.push_str(&body);
             }

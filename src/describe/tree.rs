@@ -152,7 +152,7 @@ pub(super) fn eval_entries(
                     map.extend(spliced);
                 }
             }
-            Entry::Include(name) => eval_entries(&helpers::map_helper(name), scope, map)?,
+            Entry::Include(name) => eval_entries(helpers::map_helper(name), scope, map)?,
             Entry::If(condition, then, otherwise) => {
                 let chosen = if condition.holds(scope)? {
                     then

@@ -104,6 +104,7 @@ fn pod_metadata() -> Vec<Entry> {
             "labels",
             vec![
                 Entry::Include("selectorLabels"),
+                json("app.kubernetes.io/name", Expr::Include("name")),
                 json("app.kubernetes.io/version", Expr::AppVersion),
                 when(
                     Expr::value("aadPodIdentity.enable"),

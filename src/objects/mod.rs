@@ -15,7 +15,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::model::Release;
 
-pub use rbac::{leader_election_rules, manager_rules};
+pub use rbac::leader_election_rules;
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
@@ -38,16 +38,8 @@ pub mod names {
     pub const LEADER_ELECTION_ROLE: &str = "azureserviceoperator-leader-election-role";
     /// The leader election RoleBinding.
     pub const LEADER_ELECTION_BINDING: &str = "azureserviceoperator-leader-election-rolebinding";
-    /// The manager ClusterRole.
-    pub const MANAGER_ROLE: &str = "azureserviceoperator-manager-role";
-    /// The manager ClusterRoleBinding.
-    pub const MANAGER_ROLE_BINDING: &str = "azureserviceoperator-manager-rolebinding";
     /// The PodDisruptionBudget.
     pub const PDB: &str = "azureserviceoperator-pdb";
-    /// The mutating webhook configuration.
-    pub const MUTATING: &str = "azureserviceoperator-mutating-webhook-configuration";
-    /// The validating webhook configuration.
-    pub const VALIDATING: &str = "azureserviceoperator-validating-webhook-configuration";
     /// The ingress NetworkPolicy.
     pub const ALLOW_INGRESS: &str = "azure-service-operator-allow-ingress";
     /// The egress NetworkPolicy.
@@ -60,25 +52,29 @@ pub mod names {
 
 /// Every resource of the chart, in the order Helm installs kinds.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
-    vec![
+    let mut resources = vec![
         network::ingress_policy(),
         network::egress_policy(),
         network::pod_disruption_budget(),
         rbac::service_account(),
         settings::settings_secret(),
-        rbac::manager_role(catalog),
-        rbac::manager_role_binding(),
+    ];
+    resources.extend(rbac::cluster_roles(catalog));
+    resources.extend(rbac::cluster_role_bindings());
+    resources.extend([
         rbac::leader_election_role(),
         rbac::leader_election_role_binding(),
         network::metrics_service(),
         webhooks::webhook_service(),
         deployment::deployment(release),
-        webhooks::mutating_webhooks(catalog),
-        webhooks::validating_webhooks(catalog),
+    ]);
+    resources.extend(webhooks::webhook_configurations(catalog));
+    resources.extend([
         webhooks::issuer(),
         webhooks::serving_certificate(),
         webhooks::metrics_certificate(),
-    ]
+    ]);
+    resources
 }
 
 /// The Namespace that install manifests start with (not part of the chart:

@@ -1,15 +1,13 @@
-//! The ServiceAccount and what it may do: the manager's ClusterRole over
-//! every served group, leader election's Role, and their bindings.
+//! The ServiceAccount and what it may do: the release's ClusterRoles,
+//! leader election's Role, and their bindings.
 
 use serde_json::{Value, json};
 
-use super::names::{
-    LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE, MANAGER_ROLE, MANAGER_ROLE_BINDING,
-};
+use super::names::{LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE};
 use super::{header, lit, resource};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, NAME_PREFIX};
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Resource};
+use crate::describe::{Entry, Expr, Node, Resource};
 
 const ALL_VERBS: [&str; 7] = [
     "create", "delete", "get", "list", "patch", "update", "watch",
@@ -21,32 +19,6 @@ fn rule(groups: &[&str], resources: &[String], verbs: &[&str]) -> Value {
 
 fn names(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| s.to_string()).collect()
-}
-
-/// The manager's permissions: its own bookkeeping plus every served group.
-pub fn manager_rules(catalog: &Catalog) -> Vec<Value> {
-    let mut rules = vec![
-        rule(&[""], &names(&["configmaps", "secrets"]), &ALL_VERBS),
-        rule(&[""], &names(&["events"]), &["create", "patch"]),
-        rule(
-            &[""],
-            &names(&["namespaces", "serviceaccounts"]),
-            &["get", "list", "watch"],
-        ),
-        rule(
-            &["apiextensions.k8s.io"],
-            &names(&["customresourcedefinitions"]),
-            &["create", "get", "list", "patch", "update", "watch"],
-        ),
-    ];
-    for group in &catalog.groups {
-        let plurals: Vec<String> = group.kinds.iter().map(|k| k.plural()).collect();
-        let mut resources = plurals.clone();
-        resources.extend(plurals.iter().map(|p| format!("{p}/status")));
-        resources.extend(plurals.iter().map(|p| format!("{p}/finalizers")));
-        rules.push(rule(&[group.group.as_str()], &resources, &ALL_VERBS));
-    }
-    rules
 }
 
 /// What leader election needs: the lease, and events about it.
@@ -82,20 +54,75 @@ pub fn service_account() -> Resource {
     )
 }
 
-/// The manager ClusterRole.
-pub fn manager_role(catalog: &Catalog) -> Resource {
-    let mut object = header(
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRole",
-        MANAGER_ROLE,
-        false,
-        vec![],
-    );
-    object.push(Entry::Note(
-        "Generated from the catalog of served API groups (values/catalog.yaml).",
-    ));
-    object.push(field("rules", lit(Value::Array(manager_rules(catalog)))));
-    resource("clusterrole-manager.yaml", None, object)
+/// A multi-tenant install's watchers-only tenant: its ClusterRoles come
+/// from the release that serves the webhooks.
+fn tenant_watchers() -> Expr {
+    Expr::all(vec![
+        Expr::value("multitenant.enable"),
+        Expr::value("azureOperatorMode").eq(Expr::str("watchers")),
+    ])
+}
+
+/// The ClusterRoles of the release (values/catalog.yaml): the manager's,
+/// and the CRD manager's (when the controller installs CRDs) and reader's.
+pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
+    let role = |short: &str, when: Expr| {
+        let mut object = header(
+            "rbac.authorization.k8s.io/v1",
+            "ClusterRole",
+            &format!("{NAME_PREFIX}{short}"),
+            false,
+            vec![],
+        );
+        object.push(Entry::Note(
+            "The release's own rules (values/catalog.yaml).",
+        ));
+        object.push(field(
+            "rules",
+            lit(Value::Array(catalog.cluster_role(short).to_vec())),
+        ));
+        resource(&format!("clusterrole-{short}.yaml"), Some(when), object)
+    };
+    vec![
+        role("manager-role", !tenant_watchers()),
+        role(
+            "crd-manager-role",
+            Expr::all(vec![Expr::value("installCRDs"), !tenant_watchers()]),
+        ),
+        role("crd-reader-role", !tenant_watchers()),
+    ]
+}
+
+/// The ClusterRoleBindings; a multi-tenant install suffixes their names
+/// with its namespace, so tenants' bindings do not collide.
+pub fn cluster_role_bindings() -> Vec<Resource> {
+    let bound = |short: &str, when: Option<Expr>| {
+        let role = format!("{NAME_PREFIX}{short}-role");
+        let name = format!("{NAME_PREFIX}{short}-rolebinding");
+        let mut object = binding("ClusterRoleBinding", &name, "ClusterRole", &role, false);
+        let metadata = match &mut object[2] {
+            Entry::Field(_, Node::Map(entries)) => entries,
+            _ => unreachable!("header puts metadata third"),
+        };
+        metadata[0] = Entry::If(
+            Expr::value("multitenant.enable"),
+            vec![json(
+                "name",
+                Expr::printf(&format!("{name}-%s"), vec![Expr::Namespace]),
+            )],
+            vec![text("name", &name)],
+        );
+        resource(&format!("clusterrolebinding-{short}.yaml"), when, object)
+    };
+    let tenant_webhooks = Expr::all(vec![
+        Expr::value("multitenant.enable"),
+        Expr::value("azureOperatorMode").eq(Expr::str("webhooks")),
+    ]);
+    vec![
+        bound("manager", Some(!tenant_webhooks)),
+        bound("crd-manager", Some(Expr::value("installCRDs"))),
+        bound("crd-reader", None),
+    ]
 }
 
 fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool) -> Vec<Entry> {
@@ -119,21 +146,6 @@ fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool
         ])],
     ));
     object
-}
-
-/// The manager ClusterRoleBinding.
-pub fn manager_role_binding() -> Resource {
-    resource(
-        "clusterrolebinding-manager.yaml",
-        None,
-        binding(
-            "ClusterRoleBinding",
-            MANAGER_ROLE_BINDING,
-            "ClusterRole",
-            MANAGER_ROLE,
-            false,
-        ),
-    )
 }
 
 /// The leader election Role.

@@ -1,15 +1,15 @@
-//! Serving the admission webhooks: their Service, one mutating and one
-//! validating configuration over every kind of the catalog, and the
+//! Serving the admission webhooks: their Service, a mutating and a
+//! validating configuration per API group of the catalog, and the
 //! cert-manager Issuer and Certificates for webhook and metrics TLS.
 
 use serde_json::json;
 
 use super::names::{
-    ISSUER, METRICS_CERT, METRICS_CERT_SECRET, METRICS_SERVICE, MUTATING, SERVING_CERT, VALIDATING,
-    WEBHOOK_CERT_SECRET, WEBHOOK_SERVICE,
+    ISSUER, METRICS_CERT, METRICS_CERT_SECRET, METRICS_SERVICE, SERVING_CERT, WEBHOOK_CERT_SECRET,
+    WEBHOOK_SERVICE,
 };
 use super::{header, lit, resource, secure_metrics, serves_webhooks};
-use crate::catalog::{Catalog, WebhookEntry};
+use crate::catalog::{Catalog, Group, NAME_PREFIX, Webhook};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Resource};
 
@@ -42,9 +42,9 @@ fn inject_ca() -> Entry {
 
 /// One webhook: `prefix` is `default`/`validate` in its name and
 /// `mutate`/`validate` in its path.
-fn webhook(entry: &WebhookEntry, prefix: &str, path: &str) -> Item {
+fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
     item(vec![
-        text("name", &format!("{prefix}.{}", entry.name)),
+        text("name", &format!("{prefix}.{}", hook.name(group))),
         field("admissionReviewVersions", lit(json!(["v1"]))),
         map(
             "clientConfig",
@@ -53,75 +53,88 @@ fn webhook(entry: &WebhookEntry, prefix: &str, path: &str) -> Item {
                 vec![
                     text("name", WEBHOOK_SERVICE),
                     json("namespace", Expr::Namespace),
-                    text("path", &format!("/{path}-{}", entry.path)),
+                    text("path", &format!("/{path}-{}", hook.path(group))),
                 ],
             )],
         ),
         text("failurePolicy", "Fail"),
+        text("matchPolicy", "Exact"),
         field(
             "rules",
             lit(json!([{
-                "apiGroups": [entry.group],
-                "apiVersions": [entry.version],
+                "apiGroups": [group],
+                "apiVersions": [hook.version],
                 "operations": ["CREATE", "UPDATE"],
-                "resources": [entry.plural],
+                "resources": [hook.resource],
             }])),
         ),
         text("sideEffects", "None"),
     ])
 }
 
-fn configuration(
-    catalog: &Catalog,
-    file: &str,
-    kind: &str,
-    name: &str,
-    prefix: &str,
-    path: &str,
-) -> Resource {
+/// Mutating (`mwh`) or validating (`vwh`) webhooks of one API group.
+struct Flavour {
+    kind: &'static str,
+    file: &'static str,
+    suffix: &'static str,
+    prefix: &'static str,
+    path: &'static str,
+}
+
+const MUTATING: Flavour = Flavour {
+    kind: "MutatingWebhookConfiguration",
+    file: "mutatingwebhookconfiguration",
+    suffix: "mwh",
+    prefix: "default",
+    path: "mutate",
+};
+
+const VALIDATING: Flavour = Flavour {
+    kind: "ValidatingWebhookConfiguration",
+    file: "validatingwebhookconfiguration",
+    suffix: "vwh",
+    prefix: "validate",
+    path: "validate",
+};
+
+fn configuration(group: &Group, flavour: &Flavour) -> Resource {
+    let short = group.short_name();
     let mut object = header(
         "admissionregistration.k8s.io/v1",
-        kind,
-        name,
+        flavour.kind,
+        &format!("{NAME_PREFIX}{short}-{}", flavour.suffix),
         false,
         vec![inject_ca()],
     );
     object.push(Entry::Note(
-        "One webhook per kind of the catalog of served API groups (values/catalog.yaml).",
+        "One webhook per served resource version of the group (values/catalog.yaml).",
     ));
     object.push(list(
         "webhooks",
-        catalog
-            .webhooks()
+        group
+            .webhooks
             .iter()
-            .map(|entry| webhook(entry, prefix, path))
+            .map(|hook| webhook(&group.group, hook, flavour.prefix, flavour.path))
             .collect(),
     ));
-    resource(file, Some(serves_webhooks()), object)
-}
-
-/// The mutating webhook configuration.
-pub fn mutating_webhooks(catalog: &Catalog) -> Resource {
-    configuration(
-        catalog,
-        "mutatingwebhookconfiguration.yaml",
-        "MutatingWebhookConfiguration",
-        MUTATING,
-        "default",
-        "mutate",
+    resource(
+        &format!("{}-{short}.yaml", flavour.file),
+        Some(serves_webhooks()),
+        object,
     )
 }
 
-/// The validating webhook configuration.
-pub fn validating_webhooks(catalog: &Catalog) -> Resource {
-    configuration(
-        catalog,
-        "validatingwebhookconfiguration.yaml",
-        "ValidatingWebhookConfiguration",
-        VALIDATING,
-        "validate",
-        "validate",
-    )
+/// One mutating and one validating webhook configuration per API group.
+pub fn webhook_configurations(catalog: &Catalog) -> Vec<Resource> {
+    [MUTATING, VALIDATING]
+        .iter()
+        .flat_map(|flavour| {
+            catalog
+                .groups
+                .iter()
+                .map(move |group| configuration(group, flavour))
+        })
+        .collect()
 }
 
 /// The self-signed Issuer, for the webhook or the metrics certificate.

@@ -107,6 +107,24 @@ fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A release manifest's text, read up to `limit` bytes: larger, or not
+/// UTF-8, is an error (an install manifest with every CRD is large, but
+/// not endless).
+pub fn read_capped_text(path: &Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB",
+            limit / (1024 * 1024)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| std::io::Error::other("not UTF-8 text"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,11 @@
 
 use serde_json::Value;
 
-use crate::describe::{self, Scope};
-use crate::model::Model;
+use std::sync::{Arc, Mutex};
+
+use crate::catalog::Catalog;
+use crate::describe::{self, Resource, Scope};
+use crate::model::{Model, Release};
 
 /// The tool that rendered an object, for the labels that say so.
 #[derive(Debug, Clone, Copy)]
@@ -33,9 +36,27 @@ pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
         chart_version: &model.release.chart_version,
         app_version: &model.release.app_version,
     };
-    let resources = crate::objects::resources(&model.catalog, &model.release);
+    let resources = described(&model.catalog, &model.release);
     describe::evaluate(&resources, &scope)
         .unwrap_or_else(|err| panic!("a description does not evaluate over checked values: {err}"))
+}
+
+/// The resources for a catalog and release, described once and reused
+/// while they stay the same (a render's profiles and a fleet's files all
+/// share them; the webhook configurations alone hold 1,328 webhooks).
+fn described(catalog: &Catalog, release: &Release) -> Arc<Vec<Resource>> {
+    type Last = Option<(Catalog, Release, Arc<Vec<Resource>>)>;
+    static LAST: Mutex<Last> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((c, r, resources)) = &*last
+        && c == catalog
+        && r == release
+    {
+        return Arc::clone(resources);
+    }
+    let resources = Arc::new(crate::objects::resources(catalog, release));
+    *last = Some((catalog.clone(), release.clone(), Arc::clone(&resources)));
+    resources
 }
 
 /// The Namespace object that install manifests start with.

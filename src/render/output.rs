@@ -193,3 +193,24 @@ pub fn write_atomically<C: AsRef<[u8]>>(
     staging.commit()?;
     Ok(true)
 }
+
+/// Writes one file so that readers see the old or the new contents, never
+/// a part: a temporary file beside it, then a rename.
+pub fn write_file_atomically(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("not a file name"))?;
+    let temporary = parent.join(format!(
+        ".{}.new-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&temporary, contents)?;
+    std::fs::rename(&temporary, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temporary);
+    })
+}

@@ -13,13 +13,13 @@
 {{/* Labels that select the controller pods. They never change between
 versions: a selector change would break upgrades. */}}
 {{- define "azure-service-operator.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "azure-service-operator.name" . | toJson }}
 control-plane: controller-manager
 {{- end }}
 
 {{/* Labels on every object. */}}
 {{- define "azure-service-operator.labels" -}}
 helm.sh/chart: {{ include "azure-service-operator.chart" . | toJson }}
+app.kubernetes.io/name: {{ include "azure-service-operator.name" . | toJson }}
 {{- include "azure-service-operator.selectorLabels" . | nindent 0 }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | toJson }}
 app.kubernetes.io/managed-by: {{ .Release.Service | toJson }}

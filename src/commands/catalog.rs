@@ -1,0 +1,87 @@
+//! `asogen catalog import`: rewrites values/catalog.yaml from an ASO
+//! release's own manifests.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use super::{Status, error_line};
+use crate::catalog::{self, ImportError};
+use crate::config::CatalogImportConfig;
+use crate::output::Stdout;
+
+/// The largest release manifest read (ASO's with every CRD is about 100 MiB).
+const MAX_MANIFEST_BYTES: u64 = 512 * 1024 * 1024;
+
+/// Why the catalog could not be imported.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file cannot be read.
+    #[error("cannot read {}: {source}", .file.display())]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The files do not describe a release.
+    #[error(
+        "{0}\nhelp: give the release's install manifest (or its webhook configurations and ClusterRoles)"
+    )]
+    Import(#[from] ImportError),
+    /// The catalog cannot be written; the old one is left as it was.
+    #[error("cannot write {}: {source}; the old catalog is unchanged", .file.display())]
+    Write {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// 1 when the files do not describe a release, 2 for I/O and usage.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Import(_) => super::EXIT_FAILED,
+            _ => super::EXIT_USAGE,
+        }
+    }
+
+    /// What to print.
+    pub fn report(&self) -> String {
+        error_line(self)
+    }
+}
+
+/// Reads the files, imports the catalog and writes it.
+pub fn run<W: Write>(
+    config: &CatalogImportConfig,
+    stdout: &mut Stdout<W>,
+) -> Result<Status, Error> {
+    let mut files = Vec::new();
+    for file in &config.files {
+        let text = crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
+            Error::Read {
+                file: file.clone(),
+                source,
+            }
+        })?;
+        files.push((file.display().to_string(), text));
+    }
+    let catalog = catalog::import(config.release.as_deref(), &files)?;
+    crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
+        |source| Error::Write {
+            file: config.out.clone(),
+            source,
+        },
+    )?;
+    let webhooks: usize = catalog.groups.iter().map(|g| g.webhooks.len()).sum();
+    stdout.print(format!(
+        "wrote {}: ASO {}, {} API groups, {webhooks} resource versions with webhooks, {} ClusterRoles\n",
+        config.out.display(),
+        catalog.release,
+        catalog.groups.len(),
+        catalog.cluster_roles.len()
+    ));
+    Ok(Status::Success)
+}
