@@ -1,7 +1,7 @@
 //! The catalog of what one ASO release serves and may do, kept as data in
 //! `values/catalog.yaml` and compiled in, so `template` works anywhere:
 //! every API group with the resource versions its admission webhooks
-//! cover, and the rules of the ClusterRoles the release ships.
+//! cover, and the rules of the ClusterRoles and Roles the release ships.
 //! `asogen catalog import` writes it from a release's own manifests
 //! ([`import`]), so the next release is one command away.
 
@@ -27,6 +27,9 @@ pub struct Catalog {
     /// The rules of each ClusterRole, by name without [`NAME_PREFIX`]
     /// (`manager-role`, `crd-manager-role`, `crd-reader-role`), as released.
     pub cluster_roles: std::collections::BTreeMap<String, Vec<Value>>,
+    /// The rules of each namespaced Role, by name without [`NAME_PREFIX`]
+    /// (`leader-election-role`), as released.
+    pub roles: std::collections::BTreeMap<String, Vec<Value>>,
 }
 
 /// One API group and the resource versions its webhooks cover.
@@ -85,6 +88,11 @@ impl Catalog {
     /// A ClusterRole's rules by its short name; empty if the release has none.
     pub fn cluster_role(&self, name: &str) -> &[Value] {
         self.cluster_roles.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// A Role's rules by its short name; empty if the release has none.
+    pub fn role(&self, name: &str) -> &[Value] {
+        self.roles.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The catalog as `values/catalog.yaml` writes it.
@@ -173,6 +181,7 @@ fn controller_tag(deployment: &Value) -> Option<String> {
 pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catalog, ImportError> {
     let mut groups: std::collections::BTreeMap<String, Vec<Webhook>> = Default::default();
     let mut cluster_roles = std::collections::BTreeMap::new();
+    let mut roles = std::collections::BTreeMap::new();
     let mut image_tag = None;
     for (file, text) in files {
         let objects = yaml::parse_stream(text).map_err(|err| ImportError::Parse {
@@ -209,9 +218,14 @@ pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catal
                     }
                 }
                 Some("Deployment") if image_tag.is_none() => image_tag = controller_tag(&object),
-                Some("ClusterRole") if name.starts_with(NAME_PREFIX) => {
+                Some(kind @ ("ClusterRole" | "Role")) if name.starts_with(NAME_PREFIX) => {
                     let rules = object["rules"].as_array().cloned().unwrap_or_default();
-                    cluster_roles.insert(name[NAME_PREFIX.len()..].to_string(), rules);
+                    let into = if kind == "Role" {
+                        &mut roles
+                    } else {
+                        &mut cluster_roles
+                    };
+                    into.insert(name[NAME_PREFIX.len()..].to_string(), rules);
                 }
                 _ => {}
             }
@@ -242,6 +256,7 @@ pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catal
             .map(|(group, webhooks)| Group { group, webhooks })
             .collect(),
         cluster_roles,
+        roles,
     })
 }
 

@@ -44,8 +44,6 @@ pub struct Values {
     pub crd_pattern: StringOrList,
     /// crdLabels is a comma-delimited string (or a list) of key=value labels the operator adds to every CRD it manages.
     pub crd_labels: StringOrList,
-    /// leaderElection sets the timings of the leader election lease (leader election is always on). leaseDuration must be greater than renewDeadline, and renewDeadline greater than retryPeriod.
-    pub leader_election: LeaderElection,
     /// multitenant.enable splits the operator into one cluster-wide webhooks install and per-tenant watchers installs.
     pub multitenant: Multitenant,
     /// azureOperatorMode is "watchers", "webhooks" or "watchers-and-webhooks"; empty means both.
@@ -123,8 +121,6 @@ pub struct Values {
     pub azure_user_agent_suffix: String,
     /// useWorkloadIdentityAuth authenticates with Azure Workload Identity.
     pub use_workload_identity_auth: bool,
-    /// workloadIdentityAuthMode is "relaxed" (one federated credential for the controller) or "strict" (one per service account).
-    pub workload_identity_auth_mode: WorkloadIdentityAuthMode,
     /// allowMultiEnvManagement lets per-namespace and per-resource credentials name their own Azure cloud endpoints.
     pub allow_multi_env_management: bool,
     /// maxConcurrentReconciles is the number of workers per resource type.
@@ -314,31 +310,6 @@ impl Default for Metrics {
     }
 }
 
-/// Leader election timings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct LeaderElection {
-    /// leaderElection.leaseDuration is how long a lease is valid, as a Go duration ("15s").
-    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
-    pub lease_duration: String,
-    /// leaderElection.renewDeadline is how long the leader keeps trying to renew before giving up ("10s").
-    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
-    pub renew_deadline: String,
-    /// leaderElection.retryPeriod is how long candidates wait between attempts ("2s").
-    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"))]
-    pub retry_period: String,
-}
-
-impl Default for LeaderElection {
-    fn default() -> Self {
-        LeaderElection {
-            lease_duration: "15s".into(),
-            renew_deadline: "10s".into(),
-            retry_period: "2s".into(),
-        }
-    }
-}
-
 /// Multi-tenant mode.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -375,17 +346,6 @@ impl OperatorMode {
             OperatorMode::Webhooks => "webhooks",
         }
     }
-}
-
-/// Workload identity credential mode.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum WorkloadIdentityAuthMode {
-    /// One federated identity credential for the controller's service account.
-    #[default]
-    Relaxed,
-    /// One federated identity credential per service account.
-    Strict,
 }
 
 /// Webhook server settings.
@@ -636,7 +596,6 @@ impl Default for Values {
             install_crds: true,
             crd_pattern: StringOrList::default(),
             crd_labels: StringOrList::default(),
-            leader_election: LeaderElection::default(),
             multitenant: Multitenant::default(),
             azure_operator_mode: OperatorMode::Default,
             webhook: Webhook::default(),
@@ -671,7 +630,6 @@ impl Default for Values {
             azure_resource_manager_audience: String::new(),
             azure_user_agent_suffix: String::new(),
             use_workload_identity_auth: false,
-            workload_identity_auth_mode: WorkloadIdentityAuthMode::Relaxed,
             allow_multi_env_management: false,
             max_concurrent_reconciles: 4,
             rate_limit: RateLimit::default(),

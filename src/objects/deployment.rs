@@ -108,7 +108,7 @@ fn pod_metadata() -> Vec<Entry> {
                 json("app.kubernetes.io/version", Expr::AppVersion),
                 when(
                     Expr::value("aadPodIdentity.enable"),
-                    vec![text("aadpodidbinding", "aso-manager-binding")],
+                    vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
                 ),
                 Entry::Splice(Expr::value("podLabels")),
             ],
@@ -204,24 +204,16 @@ fn args() -> Vec<Item> {
         ),
         flag(&format!("--health-addr=:{HEALTH_PORT}")),
         flag("--enable-leader-election"),
-        arg(
-            "--leader-lease-duration=%s",
-            vec![Expr::value("leaderElection.leaseDuration")],
-        ),
-        arg(
-            "--leader-renew-deadline=%s",
-            vec![Expr::value("leaderElection.renewDeadline")],
-        ),
-        arg(
-            "--leader-retry-period=%s",
-            vec![Expr::value("leaderElection.retryPeriod")],
-        ),
         flag("--v=2"),
         Item::If(
             Expr::all(vec![Expr::value("installCRDs"), serves_webhooks()]),
             vec![
                 arg("--crd-pattern=%s", vec![join(";", "crdPattern")]),
-                arg("--crd-labels=%s", vec![join(",", "crdLabels")]),
+                Item::If(
+                    Expr::value("crdLabels"),
+                    vec![arg("--crd-labels=%s", vec![join(",", "crdLabels")])],
+                    vec![],
+                ),
             ],
             vec![],
         ),

@@ -3,6 +3,7 @@
 //! evaluates its manifests from them.
 
 mod deployment;
+mod identity;
 mod network;
 mod rbac;
 mod settings;
@@ -15,7 +16,6 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::model::Release;
 
-pub use rbac::leader_election_rules;
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
@@ -62,7 +62,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
     resources.extend(rbac::cluster_roles(catalog));
     resources.extend(rbac::cluster_role_bindings());
     resources.extend([
-        rbac::leader_election_role(),
+        rbac::leader_election_role(catalog),
         rbac::leader_election_role_binding(),
         network::metrics_service(),
         webhooks::webhook_service(),
@@ -70,6 +70,8 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
     ]);
     resources.extend(webhooks::webhook_configurations(catalog));
     resources.extend([
+        identity::azure_identity(),
+        identity::azure_identity_binding(),
         webhooks::issuer(),
         webhooks::serving_certificate(),
         webhooks::metrics_certificate(),

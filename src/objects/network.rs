@@ -12,7 +12,7 @@ fn tcp_port(number: Node) -> Item {
     item(vec![field("port", number), text("protocol", "TCP")])
 }
 
-/// The ingress NetworkPolicy: the webhook and metrics ports.
+/// The ingress NetworkPolicy: open to any source, as released.
 pub fn ingress_policy() -> Resource {
     let mut object = header(
         "networking.k8s.io/v1",
@@ -26,20 +26,10 @@ pub fn ingress_policy() -> Resource {
         vec![
             map("podSelector", vec![match_labels()]),
             field("policyTypes", lit(json!(["Ingress"]))),
-            list(
-                "ingress",
-                vec![item(vec![list(
-                    "ports",
-                    vec![
-                        tcp_port(Node::Int(Expr::value("webhook.port"))),
-                        Item::If(
-                            Expr::value("metrics.enable"),
-                            vec![tcp_port(Node::Int(Expr::value("metrics.port")))],
-                            vec![],
-                        ),
-                    ],
-                )])],
+            Entry::Note(
+                "Any source: the API server calls the webhooks from addresses no\nselector can name (and Cilium needs this form).",
             ),
+            field("ingress", lit(json!([{}]))),
         ],
     ));
     resource(
@@ -76,11 +66,15 @@ pub fn egress_policy() -> Resource {
         vec![
             map("podSelector", vec![match_labels()]),
             field("policyTypes", lit(json!(["Egress"]))),
-            Entry::Note("One rule per destination, each with its own `to`: the Azure APIs,\nthe Kubernetes API, MySQL, PostgreSQL and Azure SQL servers, and DNS."),
+            Entry::Note("DNS, the Azure APIs (443 anywhere), then one rule per destination with\nits own `to`: the Kubernetes API, MySQL, PostgreSQL and Azure SQL servers."),
             list(
                 "egress",
                 vec![
-                    egress_to(fixed(443), Expr::str("0.0.0.0/0")),
+                    Item::One(lit(json!({"ports": [
+                        {"port": 53, "protocol": "UDP"},
+                        {"port": 53, "protocol": "TCP"}
+                    ]}))),
+                    Item::One(lit(json!({"ports": [{"port": 443, "protocol": "TCP"}]}))),
                     egress_to(
                         Node::Int(Expr::value("networkPolicies.kubernetesApiPort")),
                         cidr("networkPolicies.kubernetesApiCIDR"),
@@ -88,10 +82,6 @@ pub fn egress_policy() -> Resource {
                     egress_to(fixed(3306), cidr("networkPolicies.mysqlCIDR")),
                     egress_to(fixed(5432), cidr("networkPolicies.postgresqlCIDR")),
                     egress_to(fixed(1433), cidr("networkPolicies.sqlCIDR")),
-                    Item::One(lit(json!({"ports": [
-                        {"port": 53, "protocol": "UDP"},
-                        {"port": 53, "protocol": "TCP"}
-                    ]}))),
                 ],
             ),
         ],

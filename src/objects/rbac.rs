@@ -9,26 +9,6 @@ use crate::catalog::{Catalog, NAME_PREFIX};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 
-const ALL_VERBS: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
-
-fn rule(groups: &[&str], resources: &[String], verbs: &[&str]) -> Value {
-    json!({"apiGroups": groups, "resources": resources, "verbs": verbs})
-}
-
-fn names(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
-}
-
-/// What leader election needs: the lease, and events about it.
-pub fn leader_election_rules() -> Vec<Value> {
-    vec![
-        rule(&["coordination.k8s.io"], &names(&["leases"]), &ALL_VERBS),
-        rule(&[""], &names(&["events"]), &["create", "patch"]),
-    ]
-}
-
 /// The ServiceAccount, when the chart creates it.
 pub fn service_account() -> Resource {
     let object = vec![
@@ -93,10 +73,12 @@ pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
     ]
 }
 
-/// The ClusterRoleBindings; a multi-tenant install suffixes their names
-/// with its namespace, so tenants' bindings do not collide.
+/// The ClusterRoleBindings; a multi-tenant install suffixes the names of
+/// the manager's and the CRD reader's with its namespace, so tenants'
+/// bindings do not collide.
 pub fn cluster_role_bindings() -> Vec<Resource> {
-    let bound = |short: &str, when: Option<Expr>| {
+    // `tenant`: whether a multi-tenant install suffixes the name.
+    let bound = |short: &str, when: Option<Expr>, tenant: bool| {
         let role = format!("{NAME_PREFIX}{short}-role");
         let name = format!("{NAME_PREFIX}{short}-rolebinding");
         let mut object = binding("ClusterRoleBinding", &name, "ClusterRole", &role, false);
@@ -104,14 +86,16 @@ pub fn cluster_role_bindings() -> Vec<Resource> {
             Entry::Field(_, Node::Map(entries)) => entries,
             _ => unreachable!("header puts metadata third"),
         };
-        metadata[0] = Entry::If(
-            Expr::value("multitenant.enable"),
-            vec![json(
-                "name",
-                Expr::printf(&format!("{name}-%s"), vec![Expr::Namespace]),
-            )],
-            vec![text("name", &name)],
-        );
+        if tenant {
+            metadata[0] = Entry::If(
+                Expr::value("multitenant.enable"),
+                vec![json(
+                    "name",
+                    Expr::printf(&format!("{name}-%s"), vec![Expr::Namespace]),
+                )],
+                vec![text("name", &name)],
+            );
+        }
         resource(&format!("clusterrolebinding-{short}.yaml"), when, object)
     };
     let tenant_webhooks = Expr::all(vec![
@@ -119,9 +103,10 @@ pub fn cluster_role_bindings() -> Vec<Resource> {
         Expr::value("azureOperatorMode").eq(Expr::str("webhooks")),
     ]);
     vec![
-        bound("manager", Some(!tenant_webhooks)),
-        bound("crd-manager", Some(Expr::value("installCRDs"))),
-        bound("crd-reader", None),
+        bound("manager", Some(!tenant_webhooks), true),
+        // The CRDs are the cluster's, installed once: no tenant suffix.
+        bound("crd-manager", Some(Expr::value("installCRDs")), false),
+        bound("crd-reader", None, true),
     ]
 }
 
@@ -149,7 +134,7 @@ fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool
 }
 
 /// The leader election Role.
-pub fn leader_election_role() -> Resource {
+pub fn leader_election_role(catalog: &Catalog) -> Resource {
     let mut object = header(
         "rbac.authorization.k8s.io/v1",
         "Role",
@@ -157,7 +142,10 @@ pub fn leader_election_role() -> Resource {
         true,
         vec![],
     );
-    object.push(field("rules", lit(Value::Array(leader_election_rules()))));
+    object.push(field(
+        "rules",
+        lit(Value::Array(catalog.role("leader-election-role").to_vec())),
+    ));
     resource("role-leader-election.yaml", None, object)
 }
 

@@ -6,8 +6,9 @@ use super::{header, resource};
 use crate::describe::tree::{json, map, text, when};
 use crate::describe::{Entry, Expr, Func, Resource};
 
-/// Environment variables read from the settings Secret; `true` marks optional keys.
-pub const SECRET_ENV: [(&str, bool); 21] = [
+/// Environment variables read from the settings Secret, in the release's
+/// order; `true` marks optional keys.
+pub const SECRET_ENV: [(&str, bool); 22] = [
     ("AZURE_CLIENT_ID", false),
     ("AZURE_CLIENT_SECRET", true),
     ("AZURE_TENANT_ID", false),
@@ -28,7 +29,8 @@ pub const SECRET_ENV: [(&str, bool); 21] = [
     ("RATE_LIMIT_MODE", true),
     ("RATE_LIMIT_QPS", true),
     ("RATE_LIMIT_BUCKET_SIZE", true),
-    ("AZURE_WORKLOAD_IDENTITY_AUTH_MODE", true),
+    ("DEFAULT_RECONCILE_POLICY", true),
+    ("ALLOW_MULTI_ENV_MANAGEMENT", true),
 ];
 
 /// A Secret data entry: the value, base64-encoded.
@@ -64,10 +66,6 @@ pub fn settings_secret() -> Resource {
             data("AZURE_SUBSCRIPTION_ID", Expr::value("azureSubscriptionID")),
             data("AZURE_TENANT_ID", Expr::value("azureTenantID")),
             data("AZURE_CLIENT_ID", Expr::value("azureClientID")),
-            data(
-                "AZURE_WORKLOAD_IDENTITY_AUTH_MODE",
-                Expr::value("workloadIdentityAuthMode"),
-            ),
             data_if_set("AZURE_ADDITIONAL_TENANTS", "azureAdditionalTenants"),
             data_if_set("AZURE_CLIENT_SECRET", "azureClientSecret"),
             data_if_set("AZURE_SYNC_PERIOD", "azureSyncPeriod"),

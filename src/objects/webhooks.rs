@@ -21,7 +21,7 @@ pub fn webhook_service() -> Resource {
         vec![
             field(
                 "ports",
-                lit(json!([{"name": "webhook", "port": 443, "protocol": "TCP", "targetPort": "webhook-server"}])),
+                lit(json!([{"port": 443, "protocol": "TCP", "targetPort": "webhook-server"}])),
             ),
             map("selector", vec![Entry::Include("selectorLabels")]),
         ],
