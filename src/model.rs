@@ -36,15 +36,6 @@ impl Default for Release {
 }
 
 impl Release {
-    /// The controller image of this release.
-    pub fn image(&self) -> String {
-        format!(
-            "{IMAGE_REPOSITORY}:{}{}",
-            self.app_version,
-            self.digest_suffix()
-        )
-    }
-
     /// `@sha256:...` when the digest is known, else nothing.
     pub fn digest_suffix(&self) -> String {
         self.image_digest
@@ -126,15 +117,6 @@ impl Model {
             catalog,
             release,
         })
-    }
-
-    /// The controller image: `image.repository` when set, else the release's image.
-    pub fn image(&self) -> String {
-        if self.values.image.repository.is_empty() {
-            self.release.image()
-        } else {
-            self.values.image.repository.clone()
-        }
     }
 
     /// The ServiceAccount the pod runs as.

@@ -268,17 +268,34 @@ impl StringOrList {
 }
 
 /// Container image settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
-    /// image.repository is the full image reference of the controller, tag included; empty means mcr.microsoft.com/k8s/azureserviceoperator tagged with the chart's appVersion.
-    #[schemars(extend("examples" = ["mcr.microsoft.com/k8s/azureserviceoperator:v2.21.1", "myregistry.example.com/aso/controller:v2.21.1"]))]
+    /// image.repository is the full image reference of the controller, tag included, evaluated as a Helm template like upstream's default "{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}" (only {{ .Values.KEY }} substitutions); empty means image.repositoryBase tagged with image.tag.
+    #[schemars(extend("examples" = ["{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}", "myregistry.example.com/aso/controller:v2.20.0"]))]
     pub repository: String,
+    /// image.repositoryBase is the controller image without its tag.
+    pub repository_base: String,
+    /// image.tag is the controller image's tag; empty means the chart's appVersion.
+    #[schemars(extend("examples" = ["v2.20.0"]))]
+    pub tag: String,
     /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
     #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]
     pub kube_rbac_proxy: Option<String>,
     /// image.pullSecrets are the image pull secrets of the pod.
     pub pull_secrets: Vec<LocalObjectReference>,
+}
+
+impl Default for Image {
+    fn default() -> Self {
+        Image {
+            repository: String::new(),
+            repository_base: crate::model::IMAGE_REPOSITORY.into(),
+            tag: String::new(),
+            kube_rbac_proxy: None,
+            pull_secrets: Vec::new(),
+        }
+    }
 }
 
 /// Metrics endpoint settings.
@@ -291,7 +308,7 @@ pub struct Metrics {
     pub secure: bool,
     /// metrics.profiling exposes the /debug/pprof endpoints (only when metrics.secure).
     pub profiling: bool,
-    /// metrics.address is the bind address; empty means 0.0.0.0:{metrics.port}.
+    /// metrics.address is the bind address, evaluated as a Helm template like upstream's default "0.0.0.0:{{ .Values.metrics.port }}" (only {{ .Values.KEY }} substitutions); empty means 0.0.0.0:{metrics.port}.
     pub address: String,
     /// metrics.port is the metrics port of the container and the Service.
     #[schemars(range(min = 1, max = 65535))]

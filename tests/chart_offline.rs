@@ -194,6 +194,7 @@ fn func(name: &str) -> Option<Func> {
         "dig" => Func::Dig,
         "replace" => Func::Replace,
         "ternary" => Func::Ternary,
+        "tpl" => Func::Tpl,
         _ => return None,
     })
 }
@@ -219,6 +220,10 @@ impl Context<'_> {
         }
         if token == "." {
             return dot.clone();
+        }
+        if token == "$" {
+            // The root context: only `tpl` takes it, and evaluates over the values.
+            return Value::Null;
         }
         if let Some(path) = token.strip_prefix(".Values.") {
             return path
@@ -252,6 +257,10 @@ impl Context<'_> {
             return self.operand(name, dot);
         }
         args.extend(piped);
+        if name == "tpl" {
+            assert_eq!(words.last().map(String::as_str), Some("$"), "tpl X $");
+            args.pop();
+        }
         if let Some(func) = func(name) {
             let call = Expr::Call(func, args.into_iter().map(Expr::Lit).collect());
             let scope = Scope {

@@ -242,6 +242,44 @@ fn typos_get_did_you_mean() {
 }
 
 #[test]
+fn templated_values_are_evaluated_as_helm_does_and_other_templates_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.yaml");
+    std::fs::write(
+        &good,
+        "image:\n  repositoryBase: reg.example.com/aso\n  tag: v9\n  repository: \"{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}\"\nmetrics:\n  address: \"127.0.0.1:{{ .Values.metrics.port }}\"\n",
+    )
+    .unwrap();
+    let out = asogen(&["template", "-f", good.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("image: reg.example.com/aso:v9"), "{stdout}");
+    assert!(stdout.contains("--metrics-addr=127.0.0.1:8443"), "{stdout}");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "image:\n  repository: '{{ include \"x\" . }}:v1'\nmetrics:\n  address: '{{ .Values.metrics.nope }}'\n",
+    )
+    .unwrap();
+    let (code, d) = json_diagnostics(&bad);
+    assert_eq!(code, Some(1));
+    let keys: Vec<_> = d.iter().map(|d| d["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["image.repository", "metrics.address"]);
+    assert!(
+        d[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only {{ .Values.KEY }}")
+    );
+    assert!(
+        d[1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("metrics.nope is not set")
+    );
+}
+
+#[test]
 fn bad_input_gets_a_clear_error_and_never_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let write = |name: &str, body: &[u8]| std::fs::write(dir.path().join(name), body).unwrap();

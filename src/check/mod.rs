@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::catalog::Catalog;
 use crate::diagnostics::Diagnostic;
 use crate::model::Model;
-use crate::read::{Source, merge_sources};
+use crate::read::{Merged, Source, merge_sources};
 use crate::schema;
 use crate::values::Values;
 
@@ -100,6 +100,10 @@ impl Checker {
         if !ranges.is_empty() {
             return Err(ranges);
         }
+        let templates = template_diagnostics(&merged, &typed);
+        if !templates.is_empty() {
+            return Err(templates);
+        }
         let values: Values = serde_json::from_value(typed).map_err(|err| {
             vec![Diagnostic {
                 file: sources
@@ -119,6 +123,30 @@ impl Checker {
         )
         .map_err(|violations| rule_diagnostics(&merged, &violations))
     }
+}
+
+/// The values the chart evaluates with `tpl`, evaluated the same way: a
+/// template that Helm would refuse or render wrong is a problem at its key.
+fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
+    crate::objects::TEMPLATED_VALUES
+        .iter()
+        .filter_map(|path| {
+            let text = path
+                .split('.')
+                .try_fold(values, |node, key| node.get(key))?
+                .as_str()?;
+            let err = crate::describe::expr::tpl(text, values).err()?;
+            let pointer = format!("/{}", path.replace('.', "/"));
+            let mut d = merged.diagnostic(&pointer, false);
+            d.key = path.to_string();
+            d.keyword = Some("tpl".into());
+            d.message = format!("{path} is a template Helm evaluates: {err}");
+            d.help = Some(
+                "write the value itself, or {{ .Values.KEY }} naming a value that is set".into(),
+            );
+            Some(d)
+        })
+        .collect()
 }
 
 /// Checks one values file's text with the full schema (for the tests of

@@ -77,11 +77,12 @@ pub fn run<W: Write>(
     )?;
     let webhooks: usize = catalog.groups.iter().map(|g| g.webhooks.len()).sum();
     stdout.print(format!(
-        "wrote {}: ASO {}, {} API groups, {webhooks} resource versions with webhooks, {} ClusterRoles\n",
+        "wrote {}: ASO {}, {} API groups, {webhooks} resource versions with webhooks, {} ClusterRoles, {} Roles\n",
         config.out.display(),
         catalog.release,
         catalog.groups.len(),
-        catalog.cluster_roles.len()
+        catalog.cluster_roles.len(),
+        catalog.roles.len()
     ));
     Ok(Status::Success)
 }

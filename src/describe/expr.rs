@@ -48,6 +48,9 @@ pub enum Func {
     Replace,
     /// `ternary IF_TRUE IF_FALSE CONDITION`.
     Ternary,
+    /// `tpl TEXT $`: TEXT as a template over the chart's inputs; only
+    /// `{{ .Values.KEY }}` substitutions are supported (see [`tpl`]).
+    Tpl,
 }
 
 impl Func {
@@ -70,6 +73,7 @@ impl Func {
             Func::Dig => "dig",
             Func::Replace => "replace",
             Func::Ternary => "ternary",
+            Func::Tpl => "tpl",
         }
     }
 }
@@ -245,6 +249,10 @@ impl Expr {
                     out.push(' ');
                     out.push_str(&arg.to_go_operand());
                 }
+                // tpl evaluates its text against the chart's root context.
+                if *func == Func::Tpl {
+                    out.push_str(" $");
+                }
                 out
             }
             Expr::Include(name) => format!("include \"{}.{name}\" .", helpers::CHART),
@@ -372,6 +380,10 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
                 value(1)
             }
         }
+        Func::Tpl => {
+            arity(func, args, 1)?;
+            tpl(&to_text(&value(0)?), scope.values).map(Value::String)
+        }
         Func::Dig => {
             let (keys, rest) = args.split_at(args.len().saturating_sub(2));
             let [fallback, map] = rest else {
@@ -391,6 +403,60 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
             Ok(node)
         }
     }
+}
+
+/// Helm's `tpl` for the one form values use: text with `{{ .Values.KEY }}`
+/// substitutions (trim markers allowed). Anything else, or a key that is
+/// not set to a scalar, is an error naming the action.
+pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let mut before = &rest[..start];
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| EvalError(format!("{text:?}: an action is not closed with }}}}")))?;
+        let mut action = &after[..end];
+        if let Some(trimmed) = action.strip_prefix('-') {
+            before = before.trim_end();
+            action = trimmed;
+        }
+        let trim_after = action.ends_with('-');
+        if trim_after {
+            action = &action[..action.len() - 1];
+        }
+        out.push_str(before);
+        let action = action.trim();
+        let path = action
+            .strip_prefix(".Values.")
+            .filter(|path| {
+                path.split('.').all(|key| {
+                    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                })
+            })
+            .ok_or_else(|| {
+                EvalError(format!(
+                    "{{{{ {action} }}}} is not supported here: only {{{{ .Values.KEY }}}} substitutions are"
+                ))
+            })?;
+        match lookup(values, path) {
+            Some(value @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
+                out.push_str(&to_text(value))
+            }
+            _ => {
+                return Err(EvalError(format!(
+                    "{{{{ {action} }}}}: {path} is not set to a string, number or boolean"
+                )));
+            }
+        }
+        rest = &after[end + 2..];
+        if trim_after {
+            rest = rest.trim_start();
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn loosely_equal(a: &Value, b: &Value) -> bool {

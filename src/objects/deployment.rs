@@ -7,10 +7,20 @@ use super::settings::SECRET_ENV;
 use super::{header, lit, match_labels, resource, secure_metrics, serves_webhooks};
 use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
-use crate::model::{IMAGE_REPOSITORY, Release};
+use crate::model::Release;
 
 /// Where the metrics certificate is mounted.
 const METRICS_CERT_DIR: &str = "/tmp/k8s-metrics-server/serving-certs";
+
+/// The values the chart evaluates as templates (`tpl`), as upstream's
+/// defaults do: `{{ .Values.KEY }}` substitutions only.
+pub const TEMPLATED_VALUES: [&str; 2] = ["image.repository", "metrics.address"];
+
+/// `tpl .Values.PATH $`.
+fn tpl(path: &'static str) -> Expr {
+    debug_assert!(TEMPLATED_VALUES.contains(&path));
+    Expr::Call(Func::Tpl, vec![Expr::value(path)])
+}
 
 /// The health probes' port.
 const HEALTH_PORT: i64 = 8081;
@@ -137,15 +147,15 @@ fn pod_spec(release: &Release) -> Vec<Entry> {
 
 fn container(release: &Release) -> Vec<Entry> {
     let default_image = Expr::printf(
-        &format!("{IMAGE_REPOSITORY}:%s{}", release.digest_suffix()),
-        vec![Expr::AppVersion],
+        &format!("%s:%s{}", release.digest_suffix()),
+        vec![
+            Expr::value("image.repositoryBase"),
+            Expr::value("image.tag").or_default(Expr::AppVersion),
+        ],
     );
     let mut entries = vec![
         text("name", "manager"),
-        json(
-            "image",
-            Expr::value("image.repository").or_default(default_image),
-        ),
+        json("image", tpl("image.repository").or_default(default_image)),
         text("imagePullPolicy", "Always"),
         list("args", args()),
         list("env", env()),
@@ -177,7 +187,7 @@ fn flag(text: &str) -> Item {
 }
 
 fn args() -> Vec<Item> {
-    let metrics_address = Expr::value("metrics.address").or_default(Expr::printf(
+    let metrics_address = tpl("metrics.address").or_default(Expr::printf(
         "0.0.0.0:%d",
         vec![Expr::value("metrics.port").int64()],
     ));
