@@ -75,7 +75,7 @@ pub enum Command {
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
-    /// The catalog of what an ASO release serves (values/catalog.yaml).
+    /// The catalog of what an ASO release serves (values/catalog.json).
     Catalog {
         /// What to do with it.
         #[command(subcommand)]
@@ -192,7 +192,7 @@ pub enum CatalogCommand {
         #[arg(long)]
         release: Option<String>,
         /// Where to write the catalog.
-        #[arg(long, default_value = "values/catalog.yaml")]
+        #[arg(long, default_value = "values/catalog.json")]
         out: PathBuf,
     },
 }

@@ -51,6 +51,8 @@ pub struct LiveDeployment {
     pub strategy_type: String,
     /// spec.strategy.rollingUpdate, when present.
     pub rolling_update: Option<Value>,
+    /// spec.selector, when present (immutable once created).
+    pub selector: Option<Value>,
     /// Every main-resource field manager (status and scale writers are left out).
     pub managers: Vec<FieldManager>,
 }
@@ -77,6 +79,8 @@ pub struct Target {
     pub replicas: i64,
     /// spec.strategy as rendered (with `rollingUpdate: null` for Recreate).
     pub strategy: Value,
+    /// spec.selector as rendered.
+    pub selector: Value,
 }
 
 impl Target {
@@ -85,6 +89,7 @@ impl Target {
         Target {
             replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
             strategy: deployment["spec"]["strategy"].clone(),
+            selector: deployment["spec"]["selector"].clone(),
         }
     }
 
@@ -349,6 +354,7 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
         replicas: object.pointer("/spec/replicas").and_then(Value::as_i64),
         strategy_type,
         rolling_update: strategy.get("rollingUpdate").cloned(),
+        selector: object.pointer("/spec/selector").cloned(),
         managers,
     })
 }
@@ -400,6 +406,22 @@ pub fn predict(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> Pred
 }
 
 fn outcome(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> (Verdict, String) {
+    // Every path sends the whole selector, and the API server refuses any
+    // change to it: no apply path gets past this.
+    if let Some(selector) = &live.selector
+        && selector != &target.selector
+    {
+        return (
+            Verdict::Refused,
+            format!(
+                "spec.selector differs (live {}, rendered {}) and a Deployment's selector is immutable: `spec.selector: Invalid value: ...: field is immutable`; delete the Deployment with `kubectl delete deployment {} -n {} --cascade=orphan` (its pods keep running) and apply again",
+                serde_json::to_string(selector).unwrap_or_default(),
+                serde_json::to_string(&target.selector).unwrap_or_default(),
+                live.name,
+                live.namespace
+            ),
+        );
+    }
     if !target.is_recreate() {
         return (
             Verdict::Safe,

@@ -12,7 +12,7 @@ fn the_catalog_imported_from_asogens_own_install_is_the_committed_one() {
     let out = asogen(&["template"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     std::fs::write(&manifest, &out.stdout).unwrap();
-    let catalog = dir.path().join("catalog.yaml");
+    let catalog = dir.path().join("catalog.json");
     let out = asogen(&[
         "catalog",
         "import",
@@ -26,7 +26,7 @@ fn the_catalog_imported_from_asogens_own_install_is_the_committed_one() {
         "{}",
         text(&out.stdout)
     );
-    let committed = std::fs::read_to_string(common::root().join("values/catalog.yaml")).unwrap();
+    let committed = std::fs::read_to_string(common::root().join("values/catalog.json")).unwrap();
     assert_eq!(std::fs::read_to_string(&catalog).unwrap(), committed);
 }
 
@@ -64,7 +64,7 @@ fn a_release_manifest_gives_its_groups_webhooks_roles_and_version() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = dir.path().join("release.yaml");
     std::fs::write(&manifest, RELEASE).unwrap();
-    let catalog = dir.path().join("catalog.yaml");
+    let catalog = dir.path().join("catalog.json");
     let out = asogen(&[
         "catalog",
         "import",
@@ -99,14 +99,14 @@ fn a_release_manifest_gives_its_groups_webhooks_roles_and_version() {
     assert!(
         std::fs::read_to_string(&catalog)
             .unwrap()
-            .contains("release: v9.1.1")
+            .contains("\"release\": \"v9.1.1\"")
     );
 }
 
 #[test]
 fn an_incomplete_or_odd_manifest_is_refused_and_the_catalog_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let catalog = dir.path().join("catalog.yaml");
+    let catalog = dir.path().join("catalog.json");
     std::fs::write(&catalog, "kept\n").unwrap();
     let import = |body: &str| {
         let manifest = dir.path().join("m.yaml");

@@ -129,6 +129,35 @@ fn the_refusal_names_the_owner_and_the_api_server_error() {
 }
 
 #[test]
+fn a_changed_selector_is_refused_on_every_path() {
+    // A Deployment whose selector is not the release's (control-plane
+    // alone), as an older asogen rendered it: no apply path can change it.
+    let live = std::fs::read_to_string(fixture("recreate.yaml")).unwrap();
+    let other = live.replacen(
+        "    matchLabels:\n      control-plane: controller-manager\n",
+        "    matchLabels:\n      app.kubernetes.io/name: azure-service-operator\n      control-plane: controller-manager\n",
+        1,
+    );
+    assert_ne!(live, other, "the fixture has the release's selector");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.yaml");
+    std::fs::write(&path, other).unwrap();
+    let (code, report) = check_json(&path, &[]);
+    assert_eq!(code, Some(1));
+    let predictions = report["predictions"].as_array().unwrap();
+    assert!(predictions.len() >= 4);
+    for prediction in predictions {
+        assert_eq!(prediction["verdict"], "refused", "{prediction}");
+        let why = prediction["why"].as_str().unwrap();
+        assert!(why.contains("field is immutable"), "{why}");
+        assert!(why.contains("--cascade=orphan"), "{why}");
+    }
+    // The release's own selector upgrades in place.
+    let (code, _) = check_json(&fixture("recreate.yaml"), &[]);
+    assert_eq!(code, Some(0));
+}
+
+#[test]
 fn via_and_field_manager_choose_the_paths() {
     let live = fixture("flux-server-side.yaml");
     let (code, report) = check_json(&live, &["--via", "client-side", "--via", "helm3"]);

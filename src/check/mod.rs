@@ -5,6 +5,7 @@
 //!
 //! This file owns the [`Checker`], which runs those checks in that order.
 
+mod crds;
 mod ranges;
 mod rules;
 mod shape;
@@ -100,9 +101,14 @@ impl Checker {
         if !ranges.is_empty() {
             return Err(ranges);
         }
-        let templates = template_diagnostics(&merged, &typed);
-        if !templates.is_empty() {
-            return Err(templates);
+        let mut problems = template_diagnostics(&merged, &typed);
+        problems.extend(crds::crd_pattern_diagnostics(
+            &merged,
+            &typed,
+            &self.catalog,
+        ));
+        if !problems.is_empty() {
+            return Err(problems);
         }
         let values: Values = serde_json::from_value(typed).map_err(|err| {
             vec![Diagnostic {

@@ -23,7 +23,10 @@ fn json_type(value: &Value) -> &'static str {
     }
 }
 
-fn closest<'a>(word: &str, options: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(super) fn closest<'a>(
+    word: &str,
+    options: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     options
         .into_iter()
         .map(|option| (strsim::jaro_winkler(word, option), option))

@@ -1,4 +1,4 @@
-//! `asogen catalog import`: rewrites values/catalog.yaml from an ASO
+//! `asogen catalog import`: rewrites values/catalog.json from an ASO
 //! release's own manifests.
 
 use std::io::Write;

@@ -23,34 +23,32 @@ pub fn evaluate(resources: &[Resource], scope: &Scope) -> Result<Vec<Value>, Eva
             .eval(scope)
             .map_err(|err| EvalError(format!("templates/{}: {err}", resource.file)))?
         {
-            objects.push(canonical(object, true));
+            objects.push(canonical(object));
         }
     }
     Ok(objects)
 }
 
-fn canonical(value: Value, top: bool) -> Value {
+fn canonical(mut value: Value) -> Value {
+    // Sorted in place (no map is rebuilt), then the top level rebuilt once
+    // with `apiVersion` and `kind` first.
+    value.sort_all_objects();
     match value {
         Value::Object(map) => {
-            let mut entries: Vec<(String, Value)> = map.into_iter().collect();
-            entries.sort_by(|(a, _), (b, _)| {
-                let rank = |key: &str| match key {
-                    "apiVersion" if top => 0,
-                    "kind" if top => 1,
-                    _ => 2,
-                };
-                rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
-            });
-            Value::Object(
-                entries
-                    .into_iter()
-                    .map(|(key, value)| (key, canonical(value, false)))
-                    .collect::<Map<String, Value>>(),
-            )
+            let mut ordered = Map::with_capacity(map.len());
+            let mut rest = Vec::with_capacity(map.len());
+            for (key, item) in map {
+                match key.as_str() {
+                    "apiVersion" | "kind" => {
+                        ordered.insert(key, item);
+                    }
+                    _ => rest.push((key, item)),
+                }
+            }
+            ordered.sort_keys();
+            ordered.extend(rest);
+            Value::Object(ordered)
         }
-        Value::Array(items) => {
-            Value::Array(items.into_iter().map(|v| canonical(v, false)).collect())
-        }
-        scalar => scalar,
+        other => other,
     }
 }

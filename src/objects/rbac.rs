@@ -43,7 +43,7 @@ fn tenant_watchers() -> Expr {
     ])
 }
 
-/// The ClusterRoles of the release (values/catalog.yaml): the manager's,
+/// The ClusterRoles of the release (values/catalog.json): the manager's,
 /// and the CRD manager's (when the controller installs CRDs) and reader's.
 pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
     let role = |short: &str, when: Expr| {
@@ -55,7 +55,7 @@ pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
             vec![],
         );
         object.push(Entry::Note(
-            "The release's own rules (values/catalog.yaml).",
+            "The release's own rules (values/catalog.json).",
         ));
         object.push(field(
             "rules",

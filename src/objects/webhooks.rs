@@ -107,7 +107,7 @@ fn configuration(group: &Group, flavour: &Flavour) -> Resource {
         vec![inject_ca()],
     );
     object.push(Entry::Note(
-        "One webhook per served resource version of the group (values/catalog.yaml).",
+        "One webhook per served resource version of the group (values/catalog.json).",
     ));
     object.push(list(
         "webhooks",
