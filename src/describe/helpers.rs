@@ -127,6 +127,14 @@ pub fn map_helper(name: &str) -> &'static [Entry] {
     }
 }
 
+/// The inputs a helper reads.
+pub(super) fn helper_inputs(name: &str, out: &mut Vec<Expr>) {
+    match &find(name).body {
+        Body::Text(expr) | Body::Flag(expr) => super::tree::expr_inputs(expr, out),
+        Body::Entries(entries) => super::tree::entries_inputs(entries, out),
+    }
+}
+
 /// Every helper as `define` blocks, for `_helpers.tpl`.
 pub fn print_helpers() -> String {
     let mut out = String::new();

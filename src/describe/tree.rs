@@ -385,3 +385,74 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
         }
     }
 }
+
+/// Every input an expression reads, helpers followed.
+pub(super) fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
+    match expr {
+        Expr::Lit(_) | Expr::ChartName => {}
+        Expr::Include(name) => helpers::helper_inputs(name, out),
+        Expr::Call(_, args) => args.iter().for_each(|arg| expr_inputs(arg, out)),
+        leaf => {
+            if !out.contains(leaf) {
+                out.push(leaf.clone());
+            }
+        }
+    }
+}
+
+pub(super) fn entries_inputs(entries: &[Entry], out: &mut Vec<Expr>) {
+    for entry in entries {
+        match entry {
+            Entry::Field(_, node) => node_inputs(node, out),
+            Entry::Yaml(_, expr) | Entry::Splice(expr) => expr_inputs(expr, out),
+            Entry::Include(name) => helpers::helper_inputs(name, out),
+            Entry::If(condition, then, otherwise) => {
+                expr_inputs(condition, out);
+                entries_inputs(then, out);
+                entries_inputs(otherwise, out);
+            }
+            Entry::HelmOnly(inner) => {
+                // Evaluated only under Helm: the service decides.
+                expr_inputs(&Expr::ReleaseService, out);
+                entries_inputs(std::slice::from_ref(inner), out);
+            }
+            Entry::Note(_) => {}
+        }
+    }
+}
+
+fn items_inputs(items: &[Item], out: &mut Vec<Expr>) {
+    for item in items {
+        match item {
+            Item::One(node) => node_inputs(node, out),
+            Item::Splice(expr) => expr_inputs(expr, out),
+            Item::If(condition, then, otherwise) => {
+                expr_inputs(condition, out);
+                items_inputs(then, out);
+                items_inputs(otherwise, out);
+            }
+        }
+    }
+}
+
+fn node_inputs(node: &Node, out: &mut Vec<Expr>) {
+    match node {
+        Node::Lit(_) => {}
+        Node::Json(expr) | Node::Int(expr) => expr_inputs(expr, out),
+        Node::Map(entries) => entries_inputs(entries, out),
+        Node::List(items) => items_inputs(items, out),
+    }
+}
+
+impl Resource {
+    /// Every input the object depends on (values paths, release and chart
+    /// fields): two scopes that agree on them give the same object.
+    pub fn inputs(&self) -> Vec<Expr> {
+        let mut out = Vec::new();
+        if let Some(condition) = &self.when {
+            expr_inputs(condition, &mut out);
+        }
+        entries_inputs(&self.object, &mut out);
+        out
+    }
+}

@@ -92,12 +92,12 @@ pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
 
 /// The install manifest text for a model: a header then every object.
 pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
-    let mut objects = Vec::new();
+    let mut texts: Vec<std::sync::Arc<str>> = Vec::new();
     if with_namespace {
-        objects.push(objects::namespace(model, objects::ASOGEN));
+        texts.push(crate::emit::to_yaml(&objects::namespace(model, objects::ASOGEN)).into());
     }
-    objects.extend(objects::objects(model, objects::ASOGEN));
-    stream(&objects, header)
+    texts.extend(objects::object_texts(model, objects::ASOGEN));
+    stream_texts(&texts, header)
 }
 
 /// Objects as a YAML stream.
@@ -107,13 +107,14 @@ pub fn stream(objects: &[Value], header: &str) -> String {
 }
 
 /// Objects already written as YAML, as one stream.
-fn stream_texts(texts: &[String], header: &str) -> String {
-    let mut out =
-        String::with_capacity(header.len() + texts.iter().map(|t| t.len() + 4).sum::<usize>());
+fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
+    let mut out = String::with_capacity(
+        header.len() + texts.iter().map(|t| t.as_ref().len() + 4).sum::<usize>(),
+    );
     out.push_str(header);
     for text in texts {
         out.push_str("---\n");
-        out.push_str(text);
+        out.push_str(text.as_ref());
     }
     out
 }

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
@@ -25,41 +26,152 @@ pub const ASOGEN: Installer = Installer {
     instance: "azure-service-operator",
 };
 
-/// Every object of the install, in the order Helm installs kinds.
-pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
-    let values = serde_json::to_value(&model.values).expect("values serialize");
-    let scope = Scope {
-        values: &values,
+/// The chart's inputs as asogen's own objects see them.
+fn scope<'a>(model: &'a Model, values: &'a Value, installer: Installer) -> Scope<'a> {
+    Scope {
+        values,
         namespace: &model.namespace,
         release_name: installer.instance,
         release_service: installer.managed_by,
         chart_version: &model.release.chart_version,
         app_version: &model.release.app_version,
-    };
-    let resources = described(&model.catalog, &model.release);
-    describe::evaluate(&resources, &scope)
+    }
+}
+
+/// Every object of the install, in the order Helm installs kinds.
+pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
+    let values = serde_json::to_value(&model.values).expect("values serialize");
+    let described = described(&model.catalog, &model.release);
+    describe::evaluate(&described.resources, &scope(model, &values, installer))
         .unwrap_or_else(|err| panic!("a description does not evaluate over checked values: {err}"))
+}
+
+/// Every object of the install as YAML text. An object is written once per
+/// distinct value of the inputs it reads (its [`Resource::inputs`]), so a
+/// fleet of clusters that differ in a few values writes the 92 webhook
+/// configurations once, not once per cluster.
+pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
+    let values = serde_json::to_value(&model.values).expect("values serialize");
+    let scope = scope(model, &values, installer);
+    let described = described(&model.catalog, &model.release);
+    let mut texts = Vec::new();
+    for (index, resource) in described.resources.iter().enumerate() {
+        let key: Vec<Value> = described.inputs[index]
+            .iter()
+            .map(|input| input.eval(&scope).unwrap_or(Value::Null))
+            .collect();
+        let key = (
+            index,
+            serde_json::to_string(&key).expect("inputs serialize"),
+        );
+        let cached = described
+            .texts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&key)
+            .cloned();
+        let text = match cached {
+            Some(text) => text,
+            None => {
+                let text = describe::evaluate(std::slice::from_ref(resource), &scope)
+                    .unwrap_or_else(|err| {
+                        panic!("a description does not evaluate over checked values: {err}")
+                    })
+                    .first()
+                    .map(|object| Arc::from(crate::emit::to_yaml(object)));
+                let mut texts = described.texts.lock().unwrap_or_else(|p| p.into_inner());
+                // Bounded: a long fleet of all-different values starts afresh.
+                if texts.len() >= MAX_CACHED_TEXTS {
+                    texts.clear();
+                }
+                texts.insert(key, text.clone());
+                text
+            }
+        };
+        texts.extend(text);
+    }
+    texts
+}
+
+/// Object texts by (resource index, its inputs' values as JSON); None for
+/// a resource whose condition does not hold.
+type Texts = HashMap<(usize, String), Option<Arc<str>>>;
+
+/// How many object texts are kept for reuse.
+const MAX_CACHED_TEXTS: usize = 4096;
+
+/// The resources of one catalog and release, with the inputs each reads
+/// and the object texts written so far.
+struct Described {
+    catalog: Catalog,
+    release: Release,
+    resources: Vec<Resource>,
+    inputs: Vec<Vec<describe::Expr>>,
+    texts: Mutex<Texts>,
 }
 
 /// The resources for a catalog and release, described once and reused
 /// while they stay the same (a render's profiles and a fleet's files all
 /// share them; the webhook configurations alone hold 1,328 webhooks).
-fn described(catalog: &Catalog, release: &Release) -> Arc<Vec<Resource>> {
-    type Last = Option<(Catalog, Release, Arc<Vec<Resource>>)>;
-    static LAST: Mutex<Last> = Mutex::new(None);
+fn described(catalog: &Catalog, release: &Release) -> Arc<Described> {
+    static LAST: Mutex<Option<Arc<Described>>> = Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((c, r, resources)) = &*last
-        && c == catalog
-        && r == release
+    if let Some(described) = &*last
+        && &described.catalog == catalog
+        && &described.release == release
     {
-        return Arc::clone(resources);
+        return Arc::clone(described);
     }
-    let resources = Arc::new(crate::objects::resources(catalog, release));
-    *last = Some((catalog.clone(), release.clone(), Arc::clone(&resources)));
-    resources
+    let resources = crate::objects::resources(catalog, release);
+    let described = Arc::new(Described {
+        catalog: catalog.clone(),
+        release: release.clone(),
+        inputs: resources.iter().map(Resource::inputs).collect(),
+        resources,
+        texts: Mutex::new(HashMap::new()),
+    });
+    *last = Some(Arc::clone(&described));
+    described
 }
 
 /// The Namespace object that install manifests start with.
 pub fn namespace(model: &Model, installer: Installer) -> Value {
     crate::objects::namespace_object(&model.namespace, installer.managed_by)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_texts_are_the_objects_written_whatever_came_before() {
+        let checker = crate::check::Checker::new();
+        let model = |text: &str, namespace: &str| {
+            let source = crate::read::parse_source("v.yaml".into(), text.into())
+                .unwrap_or_else(|_| panic!("{text}"));
+            checker.check(&[source], namespace).unwrap()
+        };
+        let models = [
+            model("", "ns-a"),
+            model(
+                "multitenant: {enable: true}\nazureOperatorMode: watchers\ninstallCRDs: false\n",
+                "ns-a",
+            ),
+            model("", "ns-b"),
+            model("metrics: {enable: false}\npodLabels: {team: x}\n", "ns-b"),
+            model("", "ns-a"),
+        ];
+        // Twice over, so the second round reads what the first cached.
+        for model in models.iter().chain(models.iter()) {
+            let written: Vec<String> = objects(model, ASOGEN)
+                .iter()
+                .map(crate::emit::to_yaml)
+                .collect();
+            let texts: Vec<String> = object_texts(model, ASOGEN)
+                .iter()
+                .map(|text| text.to_string())
+                .collect();
+            assert_eq!(texts, written, "namespace {}", model.namespace);
+        }
+    }
 }
