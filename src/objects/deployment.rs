@@ -302,7 +302,7 @@ fn probe(path: &str, timing: &str) -> Vec<Entry> {
         )
     };
     vec![
-        field("httpGet", lit(json!({"path": path, "port": "health-port"}))),
+        field("httpGet", lit(json!({"path": path, "port": HEALTH_PORT}))),
         setting("periodSeconds"),
         setting("failureThreshold"),
         setting("timeoutSeconds"),

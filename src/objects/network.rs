@@ -104,8 +104,6 @@ pub fn metrics_service() -> Resource {
                 vec![item(vec![
                     text("name", "metrics"),
                     field("port", Node::Int(Expr::value("metrics.port"))),
-                    text("protocol", "TCP"),
-                    text("targetPort", "metrics-port"),
                 ])],
             ),
             map("selector", vec![Entry::Include("selectorLabels")]),

@@ -19,9 +19,15 @@ pub fn webhook_service() -> Resource {
     object.push(map(
         "spec",
         vec![
-            field(
+            list(
                 "ports",
-                lit(json!([{"port": 443, "protocol": "TCP", "targetPort": "webhook-server"}])),
+                vec![item(vec![
+                    field("port", lit(json!(443))),
+                    field(
+                        "targetPort",
+                        crate::describe::Node::Int(Expr::value("webhook.port")),
+                    ),
+                ])],
             ),
             map("selector", vec![Entry::Include("selectorLabels")]),
         ],
