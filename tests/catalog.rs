@@ -5,6 +5,23 @@ mod common;
 
 use common::{asogen, text};
 
+/// `asogen catalog import MANIFEST --out CATALOG [EXTRA...]`.
+fn import(
+    manifest: &std::path::Path,
+    catalog: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "catalog",
+        "import",
+        manifest.to_str().unwrap(),
+        "--out",
+        catalog.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    asogen(&args)
+}
+
 #[test]
 fn the_catalog_imported_from_asogens_own_install_is_the_committed_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -13,13 +30,7 @@ fn the_catalog_imported_from_asogens_own_install_is_the_committed_one() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     std::fs::write(&manifest, &out.stdout).unwrap();
     let catalog = dir.path().join("catalog.json");
-    let out = asogen(&[
-        "catalog",
-        "import",
-        manifest.to_str().unwrap(),
-        "--out",
-        catalog.to_str().unwrap(),
-    ]);
+    let out = import(&manifest, &catalog, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("ASO v2.20.0, 46 API groups, 664 resource versions"),
@@ -65,13 +76,7 @@ fn a_release_manifest_gives_its_groups_webhooks_roles_and_version() {
     let manifest = dir.path().join("release.yaml");
     std::fs::write(&manifest, RELEASE).unwrap();
     let catalog = dir.path().join("catalog.json");
-    let out = asogen(&[
-        "catalog",
-        "import",
-        manifest.to_str().unwrap(),
-        "--out",
-        catalog.to_str().unwrap(),
-    ]);
+    let out = import(&manifest, &catalog, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let written: serde_json::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&catalog).unwrap()).unwrap();
@@ -86,15 +91,7 @@ fn a_release_manifest_gives_its_groups_webhooks_roles_and_version() {
         "widgets"
     );
     // --release wins over the image tag.
-    let out = asogen(&[
-        "catalog",
-        "import",
-        manifest.to_str().unwrap(),
-        "--release",
-        "v9.1.1",
-        "--out",
-        catalog.to_str().unwrap(),
-    ]);
+    let out = import(&manifest, &catalog, &["--release", "v9.1.1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         std::fs::read_to_string(&catalog)
@@ -108,26 +105,20 @@ fn an_incomplete_or_odd_manifest_is_refused_and_the_catalog_kept() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = dir.path().join("catalog.json");
     std::fs::write(&catalog, "kept\n").unwrap();
-    let import = |body: &str| {
+    let import_text = |body: &str| {
         let manifest = dir.path().join("m.yaml");
         std::fs::write(&manifest, body).unwrap();
-        asogen(&[
-            "catalog",
-            "import",
-            manifest.to_str().unwrap(),
-            "--out",
-            catalog.to_str().unwrap(),
-        ])
+        import(&manifest, &catalog, &[])
     };
     let no_webhooks = RELEASE.split("---").nth(2).unwrap();
-    let out = import(no_webhooks);
+    let out = import_text(no_webhooks);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("no MutatingWebhookConfiguration"));
     let odd_path = RELEASE.replace(
         "/mutate-widgets-azure-com-v1api20250101-widget",
         "/elsewhere",
     );
-    let out = import(&odd_path);
+    let out = import_text(&odd_path);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("default.v1api20250101.widgets.widgets.azure.com"),
@@ -135,7 +126,7 @@ fn an_incomplete_or_odd_manifest_is_refused_and_the_catalog_kept() {
         text(&out.stderr)
     );
     let no_version = RELEASE.replace("azureserviceoperator:v9.1.0", "other:v1");
-    let out = import(&no_version);
+    let out = import_text(&no_version);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--release"));
     assert_eq!(std::fs::read_to_string(&catalog).unwrap(), "kept\n");

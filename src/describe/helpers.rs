@@ -6,7 +6,7 @@ use super::expr::{EvalError, Expr, Func, Scope, to_text, truthy};
 use super::tree::{Entry, json, print_entries, text};
 
 /// The chart name, and the prefix of every helper's name.
-pub const CHART: &str = "azure-service-operator";
+pub const CHART: &str = crate::model::CHART_NAME;
 
 /// What a helper yields.
 enum Body {

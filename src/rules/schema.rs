@@ -91,8 +91,3 @@ fn rule_schemas(rule: &Rule) -> Vec<Value> {
 pub fn schema_rules() -> Vec<Value> {
     RULES.iter().flat_map(rule_schemas).collect()
 }
-
-/// The rule keys, for callers that list them.
-pub fn rule_keys() -> impl Iterator<Item = &'static str> {
-    RuleKey::ALL.iter().map(|key| key.path())
-}
