@@ -16,26 +16,6 @@ pub const CATALOG_JSON: &str = include_str!("../values/catalog.json");
 /// The prefix of every object name the release installs.
 pub const NAME_PREFIX: &str = "azureserviceoperator-";
 
-/// The flags the release's controller defines: its flag set exits on any
-/// other, so a Deployment passing one crash-loops. `crd-labels` came after
-/// 2.20 (upstream's chart passes it only when `crdLabels` is set); `v` and
-/// `json-logging` are the logger's.
-pub const CONTROLLER_FLAGS: [&str; 13] = [
-    "metrics-addr",
-    "secure-metrics",
-    "profiling-metrics",
-    "metrics-cert-dir",
-    "health-addr",
-    "webhook-port",
-    "webhook-cert-dir",
-    "enable-leader-election",
-    "crd-management",
-    "crd-pattern",
-    "crd-labels",
-    "v",
-    "json-logging",
-];
-
 /// What one ASO release serves (`values/catalog.json`, written by
 /// `asogen catalog import`; do not edit it by hand).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +31,27 @@ pub struct Catalog {
     /// The rules of each namespaced Role, by name without [`NAME_PREFIX`]
     /// (`leader-election-role`), as released.
     pub roles: std::collections::BTreeMap<String, Vec<Value>>,
+    /// What the release's controller reads.
+    pub controller: Controller,
+}
+
+/// The interface of the release's controller binary: a Deployment may pass
+/// only these flags (its flag set exits on any other, so the pod would
+/// crash-loop) and these environment variables mean something to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Controller {
+    /// Flag names without dashes (`metrics-addr`), sorted.
+    pub flags: Vec<String>,
+    /// Environment variable names the release's Deployment sets, in its order.
+    pub env: Vec<String>,
+}
+
+impl Controller {
+    /// Whether the controller defines `--flag`.
+    pub fn defines(&self, flag: &str) -> bool {
+        self.flags.iter().any(|known| known == flag)
+    }
 }
 
 /// One API group and the resource versions its webhooks cover.
@@ -182,8 +183,9 @@ fn webhook_entry(hook: &Value) -> Result<(String, Webhook), String> {
     ))
 }
 
-/// The tag of the controller image of a Deployment, if it runs ASO's.
-fn controller_tag(deployment: &Value) -> Option<String> {
+/// The container of a Deployment that runs ASO's controller image, with
+/// the image's tag.
+fn controller_container(deployment: &Value) -> Option<(&Value, String)> {
     let containers = deployment["spec"]["template"]["spec"]["containers"].as_array()?;
     containers.iter().find_map(|container| {
         let image = container["image"].as_str()?;
@@ -191,19 +193,50 @@ fn controller_tag(deployment: &Value) -> Option<String> {
         let (repository, tag) = image.rsplit_once(':')?;
         repository
             .ends_with("/azureserviceoperator")
-            .then(|| tag.to_string())
+            .then(|| (container, tag.to_string()))
     })
+}
+
+/// The flag an argument passes (`--v=2` passes `v`), if it is a flag.
+pub fn flag_name(arg: &str) -> Option<&str> {
+    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+    let name = name.split('=').next().unwrap_or(name);
+    (!name.is_empty()).then_some(name)
+}
+
+/// The flags a controller's `--help` lists (Go's flag package prints
+/// `  -name type` and then an indented description): every line whose first
+/// non-blank character is a dash. A plain list, one `--flag` per line,
+/// reads the same; `#` starts a comment.
+pub fn flags_from_help(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or_default().trim_start())
+        .filter_map(|line| flag_name(line.split_whitespace().next()?))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Reads the webhook configurations and ClusterRoles of an ASO release
 /// from YAML streams (`(file name, text)`): an install manifest, a chart's
 /// render, or controller-gen's output. `release` names the release; by
-/// default it is the tag of the controller image in the files.
-pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catalog, ImportError> {
+/// default it is the tag of the controller image in the files. The
+/// controller's flags are those its Deployment passes plus those
+/// `flags_help` lists (its `--help`), since a manifest passes only some.
+pub fn import(
+    release: Option<&str>,
+    files: &[(String, String)],
+    flags_help: Option<&str>,
+) -> Result<Catalog, ImportError> {
     let mut groups: std::collections::BTreeMap<String, Vec<Webhook>> = Default::default();
     let mut cluster_roles = std::collections::BTreeMap::new();
     let mut roles = std::collections::BTreeMap::new();
     let mut image_tag = None;
+    let mut flags: std::collections::BTreeSet<String> = flags_help
+        .map(flags_from_help)
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut env = Vec::new();
     for (file, text) in files {
         let objects = yaml::parse_stream(text).map_err(|err| ImportError::Parse {
             file: file.clone(),
@@ -238,7 +271,18 @@ pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catal
                         }
                     }
                 }
-                Some("Deployment") if image_tag.is_none() => image_tag = controller_tag(&object),
+                Some("Deployment") if image_tag.is_none() => {
+                    if let Some((container, tag)) = controller_container(&object) {
+                        image_tag = Some(tag);
+                        let args = container["args"].as_array().into_iter().flatten();
+                        flags.extend(
+                            args.filter_map(|a| flag_name(a.as_str()?))
+                                .map(String::from),
+                        );
+                        let names = container["env"].as_array().into_iter().flatten();
+                        env.extend(names.filter_map(|e| Some(e["name"].as_str()?.to_string())));
+                    }
+                }
                 Some(kind @ ("ClusterRole" | "Role")) if name.starts_with(NAME_PREFIX) => {
                     let rules = object["rules"].as_array().cloned().unwrap_or_default();
                     let into = if kind == "Role" {
@@ -270,6 +314,11 @@ pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catal
                 "no --release given and no ASO controller Deployment in the files to read it from: pass --release vX.Y.Z".into(),
             )
         })?;
+    if env.is_empty() {
+        return Err(ImportError::Incomplete(
+            "no ASO controller Deployment with environment variables found: give the release's install manifest, which holds it".into(),
+        ));
+    }
     Ok(Catalog {
         release,
         groups: groups
@@ -278,6 +327,10 @@ pub fn import(release: Option<&str>, files: &[(String, String)]) -> Result<Catal
             .collect(),
         cluster_roles,
         roles,
+        controller: Controller {
+            flags: flags.into_iter().collect(),
+            env,
+        },
     })
 }
 

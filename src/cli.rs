@@ -191,6 +191,11 @@ pub enum CatalogCommand {
         /// the controller image in the files.
         #[arg(long)]
         release: Option<String>,
+        /// The controller's `--help` output, or a list of its flags (one
+        /// `--flag` per line): the flags it defines beyond those the
+        /// release's Deployment passes.
+        #[arg(long, value_name = "FILE")]
+        controller_flags: Option<PathBuf>,
         /// Where to write the catalog.
         #[arg(long, default_value = "values/catalog.json")]
         out: PathBuf,

@@ -135,6 +135,8 @@ pub struct CatalogImportConfig {
     pub files: Vec<PathBuf>,
     /// The release they describe, when given.
     pub release: Option<String>,
+    /// The controller's `--help` output (or a list of its flags), when given.
+    pub controller_flags: Option<PathBuf>,
     /// The catalog file to write.
     pub out: PathBuf,
 }
@@ -253,11 +255,13 @@ impl Config {
                     crate::cli::CatalogCommand::Import {
                         files,
                         release,
+                        controller_flags,
                         out,
                     },
             } => Config::CatalogImport(CatalogImportConfig {
                 files,
                 release,
+                controller_flags,
                 out,
             }),
             Command::UpgradeCheck {

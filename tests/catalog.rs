@@ -30,7 +30,12 @@ fn the_catalog_imported_from_asogens_own_install_is_the_committed_one() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     std::fs::write(&manifest, &out.stdout).unwrap();
     let catalog = dir.path().join("catalog.json");
-    let out = import(&manifest, &catalog, &[]);
+    let flags = common::root().join("values/controller-flags.txt");
+    let out = import(
+        &manifest,
+        &catalog,
+        &["--controller-flags", flags.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("ASO v2.20.0, 46 API groups, 664 resource versions"),
@@ -51,6 +56,10 @@ spec:
       containers:
       - name: manager
         image: mcr.microsoft.com/k8s/azureserviceoperator:v9.1.0
+        args: [--metrics-addr=:8080, --v=2, --enable-leader-election]
+        env:
+        - {name: AZURE_CLIENT_ID, valueFrom: {secretKeyRef: {name: s, key: AZURE_CLIENT_ID}}}
+        - {name: POD_NAMESPACE, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -89,6 +98,38 @@ fn a_release_manifest_gives_its_groups_webhooks_roles_and_version() {
     assert_eq!(
         written["clusterRoles"]["manager-role"][0]["resources"][0],
         "widgets"
+    );
+    assert_eq!(
+        written["controller"],
+        serde_json::json!({
+            "flags": ["enable-leader-election", "metrics-addr", "v"],
+            "env": ["AZURE_CLIENT_ID", "POD_NAMESPACE"],
+        })
+    );
+    // The controller's --help adds the flags the Deployment does not pass.
+    let help = dir.path().join("help.txt");
+    std::fs::write(
+        &help,
+        "Usage of aso-controller:\n  -crd-pattern string\n    \tWhich CRDs to install (-- not a flag)\n  -json-logging\n    \tLog as JSON\n",
+    )
+    .unwrap();
+    let out = import(
+        &manifest,
+        &catalog,
+        &["--controller-flags", help.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&catalog).unwrap()).unwrap();
+    assert_eq!(
+        written["controller"]["flags"],
+        serde_json::json!([
+            "crd-pattern",
+            "enable-leader-election",
+            "json-logging",
+            "metrics-addr",
+            "v"
+        ])
     );
     // --release wins over the image tag.
     let out = import(&manifest, &catalog, &["--release", "v9.1.1"]);

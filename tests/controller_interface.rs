@@ -1,13 +1,16 @@
-//! The controller's interface: every argument asogen renders, for every
-//! valid case and every profile, is a flag the release's controller defines
-//! (any other makes it exit, so the pod would crash-loop).
+//! The controller's interface, as the catalog lists it: every argument
+//! asogen renders, for every valid case and every profile, is a flag the
+//! release's controller defines (any other makes it exit, so the pod would
+//! crash-loop), and every environment variable it sets is one the release
+//! sets.
 
 mod common;
 
-use asogen::catalog::CONTROLLER_FLAGS;
+use asogen::catalog::{Catalog, flag_name};
 use common::{Expect, asogen, cases, text};
 
 fn unknown_flags(stream: &str) -> Vec<String> {
+    let controller = Catalog::builtin().controller;
     let mut unknown = Vec::new();
     for object in common::objects(stream).into_values() {
         if object["kind"] != "Deployment" {
@@ -19,11 +22,7 @@ fn unknown_flags(stream: &str) -> Vec<String> {
         {
             for arg in container["args"].as_array().into_iter().flatten() {
                 let arg = arg.as_str().unwrap();
-                let flag = arg
-                    .strip_prefix("--")
-                    .map(|f| f.split('=').next().unwrap())
-                    .unwrap_or(arg);
-                if !CONTROLLER_FLAGS.contains(&flag) {
+                if !flag_name(arg).is_some_and(|flag| controller.defines(flag)) {
                     unknown.push(arg.to_string());
                 }
             }
@@ -62,4 +61,73 @@ fn every_rendered_argument_is_a_flag_the_controller_defines() {
         ),
         vec!["--leader-lease-duration=15s".to_string()]
     );
+}
+
+/// The names of the environment variables a Deployment sets, except those
+/// the values add through `extraEnv`.
+fn env_names(stream: &str, extra: &[String]) -> Vec<String> {
+    let mut names = Vec::new();
+    for object in common::objects(stream).into_values() {
+        if object["kind"] != "Deployment" {
+            continue;
+        }
+        for container in object["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+        {
+            for var in container["env"].as_array().into_iter().flatten() {
+                let name = var["name"].as_str().unwrap().to_string();
+                if !extra.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn every_rendered_environment_variable_is_one_the_release_sets() {
+    let controller = Catalog::builtin().controller;
+    let mut checked = 0;
+    for (path, expect) in cases() {
+        if expect != Expect::Valid {
+            continue;
+        }
+        let values: serde_json::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let extra: Vec<String> = values["extraEnv"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|var| Some(var["name"].as_str()?.to_string()))
+            .collect();
+        let out = asogen(&["template", "-f", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let names = env_names(&text(&out.stdout), &extra);
+        assert!(!names.is_empty(), "{}", path.display());
+        let unknown: Vec<_> = names
+            .iter()
+            .filter(|name| !controller.env.contains(name))
+            .collect();
+        assert!(unknown.is_empty(), "{}: {unknown:?}", path.display());
+        checked += 1;
+    }
+    assert!(checked > 10);
+}
+
+#[test]
+fn crd_labels_reach_only_a_controller_that_defines_the_flag() {
+    // v2.20.0's controller has no --crd-labels: the value has no effect
+    // rather than a crash-looping pod.
+    assert!(!Catalog::builtin().controller.defines("crd-labels"));
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(&values, "crdLabels: env=prod\n").unwrap();
+    let out = asogen(&["template", "-f", values.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert!(stream.contains("--crd-pattern="), "{stream}");
+    assert!(!stream.contains("--crd-labels"), "{stream}");
+    assert_eq!(unknown_flags(&stream), Vec::<String>::new());
 }

@@ -68,7 +68,18 @@ pub fn run<W: Write>(
         })?;
         files.push((file.display().to_string(), text));
     }
-    let catalog = catalog::import(config.release.as_deref(), &files)?;
+    let flags_help = match &config.controller_flags {
+        Some(file) => Some(
+            crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
+                Error::Read {
+                    file: file.clone(),
+                    source,
+                }
+            })?,
+        ),
+        None => None,
+    };
+    let catalog = catalog::import(config.release.as_deref(), &files, flags_help.as_deref())?;
     crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
         |source| Error::Write {
             file: config.out.clone(),
@@ -77,12 +88,14 @@ pub fn run<W: Write>(
     )?;
     let webhooks: usize = catalog.groups.iter().map(|g| g.webhooks.len()).sum();
     stdout.print(format!(
-        "wrote {}: ASO {}, {} API groups, {webhooks} resource versions with webhooks, {} ClusterRoles, {} Roles\n",
+        "wrote {}: ASO {}, {} API groups, {webhooks} resource versions with webhooks, {} ClusterRoles, {} Roles, {} controller flags, {} environment variables\n",
         config.out.display(),
         catalog.release,
         catalog.groups.len(),
         catalog.cluster_roles.len(),
-        catalog.roles.len()
+        catalog.roles.len(),
+        catalog.controller.flags.len(),
+        catalog.controller.env.len()
     ));
     Ok(Status::Success)
 }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use super::names::{DEPLOYMENT, METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET};
 use super::settings::SECRET_ENV;
 use super::{header, lit, match_labels, resource, secure_metrics, serves_webhooks};
+use crate::catalog::Catalog;
 use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
 use crate::model::Release;
@@ -22,11 +23,14 @@ fn tpl(path: &'static str) -> Expr {
     Expr::Call(Func::Tpl, vec![Expr::value(path)])
 }
 
+/// The flag `crdLabels` maps to; controllers after v2.20.0 define it.
+pub const CRD_LABELS_FLAG: &str = "crd-labels";
+
 /// The health probes' port.
 const HEALTH_PORT: i64 = 8081;
 
 /// The Deployment.
-pub fn deployment(release: &Release) -> Resource {
+pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
     let mut object = header(
         "apps/v1",
         "Deployment",
@@ -54,7 +58,7 @@ pub fn deployment(release: &Release) -> Resource {
                 "template",
                 vec![
                     map("metadata", pod_metadata()),
-                    map("spec", pod_spec(release)),
+                    map("spec", pod_spec(catalog, release)),
                 ],
             ),
         ],
@@ -126,7 +130,7 @@ fn pod_metadata() -> Vec<Entry> {
     ]
 }
 
-fn pod_spec(release: &Release) -> Vec<Entry> {
+fn pod_spec(catalog: &Catalog, release: &Release) -> Vec<Entry> {
     let optional = |key: &str, path: &'static str| Entry::Yaml(key.into(), Expr::value(path));
     vec![
         json("serviceAccountName", Expr::Include("serviceAccountName")),
@@ -140,12 +144,12 @@ fn pod_spec(release: &Release) -> Vec<Entry> {
         optional("tolerations", "tolerations"),
         optional("affinity", "affinity"),
         optional("imagePullSecrets", "image.pullSecrets"),
-        list("containers", vec![item(container(release))]),
+        list("containers", vec![item(container(catalog, release))]),
         list("volumes", volumes()),
     ]
 }
 
-fn container(release: &Release) -> Vec<Entry> {
+fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
     let default_image = Expr::printf(
         &format!("%s:%s{}", release.digest_suffix()),
         vec![
@@ -157,7 +161,7 @@ fn container(release: &Release) -> Vec<Entry> {
         text("name", "manager"),
         json("image", tpl("image.repository").or_default(default_image)),
         text("imagePullPolicy", "Always"),
-        list("args", args()),
+        list("args", args(catalog)),
         list("env", env()),
         list("ports", ports()),
     ];
@@ -186,7 +190,7 @@ fn flag(text: &str) -> Item {
     Item::One(lit(Value::from(text)))
 }
 
-fn args() -> Vec<Item> {
+fn args(catalog: &Catalog) -> Vec<Item> {
     let metrics_address = tpl("metrics.address").or_default(Expr::printf(
         "0.0.0.0:%d",
         vec![Expr::value("metrics.port").int64()],
@@ -219,9 +223,15 @@ fn args() -> Vec<Item> {
             Expr::all(vec![Expr::value("installCRDs"), serves_webhooks()]),
             vec![
                 arg("--crd-pattern=%s", vec![join(";", "crdPattern")]),
+                // A controller without the flag would exit on it: crdLabels
+                // then has no effect (and `check` says so).
                 Item::If(
                     Expr::value("crdLabels"),
-                    vec![arg("--crd-labels=%s", vec![join(",", "crdLabels")])],
+                    if catalog.controller.defines(CRD_LABELS_FLAG) {
+                        vec![arg("--crd-labels=%s", vec![join(",", "crdLabels")])]
+                    } else {
+                        vec![]
+                    },
                     vec![],
                 ),
             ],

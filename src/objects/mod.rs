@@ -67,7 +67,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
         rbac::leader_election_role_binding(),
         network::metrics_service(),
         webhooks::webhook_service(),
-        deployment::deployment(release),
+        deployment::deployment(catalog, release),
     ]);
     resources.extend(webhooks::webhook_configurations(catalog));
     resources.extend([

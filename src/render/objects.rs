@@ -174,4 +174,30 @@ mod tests {
             assert_eq!(texts, written, "namespace {}", model.namespace);
         }
     }
+
+    #[test]
+    fn crd_labels_become_a_flag_only_for_a_controller_that_defines_it() {
+        let checker = crate::check::Checker::new();
+        let source =
+            crate::read::parse_source("v.yaml".into(), "crdLabels: [env=prod, team=x]\n".into())
+                .unwrap();
+        let mut model = checker.check(&[source], "ns").unwrap();
+        let args = |model: &Model| {
+            let deployment = objects(model, ASOGEN)
+                .into_iter()
+                .find(|object| object["kind"] == "Deployment")
+                .unwrap();
+            deployment["spec"]["template"]["spec"]["containers"][0]["args"].clone()
+        };
+        let passed = |model: &Model| {
+            args(model)
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|arg| arg == "--crd-labels=env=prod,team=x")
+        };
+        assert!(!passed(&model), "{}", args(&model));
+        model.catalog.controller.flags.push("crd-labels".into());
+        assert!(passed(&model), "{}", args(&model));
+    }
 }
