@@ -5,6 +5,8 @@
 //! `asogen catalog import` writes it from a release's own manifests
 //! ([`import`]), so the next release is one command away.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -97,14 +99,15 @@ impl Webhook {
 }
 
 impl Catalog {
-    /// The catalog compiled into this build.
-    pub fn builtin() -> Catalog {
-        static BUILTIN: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
-        BUILTIN
-            .get_or_init(|| {
-                serde_json::from_str(CATALOG_JSON).expect("values/catalog.json is valid (tested)")
-            })
-            .clone()
+    /// The catalog compiled into this build, read once and shared: every
+    /// model holds it, and a fleet has thousands of models.
+    pub fn builtin() -> Arc<Catalog> {
+        static BUILTIN: std::sync::OnceLock<Arc<Catalog>> = std::sync::OnceLock::new();
+        Arc::clone(BUILTIN.get_or_init(|| {
+            Arc::new(
+                serde_json::from_str(CATALOG_JSON).expect("values/catalog.json is valid (tested)"),
+            )
+        }))
     }
 
     /// A ClusterRole's rules by its short name; empty if the release has none.
@@ -357,7 +360,7 @@ mod tests {
     fn the_catalog_file_reads_back() {
         let catalog = Catalog::builtin();
         let back: Catalog = serde_json::from_str(&catalog.to_file()).unwrap();
-        assert_eq!(back, catalog);
+        assert_eq!(back, *catalog);
         assert_eq!(
             catalog.to_file(),
             CATALOG_JSON,

@@ -2,6 +2,7 @@
 //! in a form where the broken shapes cannot be written down.
 
 use std::num::NonZeroU32;
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
@@ -26,7 +27,7 @@ pub struct Release {
 /// appVersion, and the chart version is the same without the `v`.
 impl Default for Release {
     fn default() -> Self {
-        let app_version = Catalog::builtin().release;
+        let app_version = Catalog::builtin().release.clone();
         Release {
             chart_version: app_version.trim_start_matches('v').to_string(),
             app_version,
@@ -77,7 +78,7 @@ pub struct Model {
     /// The namespace of every namespaced object.
     pub namespace: String,
     /// The API groups and kinds the operator serves.
-    pub catalog: Catalog,
+    pub catalog: Arc<Catalog>,
     /// The versions being rendered.
     pub release: Release,
 }
@@ -87,7 +88,7 @@ impl Model {
     pub fn new(
         values: Values,
         namespace: &str,
-        catalog: Catalog,
+        catalog: Arc<Catalog>,
         release: Release,
     ) -> Result<Model, Vec<Violation>> {
         let broken = rules::check(&values);

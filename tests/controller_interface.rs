@@ -10,7 +10,7 @@ use asogen::catalog::{Catalog, flag_name};
 use common::{Expect, asogen, cases, text};
 
 fn unknown_flags(stream: &str) -> Vec<String> {
-    let controller = Catalog::builtin().controller;
+    let controller = Catalog::builtin().controller.clone();
     let mut unknown = Vec::new();
     for object in common::objects(stream).into_values() {
         if object["kind"] != "Deployment" {
@@ -88,7 +88,7 @@ fn env_names(stream: &str, extra: &[String]) -> Vec<String> {
 
 #[test]
 fn every_rendered_environment_variable_is_one_the_release_sets() {
-    let controller = Catalog::builtin().controller;
+    let controller = Catalog::builtin().controller.clone();
     let mut checked = 0;
     for (path, expect) in cases() {
         if expect != Expect::Valid {

@@ -10,6 +10,8 @@ mod ranges;
 mod rules;
 mod shape;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::catalog::Catalog;
@@ -30,7 +32,7 @@ pub struct Checker {
     release: crate::model::Release,
     schema: &'static Value,
     validator: jsonschema::Validator,
-    catalog: Catalog,
+    catalog: Arc<Catalog>,
 }
 
 impl Default for Checker {
@@ -124,7 +126,7 @@ impl Checker {
         Model::new(
             values,
             namespace,
-            self.catalog.clone(),
+            Arc::clone(&self.catalog),
             self.release.clone(),
         )
         .map_err(|violations| rule_diagnostics(&merged, &violations))

@@ -2,6 +2,8 @@
 //! and templates/, rendered from the minijinja sources in `templates/chart/`
 //! (custom delimiters `[[ ]]`, `[% %]`, so Helm's `{{ }}` passes through).
 
+use std::sync::Arc;
+
 use minijinja::value::Serde;
 use minijinja::{Environment, UndefinedBehavior, Value, context, syntax::SyntaxConfig};
 use serde_json::json;
@@ -66,7 +68,7 @@ const README: &str = "README.md";
 /// The chart's templates/, Chart.yaml and .helmignore: everything that does
 /// not need the values schema (so it can render while the schema builds).
 pub fn render_chart_templates(
-    catalog: &Catalog,
+    catalog: &Arc<Catalog>,
     release: &Release,
     artifacts: &mut Artifacts,
 ) -> Result<(), minijinja::Error> {
@@ -87,11 +89,12 @@ pub fn render_chart_templates(
         let text = env.get_template(name)?.render(&ctx)?;
         artifacts.insert(format!("{CHART_DIR}/templates/{name}"), text);
     }
-    for resource in crate::objects::resources(catalog, release) {
-        artifacts.insert(
-            format!("{CHART_DIR}/templates/{}", resource.file),
-            resource.template(&header),
-        );
+    // The same descriptions the profiles are evaluated from, described once.
+    for resource in &super::objects::described(catalog, release).resources {
+        let mut template = resource.template(&header);
+        // Kept until the render ends: without the room it grew into.
+        template.shrink_to_fit();
+        artifacts.insert(format!("{CHART_DIR}/templates/{}", resource.file), template);
     }
     artifacts.insert(
         format!("{CHART_DIR}/Chart.yaml"),

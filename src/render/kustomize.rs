@@ -33,11 +33,17 @@ fn header() -> String {
 }
 
 /// The base: every object of the base profile (`texts` are the objects as YAML).
-pub fn render_base(objects: &[Value], texts: &[String], profile: &str, artifacts: &mut Artifacts) {
+/// The texts are taken, so each is freed as its file is written.
+pub fn render_base(
+    objects: &[Value],
+    texts: Vec<String>,
+    profile: &str,
+    artifacts: &mut Artifacts,
+) {
     let mut resources = Vec::new();
     for (object, text) in objects.iter().zip(texts) {
         let file = file_name(object);
-        artifacts.insert(format!("{KUSTOMIZE_DIR}/base/{file}"), header() + text);
+        artifacts.insert(format!("{KUSTOMIZE_DIR}/base/{file}"), header() + &text);
         resources.push(file);
     }
     let kustomization = json!({

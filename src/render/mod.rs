@@ -11,6 +11,7 @@ pub use output::{Staging, differences, write_atomically, write_file_atomically};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -146,18 +147,23 @@ pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, R
     helm::render_chart_docs(release, &mut artifacts)?;
     helm::render_chart_templates(&crate::catalog::Catalog::builtin(), release, &mut artifacts)?;
 
-    let objects: Vec<Vec<Value>> = profiles
-        .iter()
-        .zip(&models)
-        .map(|((profile, _), model)| render_profile(profile, model, &mut artifacts))
-        .collect();
     let base = profiles
         .iter()
         .position(|(profile, _)| profile.name == BASE_PROFILE)
         .expect("profiles() requires the base profile");
-    for ((profile, _), this) in profiles.iter().zip(&objects) {
+    for ((profile, _), model) in profiles.iter().zip(&models) {
+        render_profile(profile, model, &mut artifacts);
         if profile.name != BASE_PROFILE {
-            kustomize::render_component(&profile.name, &objects[base], this, &mut artifacts);
+            // Only the objects that may differ from the base's are
+            // evaluated again, and only for as long as the component takes.
+            let (from, to): (Vec<_>, Vec<_>) =
+                objects::differing_objects(&models[base], model, objects::ASOGEN)
+                    .into_iter()
+                    .map(|pair| (pair.base, pair.other))
+                    .unzip();
+            let from: Vec<Value> = from.into_iter().flatten().collect();
+            let to: Vec<Value> = to.into_iter().flatten().collect();
+            kustomize::render_component(&profile.name, &from, &to, &mut artifacts);
         }
     }
     Ok(artifacts)
@@ -199,23 +205,27 @@ fn read_profile(profile: &Profile) -> Result<Vec<read::Source>, RenderError> {
 
 /// The install manifest of one profile into `artifacts`, and for the base
 /// profile the kustomize base (the same objects, written as YAML once for
-/// both); returns the profile's objects, for the kustomize components.
-fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) -> Vec<Value> {
+/// both).
+fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) {
     let header = format!(
         "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
         helm::GENERATED_BY,
         profile.name,
         model.namespace
     );
-    let mut objects = vec![objects::namespace(model, objects::ASOGEN)];
-    objects.extend(objects::objects(model, objects::ASOGEN));
-    let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
-    artifacts.insert(
-        format!("manifests/{}.yaml", profile.name),
-        stream_texts(&texts, &header),
-    );
+    let manifest = format!("manifests/{}.yaml", profile.name);
+    let namespace = objects::namespace(model, objects::ASOGEN);
     if profile.name == BASE_PROFILE {
-        kustomize::render_base(&objects, &texts, BASE_PROFILE, artifacts);
+        // The base files are named after their objects.
+        let mut objects = vec![namespace];
+        objects.extend(objects::objects(model, objects::ASOGEN));
+        let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+        artifacts.insert(manifest, stream_texts(&texts, &header));
+        kustomize::render_base(&objects, texts, BASE_PROFILE, artifacts);
+    } else {
+        // Texts only: each object is dropped once written.
+        let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
+        texts.extend(objects::object_texts(model, objects::ASOGEN));
+        artifacts.insert(manifest, stream_texts(&texts, &header));
     }
-    objects
 }

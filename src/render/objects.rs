@@ -56,14 +56,7 @@ pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
     let described = described(&model.catalog, &model.release);
     let mut texts = Vec::new();
     for (index, resource) in described.resources.iter().enumerate() {
-        let key: Vec<Value> = described.inputs[index]
-            .iter()
-            .map(|input| input.eval(&scope).unwrap_or(Value::Null))
-            .collect();
-        let key = (
-            index,
-            serde_json::to_string(&key).expect("inputs serialize"),
-        );
+        let key = input_key(&described, index, &scope);
         let cached = described
             .texts
             .lock()
@@ -93,6 +86,66 @@ pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
     texts
 }
 
+/// The inputs' values of the resource at `index`, as the text-cache key.
+fn input_key(described: &Described, index: usize, scope: &Scope) -> (usize, String) {
+    let key: Vec<Value> = described.inputs[index]
+        .iter()
+        .map(|input| input.eval(scope).unwrap_or(Value::Null))
+        .collect();
+    (
+        index,
+        serde_json::to_string(&key).expect("inputs serialize"),
+    )
+}
+
+/// One resource's object under two models (None where its condition does
+/// not hold).
+pub struct ObjectPair {
+    /// Under the first model.
+    pub base: Option<Value>,
+    /// Under the second.
+    pub other: Option<Value>,
+}
+
+/// The resources whose objects may differ between two models of the same
+/// catalog and release, each evaluated under both. A resource whose inputs
+/// read the same values under both models gives the same object, so it is
+/// not evaluated at all: two profiles share the 92 webhook configurations,
+/// and a kustomize component needs only what differs.
+pub fn differing_objects(base: &Model, other: &Model, installer: Installer) -> Vec<ObjectPair> {
+    let described = described(&base.catalog, &base.release);
+    assert!(
+        Arc::ptr_eq(&described, &self::described(&other.catalog, &other.release)),
+        "differing_objects compares models of one catalog and release"
+    );
+    let (base_values, other_values) = (
+        serde_json::to_value(&base.values).expect("values serialize"),
+        serde_json::to_value(&other.values).expect("values serialize"),
+    );
+    let base_scope = scope(base, &base_values, installer);
+    let other_scope = scope(other, &other_values, installer);
+    let eval = |resource: &Resource, scope: &Scope| {
+        describe::evaluate(std::slice::from_ref(resource), scope)
+            .unwrap_or_else(|err| {
+                panic!("a description does not evaluate over checked values: {err}")
+            })
+            .pop()
+    };
+    described
+        .resources
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| {
+            input_key(&described, *index, &base_scope)
+                != input_key(&described, *index, &other_scope)
+        })
+        .map(|(_, resource)| ObjectPair {
+            base: eval(resource, &base_scope),
+            other: eval(resource, &other_scope),
+        })
+        .collect()
+}
+
 /// Object texts by (resource index, its inputs' values as JSON); None for
 /// a resource whose condition does not hold.
 type Texts = HashMap<(usize, String), Option<Arc<str>>>;
@@ -102,10 +155,10 @@ const MAX_CACHED_TEXTS: usize = 4096;
 
 /// The resources of one catalog and release, with the inputs each reads
 /// and the object texts written so far.
-struct Described {
-    catalog: Catalog,
+pub(crate) struct Described {
+    catalog: Arc<Catalog>,
     release: Release,
-    resources: Vec<Resource>,
+    pub(crate) resources: Vec<Resource>,
     inputs: Vec<Vec<describe::Expr>>,
     texts: Mutex<Texts>,
 }
@@ -113,18 +166,18 @@ struct Described {
 /// The resources for a catalog and release, described once and reused
 /// while they stay the same (a render's profiles and a fleet's files all
 /// share them; the webhook configurations alone hold 1,328 webhooks).
-fn described(catalog: &Catalog, release: &Release) -> Arc<Described> {
+pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Described> {
     static LAST: Mutex<Option<Arc<Described>>> = Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(described) = &*last
-        && &described.catalog == catalog
+        && (Arc::ptr_eq(&described.catalog, catalog) || described.catalog == *catalog)
         && &described.release == release
     {
         return Arc::clone(described);
     }
     let resources = crate::objects::resources(catalog, release);
     let described = Arc::new(Described {
-        catalog: catalog.clone(),
+        catalog: Arc::clone(catalog),
         release: release.clone(),
         inputs: resources.iter().map(Resource::inputs).collect(),
         resources,
@@ -197,7 +250,46 @@ mod tests {
                 .any(|arg| arg == "--crd-labels=env=prod,team=x")
         };
         assert!(!passed(&model), "{}", args(&model));
-        model.catalog.controller.flags.push("crd-labels".into());
+        std::sync::Arc::make_mut(&mut model.catalog)
+            .controller
+            .flags
+            .push("crd-labels".into());
         assert!(passed(&model), "{}", args(&model));
+    }
+
+    #[test]
+    fn differing_objects_are_those_whose_inputs_differ_and_all_that_differ() {
+        let checker = crate::check::Checker::new();
+        let model = |text: &str| {
+            let source = crate::read::parse_source("v.yaml".into(), text.into()).unwrap();
+            checker.check(&[source], "ns").unwrap()
+        };
+        let base = model("");
+        let other = model(
+            "replicaCount: 1\nstrategy: {type: RollingUpdate}\nfeatureGates: {singleReplicaRollingUpdate: true}\n",
+        );
+        let pairs = differing_objects(&base, &other, ASOGEN);
+        let kinds: Vec<&str> = pairs
+            .iter()
+            .filter_map(|pair| pair.other.as_ref()?["kind"].as_str())
+            .collect();
+        assert!(kinds.contains(&"Deployment"), "{kinds:?}");
+        assert!(
+            !kinds.contains(&"MutatingWebhookConfiguration"),
+            "{kinds:?}"
+        );
+        // Every object that differs is among them.
+        let (all_base, all_other) = (objects(&base, ASOGEN), objects(&other, ASOGEN));
+        for (a, b) in all_base.iter().zip(&all_other) {
+            if a != b {
+                assert!(
+                    pairs.iter().any(|pair| pair.base.as_ref() == Some(a)
+                        && pair.other.as_ref() == Some(b)),
+                    "{}",
+                    a["kind"]
+                );
+            }
+        }
+        assert!(differing_objects(&base, &model(""), ASOGEN).is_empty());
     }
 }
