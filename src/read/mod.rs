@@ -7,6 +7,7 @@
 //! within a size cap, `set.rs` parses `--set`, `merge.rs` is Helm's merge.
 //! The YAML itself is parsed by [`crate::yaml`].
 
+pub mod bounded;
 mod files;
 mod merge;
 mod set;
