@@ -343,7 +343,7 @@ pub fn merge_index(existing: &[u8], new: &serde_json::Value) -> Result<String, R
                 .and_then(Value::as_str)
                 .and_then(|v| semver::Version::parse(v).ok())
         };
-        versions.sort_by(|a, b| parsed(b).cmp(&parsed(a)));
+        versions.sort_by_key(|entry| std::cmp::Reverse(parsed(entry)));
     }
     map.insert("apiVersion".into(), json!("v1"));
     map.insert("generated".into(), new["generated"].clone());
