@@ -222,3 +222,22 @@ fn a_manifest_larger_than_a_side_reads_is_refused() {
     );
     run.assert_bounded("diff of a 64 MiB manifest");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_as_a_side_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.path().join("pipe.yaml"))
+        .status();
+    if !made.is_ok_and(|status| status.success()) {
+        return;
+    }
+    let run = run_limited(dir.path(), &["diff", "pipe.yaml", "pipe.yaml"], &[], 10);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("pipe.yaml: not a regular file"),
+        "{}",
+        run.stderr
+    );
+}

@@ -158,12 +158,14 @@ impl OutputFolder {
         accept: Accept,
     ) -> Result<OutputFolder, WriteError> {
         let out = resolve(out)?;
-        let parent = out.parent().expect("a resolved path has a parent");
-        let name = out
-            .file_name()
-            .expect("a resolved path has a name")
-            .to_string_lossy()
-            .into_owned();
+        let (Some(parent), Some(name)) = (out.parent(), out.file_name()) else {
+            // The root folder: there is nowhere beside it to stage.
+            return Err(WriteError::NotOurs {
+                out: out.clone(),
+                example: "the whole file system".into(),
+            });
+        };
+        let name = name.to_string_lossy().into_owned();
         for input in inputs {
             if let Ok(input) = std::fs::canonicalize(input)
                 && input.starts_with(&out)
@@ -641,6 +643,10 @@ mod tests {
             OutputFolder::open(&values.join("out"), "template", &[&values], Accept::Outputs)
                 .is_ok()
         );
+        let err = OutputFolder::open(Path::new("/"), "render", &[], Accept::Outputs)
+            .err()
+            .unwrap();
+        assert!(matches!(err, WriteError::NotOurs { .. }), "{err}");
     }
 
     #[cfg(unix)]
