@@ -60,7 +60,7 @@ impl Marker {
 pub fn valid_path(path: &str) -> bool {
     !path.is_empty()
         && path != MARKER
-        && !path.chars().any(|c| c.is_control() || c == '\\')
+        && !path.chars().any(char::is_control)
         && path
             .split('/')
             .all(|segment| !matches!(segment, "" | "." | ".."))
@@ -89,9 +89,7 @@ mod tests {
     #[test]
     fn owned_paths_stay_inside_the_folder_on_one_line() {
         assert!(valid_path("manifests/ha.yaml"));
-        for bad in [
-            "", "/etc/x", "a/../b", "a//b", "./a", "a\nb", MARKER, "a\\b",
-        ] {
+        for bad in ["", "/etc/x", "a/../b", "a//b", "./a", "a\nb", MARKER] {
             assert!(!valid_path(bad), "{bad:?}");
         }
     }

@@ -296,7 +296,7 @@ impl OutputFolder {
                 owned: &mut owned,
                 kept: &mut kept,
             };
-            carry.folder("")?;
+            carry.folder("", Path::new(""))?;
         }
         let marker = Marker {
             command: self.command.clone(),
@@ -420,8 +420,10 @@ struct Carry<'a, K: Fn(&str) -> bool> {
 }
 
 impl<K: Fn(&str) -> bool> Carry<'_, K> {
-    fn folder(&mut self, relative: &str) -> Result<(), WriteError> {
-        let dir = self.from.join(relative);
+    /// Carries the folder at `relative` (as a key of the marker, and as
+    /// the file system's path, which keeps names that are not UTF-8).
+    fn folder(&mut self, relative: &str, relative_path: &Path) -> Result<(), WriteError> {
+        let dir = self.from.join(relative_path);
         let mut entries: Vec<_> = std::fs::read_dir(&dir)
             .map_err(io_at(&dir))?
             .collect::<Result<_, _>>()
@@ -438,14 +440,14 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
                 continue;
             }
             let source = entry.path();
-            let target = self.to.join(&path);
+            let target = self.to.join(relative_path).join(entry.file_name());
             let kind = entry.file_type().map_err(io_at(&source))?;
             if kind.is_dir() {
                 if self.written.contains(&path) {
                     return Err(WriteError::Conflict(source));
                 }
                 std::fs::create_dir_all(&target).map_err(io_at(&target))?;
-                self.folder(&path)?;
+                self.folder(&path, &relative_path.join(entry.file_name()))?;
                 continue;
             }
             let ours = self.old_owned.contains(&path) || self.unmarked;
@@ -587,6 +589,23 @@ mod tests {
         assert_eq!(tree(&out)["a.yaml"], "2");
         let marker = Marker::parse(&std::fs::read_to_string(out.join(MARKER)).unwrap()).unwrap();
         assert!(marker.owned.contains("a.yaml"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_kept_file_keeps_a_name_that_is_not_utf8() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        write(&out, &[("a", "1")], |_| false).unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+        std::fs::create_dir(out.join("sub")).unwrap();
+        std::fs::write(out.join("sub").join(name), "latin-1").unwrap();
+        write(&out, &[("a", "2")], |_| false).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("sub").join(name)).unwrap(),
+            "latin-1"
+        );
     }
 
     #[test]
