@@ -179,7 +179,16 @@ pub enum ConfigError {
         "SOURCE_DATE_EPOCH={0:?} is not a number of seconds since 1970-01-01\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
     )]
     SourceDateEpoch(String),
+    /// `SOURCE_DATE_EPOCH` is past the last second a four-digit year holds.
+    #[error(
+        "SOURCE_DATE_EPOCH={0} is after 9999-12-31T23:59:59Z ({MAX_SOURCE_DATE_EPOCH}), the last time chart indexes and archives can carry\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
+    )]
+    SourceDateEpochTooLate(u64),
 }
+
+/// 9999-12-31T23:59:59Z: RFC 3339 (index.yaml's `created`) has four-digit
+/// years, so a later SOURCE_DATE_EPOCH would print a date nobody can read.
+pub const MAX_SOURCE_DATE_EPOCH: u64 = 253_402_300_799;
 
 impl ConfigError {
     /// Always 2: a usage error.
@@ -314,9 +323,14 @@ impl Config {
 /// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks
 /// allowed).
 fn parse_source_date_epoch(text: &str) -> Result<u64, ConfigError> {
-    text.trim()
+    let epoch = text
+        .trim()
         .parse()
-        .map_err(|_| ConfigError::SourceDateEpoch(text.to_string()))
+        .map_err(|_| ConfigError::SourceDateEpoch(text.to_string()))?;
+    if epoch > MAX_SOURCE_DATE_EPOCH {
+        return Err(ConfigError::SourceDateEpochTooLate(epoch));
+    }
+    Ok(epoch)
 }
 
 #[cfg(test)]
@@ -382,6 +396,14 @@ mod tests {
     #[test]
     fn source_date_epoch_is_whole_seconds() {
         assert_eq!(parse_source_date_epoch(" 1700000000\n"), Ok(1_700_000_000));
+        assert_eq!(
+            parse_source_date_epoch("253402300799"),
+            Ok(MAX_SOURCE_DATE_EPOCH)
+        );
+        assert_eq!(
+            parse_source_date_epoch("18446744073709551615"),
+            Err(ConfigError::SourceDateEpochTooLate(u64::MAX))
+        );
         for bad in ["", "-1", "1.5", "yesterday"] {
             assert_eq!(
                 parse_source_date_epoch(bad),

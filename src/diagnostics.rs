@@ -242,7 +242,10 @@ pub fn format_human(
             format!(" (key `{}`)", printable(&d.key))
         };
         let _ = writeln!(out, "  {blue}-->{reset} {}{key}", printable(&d.location()));
-        if let (Some(line), Some(column), Some(text)) = (d.line, d.column, source_of(&d.file))
+        // The source is looked up only for a diagnostic with a position:
+        // one without may name a file that cannot be read (a FIFO).
+        if let (Some(line), Some(column)) = (d.line, d.column)
+            && let Some(text) = source_of(&d.file)
             && let Some((source_line, column, span_len)) = excerpt(&text, line, column, d.span_len)
         {
             let number = line.to_string();

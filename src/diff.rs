@@ -8,12 +8,13 @@
 //! breaking: they are what went out as a one-line note in ASO 2.13.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::pointer::escape_segment;
+use crate::read::bounded::{self, Budget};
 use crate::yaml;
 
 /// How much a change matters to someone upgrading.
@@ -101,19 +102,19 @@ fn invalid(path: &Path, message: impl std::fmt::Display) -> DiffError {
     }
 }
 
-fn read_text(path: &Path) -> Result<String, DiffError> {
-    std::fs::read_to_string(path).map_err(|err| io_error(path, err))
-}
-
-/// Reads one install manifest into objects by key.
-pub fn read_manifest(path: &Path) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
-    let text = read_text(path)?;
+/// Reads one install manifest into objects by key, within the side's budget.
+fn read_manifest(
+    path: &Path,
+    budget: &mut Budget,
+) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
+    let text = budget.read_text(path).map_err(|err| io_error(path, err))?;
     parse_manifest(&path.display().to_string(), &text)
 }
 
 /// Parses install manifest text into objects by key; `name` is for errors.
 pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
     let path = Path::new(name);
+    bounded::check_flow_depth(text).map_err(|err| invalid(path, err))?;
     let documents = yaml::parse_stream(text).map_err(|err| invalid(path, err))?;
     let mut objects = BTreeMap::new();
     for (index, object) in documents.into_iter().enumerate() {
@@ -148,38 +149,51 @@ pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Valu
     Ok(objects)
 }
 
-fn read_chart(dir: &Path, side: &mut Side) -> Result<(), DiffError> {
+/// A chart's values.yaml text as a document (an empty file is `{}`).
+fn parse_values(path: &Path, text: &str) -> Result<Value, DiffError> {
+    bounded::check_flow_depth(text).map_err(|err| invalid(path, err))?;
+    Ok(yaml::from_str::<Option<Value>>(text)
+        .map_err(|err| invalid(path, err))?
+        .unwrap_or(Value::Object(Default::default())))
+}
+
+fn read_chart(dir: &Path, side: &mut Side, budget: &mut Budget) -> Result<(), DiffError> {
     let values_path = dir.join("values.yaml");
-    let text = read_text(&values_path)?;
-    let values: Value = yaml::from_str::<Option<Value>>(&text)
-        .map_err(|err| invalid(&values_path, err))?
-        .unwrap_or(Value::Object(Default::default()));
-    side.values = Some(values);
+    let text = budget
+        .read_text(&values_path)
+        .map_err(|err| io_error(&values_path, err))?;
+    side.values = Some(parse_values(&values_path, &text)?);
     let schema_path = dir.join("values.schema.json");
     if schema_path.exists() {
-        let text = read_text(&schema_path)?;
-        side.schema = Some(serde_json::from_str(&text).map_err(|err| invalid(&schema_path, err))?);
+        side.schema = Some(read_json(&schema_path, budget)?);
     }
     Ok(())
 }
 
+fn read_json(path: &Path, budget: &mut Budget) -> Result<Value, DiffError> {
+    let text = budget.read_text(path).map_err(|err| io_error(path, err))?;
+    serde_json::from_str(&text).map_err(|err| invalid(path, err))
+}
+
 /// Reads a side: a generated/ folder, a chart folder, or a manifest file.
+/// Everything it reads is bounded (see [`bounded`]).
 pub fn read_side(path: &Path) -> Result<Side, DiffError> {
     let metadata = std::fs::metadata(path).map_err(|err| io_error(path, err))?;
     let mut side = Side::default();
-    if metadata.is_file() {
+    let budget = &mut Budget::default();
+    if !metadata.is_dir() {
         let name = path
             .file_stem()
             .map_or("manifest".into(), |s| s.to_string_lossy().into_owned());
-        side.manifests.insert(name, read_manifest(path)?);
+        side.manifests.insert(name, read_manifest(path, budget)?);
         return Ok(side);
     }
     if path.join("Chart.yaml").is_file() {
-        read_chart(path, &mut side)?;
+        read_chart(path, &mut side, budget)?;
         return Ok(side);
     }
     if path.join("SHA256SUMS").is_file() {
-        return read_release(path);
+        return read_release(path, budget);
     }
     let manifests = path.join("manifests");
     if !manifests.is_dir() && !path.join(CHART_IN_GENERATED).is_dir() {
@@ -193,61 +207,54 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
             crate::files::yaml_files(&manifests).map_err(|err| io_error(&manifests, err))?;
         for file in files {
             side.manifests
-                .insert(crate::files::stem(&file), read_manifest(&file)?);
+                .insert(crate::files::stem(&file), read_manifest(&file, budget)?);
         }
     }
     if path.join(CHART_IN_GENERATED).is_dir() {
-        read_chart(&path.join(CHART_IN_GENERATED), &mut side)?;
+        read_chart(&path.join(CHART_IN_GENERATED), &mut side, budget)?;
     }
     Ok(side)
 }
 
-/// Reads a folder `asogen release` wrote: install-PROFILE.yaml manifests,
-/// values.schema.json, and values.yaml from inside the chart archive.
-fn read_release(dir: &Path) -> Result<Side, DiffError> {
-    let mut side = Side::default();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|err| io_error(dir, err))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
+/// Reads a folder `asogen release` wrote: the files its SHA256SUMS lists
+/// (install-PROFILE.yaml manifests, values.schema.json, and values.yaml
+/// from inside the chart archive). In a chart repository folder the
+/// archives of other versions are not this release's and are not read.
+fn read_release(dir: &Path, budget: &mut Budget) -> Result<Side, DiffError> {
+    let sums_path = dir.join("SHA256SUMS");
+    let sums = budget
+        .read_text(&sums_path)
+        .map_err(|err| io_error(&sums_path, err))?;
+    let mut names: Vec<&str> = sums
+        .lines()
+        .filter_map(|line| line.split_once("  ").map(|(_, name)| name))
+        .filter(|name| !name.contains(['/', '\\']) && !name.starts_with('.'))
         .collect();
     names.sort();
-    for path in names {
-        let file = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+    let mut side = Side::default();
+    for file in names {
+        let path = dir.join(file);
         if let Some(profile) = file
             .strip_prefix("install-")
             .and_then(|p| p.strip_suffix(".yaml"))
         {
             side.manifests
-                .insert(profile.to_string(), read_manifest(&path)?);
+                .insert(profile.to_string(), read_manifest(&path, budget)?);
         } else if file.ends_with(".tgz") {
             side.values = Some(values_from_archive(&path)?);
         } else if file == "values.schema.json" {
-            side.schema =
-                Some(serde_json::from_str(&read_text(&path)?).map_err(|err| invalid(&path, err))?);
+            side.schema = Some(read_json(&path, budget)?);
         }
     }
     Ok(side)
 }
 
 fn values_from_archive(path: &Path) -> Result<Value, DiffError> {
-    let file = std::fs::File::open(path).map_err(|err| io_error(path, err))?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let entries = archive.entries().map_err(|err| invalid(path, err))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|err| invalid(path, err))?;
-        let name = entry.path().map_err(|err| invalid(path, err))?.into_owned();
-        if name.components().count() == 2 && name.ends_with("values.yaml") {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut entry, &mut text)
-                .map_err(|err| invalid(path, err))?;
-            return yaml::from_str(&text).map_err(|err| invalid(path, err));
-        }
+    let name = Path::new("values.yaml");
+    match bounded::archive_file(path, "values.yaml").map_err(|err| invalid(path, err))? {
+        Some(text) => parse_values(&path.join(name), &text),
+        None => Err(invalid(path, "the chart archive has no values.yaml")),
     }
-    Err(invalid(path, "the chart archive has no values.yaml"))
 }
 
 const SSA_MIGRATION: &str = "On a Deployment that used RollingUpdate, the API server defaulted `spec.strategy.rollingUpdate`; an apply that leaves it refuses the upgrade with `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`. The new manifests send `rollingUpdate: null`, which kubectl client-side apply and Helm 3 turn into a deletion. With server-side apply (Flux, Helm 4, Argo CD ServerSideApply) run `asogen upgrade-check --live <(kubectl get deployment NAME -n NAMESPACE -o yaml --show-managed-fields)` first; when it predicts a refusal, run the one `kubectl patch --type=json` it prints (remove `/spec/strategy/rollingUpdate`, set `/spec/strategy/type` to Recreate), then apply.";

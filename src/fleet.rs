@@ -92,6 +92,9 @@ pub fn check_one<T>(
 pub struct Fleet {
     /// The values files, one per cluster, in name order.
     pub files: Vec<PathBuf>,
+    /// The entries named like values files that cannot be read (each is
+    /// reported as a failed file that could not be read).
+    pub unusable: Vec<crate::files::Unusable>,
     /// Sources applied before each file (`-f`).
     pub before: Vec<Source>,
     /// Sources applied after each file (`--set`).
@@ -119,12 +122,26 @@ pub struct Tally<T> {
 }
 
 impl Fleet {
+    /// How many entries the fleet has: its values files and the entries
+    /// that cannot be read.
+    pub fn len(&self) -> usize {
+        self.files.len() + self.unusable.len()
+    }
+
+    /// Whether the fleet has no entry at all.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Checks every file on every core (with one checker, compiled once
-    /// for the whole schema) and renders the valid ones with `render`.
+    /// for the whole schema) and renders the valid ones with `render`
+    /// (given the file and its model), as each passes: `render` writes its
+    /// output away, so only one output per core is in memory at a time.
+    /// The entries that cannot be read come first among the failed ones.
     pub fn check_all<T: Send>(
         &self,
         namespace: &str,
-        render: impl Fn(&Model) -> T + Sync,
+        render: impl Fn(&Path, &Model) -> T + Sync,
     ) -> Tally<T> {
         let checker = Checker::new();
         let outcomes = parallel_map(&self.files, workers(), |file| {
@@ -134,12 +151,24 @@ impl Fleet {
                 &self.after,
                 file,
                 namespace,
-                &render,
+                |model| render(file, model),
             )
         });
         let mut tally = Tally {
             passed: Vec::new(),
-            failed: Vec::new(),
+            failed: self
+                .unusable
+                .iter()
+                .map(|entry| Failed {
+                    diagnostics: vec![read::io_diagnostic(
+                        &entry.path.display().to_string(),
+                        format!("cannot read values file: {}", entry.reason),
+                        "every *.yaml and *.yml entry of --values-dir must be a readable values file",
+                    )],
+                    sources: Vec::new(),
+                    unreadable: true,
+                })
+                .collect(),
         };
         for (file, outcome) in self.files.iter().zip(outcomes) {
             match outcome {
@@ -155,7 +184,8 @@ impl Fleet {
     /// (`a.yaml` and `a.yml`).
     pub fn check_output_names(&self) -> Result<(), String> {
         let mut seen = BTreeSet::new();
-        for file in &self.files {
+        let unusable = self.unusable.iter().map(|entry| &entry.path);
+        for file in self.files.iter().chain(unusable) {
             let name = output_name(file);
             if !seen.insert(name.clone()) {
                 return Err(name);
@@ -190,6 +220,7 @@ mod tests {
     fn two_files_with_one_stem_collide() {
         let fleet = |names: &[&str]| Fleet {
             files: names.iter().map(PathBuf::from).collect(),
+            unusable: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
         };

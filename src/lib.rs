@@ -29,4 +29,5 @@ pub mod rules;
 pub mod schema;
 pub mod upgrade;
 pub mod values;
+pub mod write;
 pub mod yaml;

@@ -30,6 +30,9 @@ pub struct ReleaseRequest {
     pub profiles: PathBuf,
     /// Seconds since the epoch for every timestamp (SOURCE_DATE_EPOCH).
     pub source_date_epoch: u64,
+    /// The `index.yaml` already in the output folder (a chart
+    /// repository): the new version's entry is merged into it.
+    pub existing_index: Option<Vec<u8>>,
 }
 
 /// Why a release could not be built.
@@ -61,6 +64,16 @@ pub enum ReleaseError {
         /// As given.
         path: String,
         /// What went wrong.
+        message: String,
+    },
+    /// The output folder's index.yaml cannot be merged.
+    #[error(
+        "{path}: {message}; nothing was written\nhelp: the --out folder of a chart repository needs the index.yaml `helm repo index` writes; fix or move it"
+    )]
+    Index {
+        /// The index.
+        path: String,
+        /// What is wrong with it.
         message: String,
     },
     /// A profile is invalid or unreadable.
@@ -188,16 +201,17 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         .collect();
     let archive = archive_name(&request.version);
     let tgz = package(&chart, CHART_NAME, request.source_date_epoch);
-    out.insert(
-        "index.yaml".into(),
-        index_yaml(
-            &chart["Chart.yaml"],
-            &archive,
-            &tgz,
-            request.source_date_epoch,
-        )
-        .into_bytes(),
+    let index = index_yaml(
+        &chart["Chart.yaml"],
+        &archive,
+        &tgz,
+        request.source_date_epoch,
     );
+    let index = match &request.existing_index {
+        Some(existing) => merge_index(existing, &index)?,
+        None => crate::yaml::to_yaml(&index),
+    };
+    out.insert("index.yaml".into(), index.into_bytes());
     out.insert(archive, tgz);
     for (path, text) in &artifacts {
         if let Some(profile) = path
@@ -266,7 +280,8 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
     crate::diff::read_side(dir).map_err(|err| fail(err.to_string()))
 }
 
-fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> String {
+/// The index for this release alone: one entry.
+fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> serde_json::Value {
     let chart: serde_json::Value =
         crate::yaml::from_str(chart_yaml).expect("the rendered Chart.yaml parses");
     let mut entry = chart.as_object().cloned().unwrap_or_default();
@@ -274,17 +289,71 @@ fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> String
     entry.insert("digest".into(), json!(sha256_hex(tgz)));
     entry.insert("urls".into(), json!([archive]));
     let sorted: BTreeMap<String, serde_json::Value> = entry.into_iter().collect();
-    let index = json!({
+    json!({
         "apiVersion": "v1",
         "entries": {CHART_NAME: [sorted]},
         "generated": rfc3339(epoch),
-    });
-    crate::yaml::to_yaml(&index)
+    })
 }
 
-/// Writes the release into `out` atomically (all files or none).
-pub fn write(out: &Path, files: &BTreeMap<String, Vec<u8>>) -> std::io::Result<bool> {
-    render::write_atomically(out, files)
+/// Merges this release's index into a chart repository's, as `helm repo
+/// index --merge` does: every other chart and version stays as it was, an
+/// entry of the same version is replaced, each chart's versions newest
+/// first, `generated` is this release's.
+pub fn merge_index(existing: &[u8], new: &serde_json::Value) -> Result<String, ReleaseError> {
+    use serde_json::Value;
+    let fail = |message: String| ReleaseError::Index {
+        path: "index.yaml".into(),
+        message,
+    };
+    let text = std::str::from_utf8(existing).map_err(|_| fail("not UTF-8 text".into()))?;
+    let mut index: Value = match crate::yaml::from_str::<Option<Value>>(text) {
+        Ok(Some(Value::Object(map))) => Value::Object(map),
+        Ok(None) => json!({}),
+        Ok(Some(_)) => return Err(fail("not a mapping".into())),
+        Err(err) => return Err(fail(format!("not YAML: {err}"))),
+    };
+    let map = index.as_object_mut().expect("a mapping");
+    if let Some(version) = map.get("apiVersion")
+        && version != "v1"
+    {
+        return Err(fail(format!(
+            "apiVersion {version} is not v1, the index format asogen writes"
+        )));
+    }
+    let entries = map
+        .entry("entries")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| fail("`entries` is not a mapping".into()))?;
+    for (chart, new_versions) in new["entries"].as_object().into_iter().flatten() {
+        let versions = entries
+            .entry(chart.clone())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .ok_or_else(|| fail(format!("`entries.{chart}` is not a list")))?;
+        for entry in new_versions.as_array().into_iter().flatten() {
+            versions.retain(|old| old.get("version") != entry.get("version"));
+            versions.push(entry.clone());
+        }
+        // Newest first, as Helm sorts them; versions that do not parse last.
+        let parsed = |entry: &Value| {
+            entry
+                .get("version")
+                .and_then(Value::as_str)
+                .and_then(|v| semver::Version::parse(v).ok())
+        };
+        versions.sort_by_key(|entry| std::cmp::Reverse(parsed(entry)));
+    }
+    map.insert("apiVersion".into(), json!("v1"));
+    map.insert("generated".into(), new["generated"].clone());
+    Ok(crate::yaml::to_yaml(&index))
+}
+
+/// Whether `path` is a chart archive of a release: the archives of earlier
+/// versions in a chart repository folder are kept.
+pub fn is_archive(path: &str) -> bool {
+    !path.contains('/') && path.starts_with(&format!("{CHART_NAME}-")) && path.ends_with(".tgz")
 }
 
 #[cfg(test)]
@@ -315,6 +384,35 @@ mod tests {
         assert!(!valid_image_tag("-x"));
         assert!(!valid_image_tag("a/b"));
         assert!(!valid_image_tag(""));
+    }
+
+    #[test]
+    fn an_index_merges_like_helm_repo_index_merge() {
+        let entry = |version: &str| json!({"name": CHART_NAME, "version": version});
+        let existing = format!(
+            "apiVersion: v1\nentries:\n  {CHART_NAME}:\n  - name: {CHART_NAME}\n    version: 2.9.0\n    digest: old\n  - name: {CHART_NAME}\n    version: 2.22.0\n    digest: stale\n  other:\n  - name: other\n    version: 1.0.0\ngenerated: \"2020-01-01T00:00:00Z\"\nserverInfo: {{}}\n"
+        );
+        let new = json!({"apiVersion": "v1", "entries": {CHART_NAME: [entry("2.22.0"), entry("2.10.0")]}, "generated": "2026-01-01T00:00:00Z"});
+        let merged: serde_json::Value =
+            crate::yaml::from_str(&merge_index(existing.as_bytes(), &new).unwrap()).unwrap();
+        let versions: Vec<&str> = merged["entries"][CHART_NAME]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["version"].as_str().unwrap())
+            .collect();
+        assert_eq!(versions, ["2.22.0", "2.10.0", "2.9.0"]);
+        assert!(
+            merged["entries"][CHART_NAME][0].get("digest").is_none(),
+            "replaced"
+        );
+        assert_eq!(merged["entries"][CHART_NAME][2]["digest"], "old");
+        assert_eq!(merged["entries"]["other"][0]["version"], "1.0.0");
+        assert_eq!(merged["generated"], "2026-01-01T00:00:00Z");
+        assert!(merged.get("serverInfo").is_some());
+        for bad in ["- a list\n", "entries: 5\n", "apiVersion: v2\n", "a: [\n"] {
+            assert!(merge_index(bad.as_bytes(), &new).is_err(), "{bad}");
+        }
     }
 
     #[test]

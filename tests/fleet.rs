@@ -65,6 +65,8 @@ fn every_valid_file_is_rendered_and_every_invalid_one_reported() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     written.sort();
+    // The manifests, and the marker that makes the folder asogen's.
+    assert_eq!(written.remove(0), ".asogen-output");
     assert_eq!(written.len(), 27);
     assert_eq!(written[0], "cluster-00.yaml");
     // Each manifest is what `template -f FILE` prints for that cluster.

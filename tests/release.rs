@@ -43,6 +43,7 @@ fn two_runs_give_identical_bytes_and_sha256sum_accepts_them() {
     assert_eq!(
         first.keys().collect::<Vec<_>>(),
         vec![
+            ".asogen-output",
             "SHA256SUMS",
             "azure-service-operator-2.22.0.tgz",
             "index.yaml",

@@ -304,11 +304,11 @@ impl FleetError {
 /// The values files of `dir` and the shared values (`-f` before each file,
 /// `--set` after).
 fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
-    let files = crate::files::yaml_files(dir).map_err(|source| FleetError::Unlistable {
+    let listing = crate::files::list_yaml(dir).map_err(|source| FleetError::Unlistable {
         dir: dir.to_path_buf(),
         source,
     })?;
-    if files.is_empty() {
+    if listing.files.is_empty() && listing.unusable.is_empty() {
         return Err(FleetError::Empty {
             dir: dir.to_path_buf(),
         });
@@ -322,7 +322,8 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
         set: shared.set.clone(),
     })?;
     Ok(Fleet {
-        files,
+        files: listing.files,
+        unusable: listing.unusable,
         before,
         after,
     })

@@ -8,6 +8,11 @@ use super::render::{render_error_code, render_error_report};
 use super::{Status, error_line};
 use crate::config::ReleaseConfig;
 use crate::release::{self, ReleaseError, ReleaseRequest};
+use crate::write::{Accept, OutputFolder, WriteError};
+
+/// The largest chart repository index.yaml read for merging (Helm's own
+/// repositories hold a few MiB).
+const MAX_INDEX_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why `release` wrote nothing.
 #[derive(Debug, thiserror::Error)]
@@ -19,12 +24,12 @@ pub enum Error {
     #[error("{0}; nothing was written")]
     Build(#[from] ReleaseError),
     /// The output folder cannot be written.
-    #[error("cannot write {}: {source}; nothing was written", .out.display())]
+    #[error("cannot write {}: {source}", .out.display())]
     Write {
         /// The output folder.
         out: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: WriteError,
     },
 }
 
@@ -56,6 +61,18 @@ pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
     if config.out.is_file() {
         return Err(Error::OutIsFile(config.out.clone()));
     }
+    let out = &config.out;
+    let fail = |source| Error::Write {
+        out: out.clone(),
+        source,
+    };
+    // Release writes a new folder, an empty one, its own earlier output or
+    // a chart repository: the archives of other versions stay, index.yaml
+    // gets the new version merged in.
+    let mut inputs = vec![config.profiles.as_path()];
+    inputs.extend(config.previous.as_deref());
+    let folder =
+        OutputFolder::open(out, "release", &inputs, Accept::ChartRepository).map_err(fail)?;
     let request = ReleaseRequest {
         version: config.version.clone(),
         image_tag: config.image_tag.clone(),
@@ -63,24 +80,30 @@ pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
         previous: config.previous.clone(),
         profiles: config.profiles.clone(),
         source_date_epoch: config.source_date_epoch.unwrap_or(0),
+        existing_index: folder
+            .take_over("index.yaml", MAX_INDEX_BYTES)
+            .map_err(fail)?,
     };
+    let merged = request.existing_index.is_some();
     let files = release::build(&request)?;
     if request.previous.is_none() {
         eprintln!("note: no --previous release given; UPGRADE-NOTES.md is skipped");
     }
-    let out = &config.out;
-    release::write(out, &files).map_err(|source| Error::Write {
-        out: out.clone(),
-        source,
-    })?;
+    folder.put_all(&files).map_err(fail)?;
+    let written = folder.commit(release::is_archive).map_err(fail)?;
     for (name, bytes) in &files {
         eprintln!("  {:>9} bytes  {}/{name}", bytes.len(), out.display());
     }
     eprintln!(
-        "wrote release {} ({} files) to {}",
+        "wrote release {} ({} files) to {}{}",
         request.version,
         files.len(),
-        out.display()
+        out.display(),
+        match (merged, written.kept) {
+            (true, kept) => format!("; merged into its index.yaml, {kept} other file(s) kept"),
+            (false, 0) => String::new(),
+            (false, kept) => format!("; {kept} other file(s) kept"),
+        }
     );
     Ok(Status::Success)
 }

@@ -10,6 +10,7 @@ use crate::config::RenderConfig;
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::render::{self, Artifacts, RenderError};
+use crate::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
 
 /// Why `render` failed.
 #[derive(Debug, thiserror::Error)]
@@ -30,12 +31,12 @@ pub enum Error {
         files: usize,
     },
     /// The folder cannot be written; it is left as it was.
-    #[error("cannot write {}: {source}; the previous contents are unchanged", .out.display())]
+    #[error("cannot write {}: {source}", .out.display())]
     Write {
         /// The output folder.
         out: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: WriteError,
     },
 }
 
@@ -87,7 +88,7 @@ pub fn run<W: Write>(config: &RenderConfig, stdout: &mut Stdout<W>) -> Result<St
     if config.check {
         check(&config.out, &artifacts, stdout)
     } else {
-        write(&config.out, &artifacts)
+        write(&config.out, &config.profiles, &artifacts)
     }
 }
 
@@ -98,7 +99,14 @@ fn check<W: Write>(
     artifacts: &Artifacts,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
-    let diffs = render::differences(out, artifacts);
+    // The tree render writes: the artifacts and the marker naming them.
+    let mut expected = artifacts.clone();
+    let marker = Marker {
+        command: "render".into(),
+        owned: artifacts.keys().cloned().collect(),
+    };
+    expected.insert(MARKER.into(), marker.to_text());
+    let diffs = render::differences(out, &expected);
     if diffs.is_empty() {
         eprintln!(
             "{} is up to date ({} files)",
@@ -123,13 +131,21 @@ fn check<W: Write>(
     })
 }
 
-/// Writes the artifacts as the whole content of `out`, atomically; an
-/// up-to-date folder is left untouched.
-fn write(out: &Path, artifacts: &Artifacts) -> Result<Status, Error> {
-    let written = render::write_atomically(out, artifacts).map_err(|source| Error::Write {
+/// Writes the artifacts into `out`, atomically, replacing the files an
+/// earlier render wrote and keeping every other; an up-to-date folder is
+/// left untouched.
+fn write(out: &Path, profiles: &Path, artifacts: &Artifacts) -> Result<Status, Error> {
+    let fail = |source| Error::Write {
         out: out.to_path_buf(),
         source,
-    })?;
+    };
+    let folder =
+        OutputFolder::open(out, "render", &[profiles], Accept::OnlyOurFiles).map_err(fail)?;
+    let written = !folder.unchanged(artifacts);
+    if written {
+        folder.put_all(artifacts).map_err(fail)?;
+        folder.commit(|_| false).map_err(fail)?;
+    }
     if written {
         eprintln!("wrote {} files to {}", artifacts.len(), out.display());
     } else {

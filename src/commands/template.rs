@@ -3,7 +3,7 @@
 //! folder, written to an output folder in one atomic step, every invalid
 //! file reported and the others still rendered.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +13,7 @@ use crate::config::{TemplateConfig, TemplateInput, ValuesArgs};
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::render;
+use crate::write::{Accept, OutputFolder, WriteError};
 
 /// Why `template` failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,12 +36,12 @@ pub enum Error {
         name: String,
     },
     /// Fleet mode: the output folder cannot be written; it is left as it was.
-    #[error("cannot write {}: {source}; the previous contents are unchanged", .out.display())]
+    #[error("cannot write {}: {source}", .out.display())]
     Write {
         /// The output folder.
         out: PathBuf,
         /// Why.
-        source: std::io::Error,
+        source: WriteError,
     },
 }
 
@@ -95,7 +96,10 @@ fn one<W: Write>(
     }
 }
 
-/// One manifest per values file of `dir`, into `out`.
+/// One manifest per values file of `dir`, into `out`: each written into
+/// the staged folder as soon as it is rendered (one manifest per core in
+/// memory), the folder swapped in at the end. A file that fails keeps its
+/// earlier manifest; the manifest of a file no longer in `dir` is gone.
 fn fleet(
     dir: &Path,
     out: &Path,
@@ -110,37 +114,53 @@ fn fleet(
             dir: dir.to_path_buf(),
             name,
         })?;
-    let tally = fleet.check_all(&config.namespace, |model| {
-        render::manifest(model, config.create_namespace, "")
+    let fail = |source| Error::Write {
+        out: out.to_path_buf(),
+        source,
+    };
+    let mut inputs: Vec<&Path> = vec![dir];
+    inputs.extend(shared.files.iter().map(PathBuf::as_path));
+    let folder = OutputFolder::open(out, "template", &inputs, Accept::Outputs).map_err(fail)?;
+    let tally = fleet.check_all(&config.namespace, |file, model| {
+        let text = render::manifest(model, config.create_namespace, "");
+        folder.put(&crate::fleet::output_name(file), text.as_bytes())
     });
     for failed in &tally.failed {
         eprint!("{}", human(&failed.diagnostics, &failed.sources));
     }
-    let rendered: BTreeMap<String, String> = tally
-        .passed
-        .into_iter()
-        .map(|(file, text)| (crate::fleet::output_name(&file), text))
+    let mut rendered = 0;
+    for (_, written) in tally.passed {
+        written.map_err(fail)?;
+        rendered += 1;
+    }
+    // The earlier manifests of the files that failed stay.
+    let failed_outputs: BTreeSet<String> = fleet
+        .files
+        .iter()
+        .chain(fleet.unusable.iter().map(|entry| &entry.path))
+        .map(|file| crate::fleet::output_name(file))
         .collect();
-    render::write_atomically(out, &rendered).map_err(|source| Error::Write {
-        out: out.to_path_buf(),
-        source,
-    })?;
+    folder
+        .commit(|path| failed_outputs.contains(path))
+        .map_err(fail)?;
     let failed = tally.failed.len();
+    let unreadable = tally.failed.iter().any(|failed| failed.unreadable);
     eprintln!(
-        "rendered {} of {} values files to {} in {:.2?}{}",
-        rendered.len(),
-        fleet.files.len(),
+        "rendered {rendered} of {} values files to {} in {:.2?}{}",
+        fleet.len(),
         out.display(),
         started.elapsed(),
         if failed > 0 {
-            format!("; {failed} invalid (above), not rendered")
+            format!(
+                "; {failed} invalid or unreadable (above), not rendered (their earlier manifests, if any, are kept)"
+            )
         } else {
             String::new()
         }
     );
-    Ok(if failed > 0 {
-        Status::Failed
-    } else {
-        Status::Success
+    Ok(match (failed, unreadable) {
+        (0, _) => Status::Success,
+        (_, true) => Status::Unreadable,
+        _ => Status::Failed,
     })
 }

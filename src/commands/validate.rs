@@ -94,7 +94,7 @@ fn fleet<W: Write>(
 ) -> Result<Status, Error> {
     let started = std::time::Instant::now();
     let fleet = super::read_fleet(dir, shared)?;
-    let tally = fleet.check_all(DEFAULT_NAMESPACE, |_| ());
+    let tally = fleet.check_all(DEFAULT_NAMESPACE, |_, _| ());
     let failed = tally.failed.len();
     let unreadable = tally.failed.iter().any(|failed| failed.unreadable);
     match format {
@@ -104,8 +104,8 @@ fn fleet<W: Write>(
             }
             stdout.println(format_args!(
                 "{} of {} values files valid ({failed} invalid) in {:.2?}",
-                fleet.files.len() - failed,
-                fleet.files.len(),
+                fleet.len() - failed,
+                fleet.len(),
                 started.elapsed()
             ));
         }

@@ -11,7 +11,8 @@ use crate::diagnostics::{Diagnostic, Severity};
 /// keeps a mistaken path (a log, an image) from being read into memory.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-fn io_diagnostic(file: &str, message: String, help: &str) -> Diagnostic {
+/// A problem reading `file` (no position; keyword `io`).
+pub fn io_diagnostic(file: &str, message: String, help: &str) -> Diagnostic {
     Diagnostic {
         file: file.to_string(),
         line: None,

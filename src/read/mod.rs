@@ -7,6 +7,7 @@
 //! within a size cap, `set.rs` parses `--set`, `merge.rs` is Helm's merge.
 //! The YAML itself is parsed by [`crate::yaml`].
 
+pub mod bounded;
 mod files;
 mod merge;
 mod set;
@@ -16,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::yaml::{self, LocatedDocument};
 
-pub use files::{MAX_FILE_BYTES, read_capped_text, read_source, read_yaml_file};
+pub use files::{MAX_FILE_BYTES, io_diagnostic, read_capped_text, read_source, read_yaml_file};
 pub use merge::{Merged, default_values, merge, merge_sources};
 pub use set::{set_source, split_set};
 

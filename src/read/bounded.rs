@@ -1,0 +1,214 @@
+//! Reading the artifacts `diff` and `release --previous` compare, within
+//! bounds: text within a budget per side, a file inside a chart archive
+//! with its decompressed size capped (a 3 MB archive can hold gigabytes of
+//! zeros), and YAML whose flow collections nest deeper than the YAML
+//! parser accepts refused before parsing (the parser's time grows with the
+//! square of the depth: a 300 KB `[[[...` took minutes before it said no).
+
+use std::io::Read;
+use std::path::Path;
+
+/// The most text one side of a comparison reads in all (its install
+/// manifests, values and schema). asogen's own are under 2 MiB.
+pub const SIDE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The most a chart archive decompresses to, all entries together.
+pub const ARCHIVE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The most entries a chart archive may have.
+pub const ARCHIVE_ENTRIES: usize = 10_000;
+
+/// The largest file read from inside a chart archive.
+pub const ARCHIVE_FILE_BYTES: u64 = super::MAX_FILE_BYTES;
+
+/// The deepest nesting of flow collections (`[` and `{`) accepted: the
+/// YAML parser refuses more than 128 levels anyway.
+pub const MAX_FLOW_DEPTH: usize = 128;
+
+/// What is left to read of one side.
+#[derive(Debug)]
+pub struct Budget {
+    left: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { left: SIDE_BYTES }
+    }
+}
+
+impl Budget {
+    /// Reads `path` as UTF-8 text within what is left. Errors are for
+    /// people, without the path.
+    pub fn read_text(&mut self, path: &Path) -> Result<String, String> {
+        let metadata = std::fs::metadata(path).map_err(|err| err.to_string())?;
+        if !metadata.is_file() {
+            return Err("not a regular file".into());
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .map_err(|err| err.to_string())?
+            .take(self.left + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|err| err.to_string())?;
+        if bytes.len() as u64 > self.left {
+            return Err(format!(
+                "too large: one side of a comparison reads at most {} MiB in all",
+                SIDE_BYTES / (1024 * 1024)
+            ));
+        }
+        self.left -= bytes.len() as u64;
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+    }
+}
+
+/// A reader that fails once more than `left` bytes came through it.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "the archive decompresses to more than {} MiB; a chart archive is a few hundred KiB",
+                ARCHIVE_BYTES / (1024 * 1024)
+            ))
+        })?;
+        Ok(n)
+    }
+}
+
+/// The text of the file `name` in the chart folder at the top of the
+/// gzipped tar `path` (`azure-service-operator/values.yaml`); None when
+/// there is none. Decompresses at most [`ARCHIVE_BYTES`], reads at most
+/// [`ARCHIVE_FILE_BYTES`] of the file and looks at most at
+/// [`ARCHIVE_ENTRIES`] entries.
+pub fn archive_file(path: &Path, name: &str) -> Result<Option<String>, String> {
+    let file = std::fs::File::open(path).map_err(|err| err.to_string())?;
+    let gzip = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
+    let mut archive = tar::Archive::new(Capped {
+        inner: gzip,
+        left: ARCHIVE_BYTES,
+    });
+    let entries = archive.entries().map_err(|err| err.to_string())?;
+    for (index, entry) in entries.enumerate() {
+        if index >= ARCHIVE_ENTRIES {
+            return Err(format!(
+                "more than {ARCHIVE_ENTRIES} entries; a chart archive has a few dozen"
+            ));
+        }
+        let entry = entry.map_err(|err| err.to_string())?;
+        let entry_path = entry.path().map_err(|err| err.to_string())?.into_owned();
+        if entry_path.components().count() != 2 || !entry_path.ends_with(name) {
+            continue;
+        }
+        if entry.header().size().unwrap_or(0) > ARCHIVE_FILE_BYTES {
+            return Err(format!(
+                "{} is {} bytes; asogen reads files up to {ARCHIVE_FILE_BYTES} bytes",
+                entry_path.display(),
+                entry.header().size().unwrap_or(0)
+            ));
+        }
+        let mut bytes = Vec::new();
+        entry
+            .take(ARCHIVE_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|err| err.to_string())?;
+        if bytes.len() as u64 > ARCHIVE_FILE_BYTES {
+            return Err(format!(
+                "{} is larger than {ARCHIVE_FILE_BYTES} bytes, the most asogen reads",
+                entry_path.display()
+            ));
+        }
+        return String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8 text", entry_path.display()));
+    }
+    Ok(None)
+}
+
+/// Refuses YAML whose flow collections nest deeper than
+/// [`MAX_FLOW_DEPTH`], naming the line and column where the limit is
+/// passed. A linear scan: `#` comments and quoted scalars are skipped, and
+/// a `[` or `{` counts only where YAML starts a collection with it (after
+/// a blank, a line start or another indicator), so `a[1]` in a plain
+/// scalar does not count.
+pub fn check_flow_depth(text: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    let (mut line, mut column) = (1usize, 0usize);
+    let mut previous = '\n';
+    let mut quote: Option<char> = None;
+    let mut comment = false;
+    let mut plain = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        column += 1;
+        if c == '\n' {
+            line += 1;
+            column = 0;
+            comment = false;
+            plain = false;
+        } else if comment {
+        } else if let Some(q) = quote {
+            if c == q {
+                // '' inside single quotes is an escaped quote.
+                if q == '\'' && chars.peek() == Some(&'\'') {
+                    chars.next();
+                    column += 1;
+                } else {
+                    quote = None;
+                }
+            } else if c == '\\' && q == '"' {
+                chars.next();
+                column += 1;
+            }
+        } else if plain && !c.is_whitespace() && !(depth > 0 && "]},".contains(c)) {
+            // Inside a plain scalar (`a[1]`); in a flow collection `]`, `}`
+            // and `,` end it.
+        } else {
+            plain = false;
+            let starts_token = previous.is_whitespace() || "[{,:-?".contains(previous);
+            match c {
+                '#' if previous.is_whitespace() => comment = true,
+                '"' | '\'' if starts_token => quote = Some(c),
+                '[' | '{' if starts_token => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Err(format!(
+                            "line {line} column {column}: lists and maps nest more than {MAX_FLOW_DEPTH} levels deep, more than the YAML reader accepts"
+                        ));
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                c if !c.is_whitespace() && !",:-?".contains(c) => plain = true,
+                _ => {}
+            }
+        }
+        previous = c;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_flow_nesting_is_refused_and_ordinary_yaml_is_not() {
+        let deep = format!("k: {}{}\n", "[".repeat(150_000), "]".repeat(150_000));
+        let started = std::time::Instant::now();
+        let err = check_flow_depth(&deep).unwrap_err();
+        assert!(err.starts_with("line 1 column 132:"), "{err}");
+        assert!(started.elapsed().as_secs() < 1);
+        let fine = format!(
+            "a: {}{}\nb: 'x[[[[' # [[[[\nc: \"[\\\"[[\"\nd: a[1]{}\n",
+            "[".repeat(128),
+            "]".repeat(128),
+            "[".repeat(200)
+        );
+        assert_eq!(check_flow_depth(&fine), Ok(()));
+    }
+}
