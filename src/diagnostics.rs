@@ -96,40 +96,12 @@ pub fn use_colour() -> bool {
     std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
-/// Words that mark a key as holding a secret (its value is never printed).
-const SECRET_WORDS: [&str; 4] = ["secret", "password", "certificate", "token"];
+pub use crate::redact::is_secret_name;
+use crate::redact::{REDACTED, secret_lines};
 
-/// Key names that contain one of those words but hold no secret.
-const NOT_SECRET: [&str; 3] = ["pullsecrets", "createazureoperatorsecret", "secretkeyref"];
-
-/// Whether a key name (or any segment of a key path or JSON pointer) looks
-/// like it holds a secret: `azureClientSecret`, `azureClientCertificatePassword`,
-/// a misspelt `azureClientSecert`.
-pub fn is_secret_name(name: &str) -> bool {
-    name.to_lowercase()
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-        .any(|word| !NOT_SECRET.contains(&word) && SECRET_WORDS.iter().any(|w| holds_word(word, w)))
-}
-
-/// `name` contains `word`, or (for words of six letters or more) a
-/// misspelling of it one edit away.
-fn holds_word(name: &str, word: &str) -> bool {
-    if name.contains(word) {
-        return true;
-    }
-    if word.len() < 6 {
-        return false;
-    }
-    let chars: Vec<char> = name.chars().collect();
-    (word.len() - 1..=word.len() + 1).any(|len| {
-        chars
-            .windows(len)
-            .any(|window| strsim::osa_distance(&window.iter().collect::<String>(), word) <= 1)
-    })
-}
-
-/// Shown instead of a secret value in a source excerpt.
-const REDACTED: &str = "<redacted>";
+/// At most this many problems are printed for people; the rest are
+/// counted (`--format json` prints them all).
+pub const HUMAN_LIMIT: usize = 100;
 
 /// Control characters (escape sequences above all) are shown as U+FFFD, so
 /// a values file cannot drive the terminal; one character for one keeps
@@ -146,73 +118,45 @@ fn printable(text: &str) -> String {
         .collect()
 }
 
-fn indentation(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
+/// A source file as the human printer shows it: its lines and which of
+/// them hold a secret, worked out once per file.
+struct Shown {
+    lines: Vec<String>,
+    secret: Vec<Option<usize>>,
 }
 
-/// How many characters of `line` may be shown when it holds a secret:
-/// up to the `:` after the secret-looking key, or the indentation when the
-/// line sits inside a secret value (a block scalar, a flow list across
-/// lines); `None` when nothing on it is secret.
-fn secret_prefix(before: &[&str], line: &str) -> Option<usize> {
-    let mut offset = 0;
-    for word in line.split_inclusive(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
-        let name = word.trim_end_matches(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'));
-        if is_secret_name(name) {
-            let end = offset + name.len();
-            let keep = match line[end..].find(':') {
-                Some(colon) => end + colon + 1,
-                None => indentation(line),
-            };
-            return Some(line[..keep].chars().count());
-        }
-        offset += word.len();
-    }
-    // Inside the value of a secret key written on an earlier, less
-    // indented line.
-    let mut want = indentation(line);
-    for earlier in before.iter().rev() {
-        if want == 0 {
-            break;
-        }
-        let body = earlier.trim_start_matches(' ');
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let indent = indentation(earlier);
-        if indent < want {
-            if is_secret_name(body) {
-                return Some(line[..indentation(line)].chars().count());
-            }
-            want = indent;
+impl Shown {
+    fn new(text: &str) -> Shown {
+        Shown {
+            lines: text.lines().map(str::to_string).collect(),
+            secret: secret_lines(text),
         }
     }
-    None
-}
 
-/// The source line to show under a diagnostic, with any secret value
-/// replaced by `<redacted>` and control characters made visible, and the
-/// caret's column and length on that shown line.
-fn excerpt(
-    text: &str,
-    line: usize,
-    column: usize,
-    span_len: usize,
-) -> Option<(String, usize, usize)> {
-    let before: Vec<&str> = text.lines().take(line).collect();
-    let source_line = *before.get(line.checked_sub(1)?)?;
-    let Some(keep) = secret_prefix(&before[..line - 1], source_line) else {
-        return Some((printable(source_line), column, span_len));
-    };
-    let prefix: String = source_line.chars().take(keep).collect();
-    let separator = if prefix.ends_with(':') { " " } else { "" };
-    let shown = format!("{}{separator}{REDACTED}", printable(&prefix));
-    if column > keep {
-        let at = shown.chars().count() - REDACTED.len() + 1;
-        Some((shown, at, REDACTED.len()))
-    } else {
-        let len = span_len.min(keep + 1 - column).max(1);
-        Some((shown, column, len))
+    /// The source line to show under a diagnostic, with any secret value
+    /// replaced by `<redacted>` and control characters made visible, and
+    /// the caret's column and length on that shown line.
+    fn excerpt(
+        &self,
+        line: usize,
+        column: usize,
+        span_len: usize,
+    ) -> Option<(String, usize, usize)> {
+        let index = line.checked_sub(1)?;
+        let source_line = self.lines.get(index)?;
+        let Some(keep) = self.secret.get(index).copied().flatten() else {
+            return Some((printable(source_line), column, span_len));
+        };
+        let prefix: String = source_line.chars().take(keep).collect();
+        let separator = if prefix.ends_with(':') { " " } else { "" };
+        let shown = format!("{}{separator}{REDACTED}", printable(&prefix));
+        if column > keep {
+            let at = shown.chars().count() - REDACTED.len() + 1;
+            Some((shown, at, REDACTED.len()))
+        } else {
+            let len = span_len.min(keep + 1 - column).max(1);
+            Some((shown, column, len))
+        }
     }
 }
 
@@ -229,7 +173,10 @@ pub fn format_human(
         ("", "", "", "")
     };
     let mut out = String::new();
-    for d in diagnostics {
+    // Each file is read and scanned once, however many problems it has.
+    let mut shown: std::collections::HashMap<&str, Option<Shown>> =
+        std::collections::HashMap::new();
+    for d in diagnostics.iter().take(HUMAN_LIMIT) {
         let _ = writeln!(
             out,
             "{red}error[{}]{reset}{bold}: {}{reset}",
@@ -245,8 +192,10 @@ pub fn format_human(
         // The source is looked up only for a diagnostic with a position:
         // one without may name a file that cannot be read (a FIFO).
         if let (Some(line), Some(column)) = (d.line, d.column)
-            && let Some(text) = source_of(&d.file)
-            && let Some((source_line, column, span_len)) = excerpt(&text, line, column, d.span_len)
+            && let Some(source) = shown
+                .entry(d.file.as_str())
+                .or_insert_with(|| source_of(&d.file).map(|text| Shown::new(&text)))
+            && let Some((source_line, column, span_len)) = source.excerpt(line, column, d.span_len)
         {
             let number = line.to_string();
             let pad = " ".repeat(number.len());
@@ -265,6 +214,13 @@ pub fn format_human(
         out.push('\n');
     }
     let count = diagnostics.len();
+    if count > HUMAN_LIMIT {
+        let _ = writeln!(
+            out,
+            "... and {} more problems (use --format json for all)\n",
+            count - HUMAN_LIMIT
+        );
+    }
     let _ = writeln!(
         out,
         "{red}{count} problem{}{reset} found",
@@ -273,9 +229,21 @@ pub fn format_human(
     out
 }
 
-/// Escapes workflow-command data (GitHub's toolkit rules).
+/// Escapes workflow-command data (GitHub's toolkit rules: `%`, CR and LF,
+/// and in properties `:` and `,`); any other control character is shown
+/// as U+FFFD, so a values file cannot drive the terminal of a log reader.
 fn github_escape(text: &str, property: bool) -> String {
-    let mut out = text
+    let visible: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() && c != '\r' && c != '\n' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let mut out = visible
         .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A");
@@ -317,17 +285,6 @@ pub fn format_json(diagnostics: &[Diagnostic]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn secret_names_include_misspellings_but_not_references() {
-        assert!(is_secret_name("azureClientSecret"));
-        assert!(is_secret_name("/azureClientCertificatePassword"));
-        assert!(is_secret_name("azureClientSecert"));
-        assert!(!is_secret_name("/image/pullSecrets/0/name"));
-        assert!(!is_secret_name("extraEnv[0].valueFrom.secretKeyRef.name"));
-        assert!(!is_secret_name("createAzureOperatorSecret"));
-        assert!(!is_secret_name("replicaCount"));
-    }
 
     fn human(d: &Diagnostic, text: &str) -> String {
         let text = text.to_string();
@@ -379,5 +336,45 @@ mod tests {
         let out = human(&d, "\"a\u{1b}[2J\": 1\n");
         assert!(!out.contains('\u{1b}'), "{out:?}");
         assert!(out.contains("a\u{fffd}[2J"), "{out:?}");
+    }
+
+    #[test]
+    fn github_annotations_carry_no_control_characters() {
+        let d = Diagnostic {
+            file: "v\u{1b}.yaml".into(),
+            line: Some(1),
+            column: Some(1),
+            message: "bad \u{1b}[2J 50%\r\nnext \u{85}\u{7f}".into(),
+            ..Default::default()
+        };
+        let out = format_github(std::slice::from_ref(&d));
+        assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+        assert_eq!(out.matches('\n').count(), 1, "{out:?}");
+        assert!(
+            out.contains("bad \u{fffd}[2J 50%25%0D%0Anext \u{fffd}\u{fffd}"),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn human_output_stops_after_the_limit_and_counts_the_rest() {
+        let d = Diagnostic {
+            file: "v.yaml".into(),
+            line: Some(1),
+            column: Some(1),
+            message: "bad".into(),
+            ..Default::default()
+        };
+        let all = vec![d; HUMAN_LIMIT + 7];
+        let out = format_human(&all, &|_| Some("a: b\n".into()), false);
+        assert_eq!(out.matches("error[").count(), HUMAN_LIMIT);
+        assert!(
+            out.contains("... and 7 more problems (use --format json for all)"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with(&format!("{} problems found\n", HUMAN_LIMIT + 7)),
+            "{out}"
+        );
     }
 }

@@ -23,6 +23,7 @@ pub mod objects;
 pub mod output;
 pub mod pointer;
 pub mod read;
+pub mod redact;
 pub mod release;
 pub mod render;
 pub mod rules;
