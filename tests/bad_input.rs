@@ -675,3 +675,61 @@ fn concurrent_renders_into_one_folder_equal_a_single_render() {
         );
     }
 }
+
+#[test]
+fn github_annotations_of_every_corpus_file_hold_no_control_characters() {
+    // Workflow commands end at a newline and a terminal obeys escape
+    // sequences: each annotation is one line of printable text.
+    let corpus = corpus();
+    assert!(
+        corpus
+            .iter()
+            .any(|(file, _)| file.ends_with("control-escape-in-key.yaml")),
+        "the corpus holds a key with escape sequences"
+    );
+    for (file, expect) in &corpus {
+        let out = asogen(&["validate", "-f", file, "--format", "github"]);
+        assert_eq!(out.status.code(), Some(expect.exit), "{file}");
+        let report = text(&out.stdout);
+        for line in report.lines() {
+            assert!(line.starts_with("::error "), "{file}: {line:?}");
+            assert!(
+                !line.chars().any(char::is_control),
+                "{file}: a control character in {line:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn many_problems_print_the_first_hundred_and_a_count_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = 20_000;
+    let body: String = (0..keys).map(|i| format!("unknownKey{i}: {i}\n")).collect();
+    std::fs::write(dir.path().join("many.yaml"), body).unwrap();
+    let timed = |args: &[&str]| {
+        let start = Instant::now();
+        let out = asogen_in(dir.path(), args);
+        (out, start.elapsed())
+    };
+    let (json, json_time) = timed(&["validate", "-f", "many.yaml", "--format", "json"]);
+    assert_eq!(json_items("many.yaml", &json).len(), keys);
+    let (human, human_time) = timed(&["validate", "-f", "many.yaml"]);
+    assert_eq!(human.status.code(), Some(1));
+    let report = text(&human.stdout);
+    assert_eq!(report.matches("  --> ").count(), 100, "{report:.2000}");
+    assert!(
+        report.contains(&format!(
+            "... and {} more problems (use --format json for all)",
+            keys - 100
+        )),
+        "{report:.2000}"
+    );
+    assert!(report.ends_with(&format!("{keys} problems found\n")));
+    // The human report costs about what the JSON report costs (it used to
+    // rescan the file for every problem).
+    assert!(
+        human_time < json_time * 3 / 2 + Duration::from_secs(1),
+        "human {human_time:?}, json {json_time:?}"
+    );
+}
