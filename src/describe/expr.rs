@@ -405,9 +405,23 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
     }
 }
 
+/// The white space of Go templates (trim markers, padding in actions).
+const GO_SPACE: [char; 4] = [' ', '\t', '\r', '\n'];
+
+/// Whether `key` is a field name a Go template reads after a dot.
+fn is_go_field(key: &str) -> bool {
+    key.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
 /// Helm's `tpl` for the one form values use: text with `{{ .Values.KEY }}`
-/// substitutions (trim markers allowed). Anything else, or a key that is
-/// not set to a scalar, is an error naming the action.
+/// actions (trim markers allowed), with Helm's meaning: a missing or null
+/// key prints nothing, a value prints as Go's `%v` (`1e+06`, `[a b]`,
+/// `map[k:v]`), a missing map on the way is an error, and `<no value>` is
+/// removed from the result. Any other action is an error naming it; the
+/// chart guard refuses the same ones ([`TEMPLATE_ACTION`]).
 pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -418,45 +432,118 @@ pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
             .find("}}")
             .ok_or_else(|| EvalError(format!("{text:?}: an action is not closed with }}}}")))?;
         let mut action = &after[..end];
-        if let Some(trimmed) = action.strip_prefix('-') {
-            before = before.trim_end();
+        // A trim marker is a dash beside white space: `{{- ` and ` -}}`.
+        if let Some(trimmed) = action.strip_prefix('-')
+            && trimmed.starts_with(GO_SPACE)
+        {
+            before = before.trim_end_matches(GO_SPACE);
             action = trimmed;
         }
-        let trim_after = action.ends_with('-');
+        let trim_after = action
+            .strip_suffix('-')
+            .is_some_and(|rest| rest.ends_with(GO_SPACE));
         if trim_after {
             action = &action[..action.len() - 1];
         }
         out.push_str(before);
-        let action = action.trim();
+        let action = action.trim_matches(GO_SPACE);
         let path = action
             .strip_prefix(".Values.")
-            .filter(|path| {
-                path.split('.').all(|key| {
-                    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                })
-            })
+            .filter(|path| path.split('.').all(is_go_field))
             .ok_or_else(|| {
                 EvalError(format!(
                     "{{{{ {action} }}}} is not supported here: only {{{{ .Values.KEY }}}} substitutions are"
                 ))
             })?;
-        match lookup(values, path) {
-            Some(value @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
-                out.push_str(&to_text(value))
-            }
-            _ => {
-                return Err(EvalError(format!(
-                    "{{{{ {action} }}}}: {path} is not set to a string, number or boolean"
-                )));
-            }
-        }
+        out.push_str(&tpl_value(values, path)?);
         rest = &after[end + 2..];
         if trim_after {
-            rest = rest.trim_start();
+            rest = rest.trim_start_matches(GO_SPACE);
         }
     }
     out.push_str(rest);
-    Ok(out)
+    // Helm's tpl drops every `<no value>` from what it renders.
+    Ok(out.replace("<no value>", ""))
+}
+
+/// The regular expression (RE2 and Rust alike) of the one action `tpl`
+/// evaluates; the chart guard refuses a templated value with any other.
+pub const TEMPLATE_ACTION: &str =
+    r"\{\{(-[ \t\r\n])?[ \t\r\n]*\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+[ \t\r\n]*([ \t\r\n]-)?\}\}";
+
+/// What `{{ .Values.PATH }}` prints under Helm (missingkey=zero).
+fn tpl_value(values: &Value, path: &str) -> Result<String, EvalError> {
+    let keys: Vec<&str> = path.split('.').collect();
+    let mut node = values;
+    for (depth, key) in keys.iter().enumerate() {
+        match node {
+            Value::Object(map) => match map.get(*key) {
+                Some(next) => node = next,
+                None if depth + 1 == keys.len() => return Ok("<no value>".into()),
+                None => {
+                    return Err(EvalError(format!(
+                        "{{{{ .Values.{path} }}}}: nil pointer evaluating interface {{}}.{}",
+                        keys[depth + 1]
+                    )));
+                }
+            },
+            Value::Null => {
+                return Err(EvalError(format!(
+                    "{{{{ .Values.{path} }}}}: nil pointer evaluating interface {{}}.{key}"
+                )));
+            }
+            _ => {
+                return Err(EvalError(format!(
+                    "{{{{ .Values.{path} }}}}: can't evaluate field {key} in type interface {{}}"
+                )));
+            }
+        }
+    }
+    Ok(match node {
+        Value::Null => "<no value>".into(),
+        other => go_print(other),
+    })
+}
+
+/// A value as Go's `%v` prints the `interface{}` Helm holds for it (values
+/// are JSON: numbers are float64, maps print with sorted keys).
+pub fn go_print(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => go_float(n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_print).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{k}:{}", go_print(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+    }
+}
+
+/// Go's `%v` of a float64: the shortest digits, with an exponent (`1e+06`)
+/// below 1e-4 and from 1e6 on.
+fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return "0".into();
+    }
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if (-4..6).contains(&exponent) {
+        format!("{f}")
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    }
 }
 
 fn loosely_equal(a: &Value, b: &Value) -> bool {
@@ -522,6 +609,38 @@ mod tests {
             expr.to_go(),
             r#"default nil (printf "0.0.0.0:%d" (int64 .Values.metrics.port))"#
         );
+    }
+
+    #[test]
+    fn tpl_prints_what_helm_prints() {
+        // Each expectation is what Helm v4's tpl rendered for it.
+        let values = json!({
+            "n": 1000000, "m": 123456, "b": true, "nil": null, "s": "t",
+            "list": ["a", "b c"], "map": {"q": 5, "mode": "disabled", "z": [{"name": "x"}]}
+        });
+        let tpl = |text: &str| tpl(text, &values);
+        assert_eq!(tpl("r/{{ .Values.x }}/e").unwrap(), "r//e");
+        assert_eq!(tpl("r/{{ .Values.nil }}/e").unwrap(), "r//e");
+        assert_eq!(
+            tpl("r/{{ .Values.n }}/{{ .Values.m }}").unwrap(),
+            "r/1e+06/123456"
+        );
+        assert_eq!(tpl("{{ .Values.b }}").unwrap(), "true");
+        assert_eq!(tpl("{{ .Values.list }}").unwrap(), "[a b c]");
+        assert_eq!(
+            tpl("{{ .Values.map }}").unwrap(),
+            "map[mode:disabled q:5 z:[map[name:x]]]"
+        );
+        assert_eq!(tpl("r/a<no value>b/e").unwrap(), "r/ab/e");
+        assert_eq!(tpl("a  {{- .Values.s -}}  b").unwrap(), "atb");
+        assert!(tpl("{{ .Values.x.y }}").is_err());
+        assert!(tpl("{{ .Values.s.y }}").is_err());
+        assert!(tpl("{{ }}").is_err());
+        assert!(tpl("{{ .Chart.Name }}").is_err());
+        assert!(tpl("{{-3}}").is_err());
+        assert_eq!(go_float(1.5), "1.5");
+        assert_eq!(go_float(0.00001), "1e-05");
+        assert_eq!(go_float(1234567.0), "1.234567e+06");
     }
 
     #[test]

@@ -99,8 +99,37 @@ pub fn chart_guard(chart: &str) -> String {
             serde_json::Value::from(schema_message(&rule))
         ));
     }
+    out.push_str(&templated_values_guard());
     out.push_str(&format!(
         "{{{{- if $broken }}}}\n{{{{- fail (printf \"values break %d rule(s) of {chart}:\\n%s\" (len $broken) (join \"\\n\" $broken)) }}}}\n{{{{- end }}}}\n{{{{- end }}}}\n"
     ));
+    out
+}
+
+/// The values the chart evaluates with `tpl`: one whose text holds an
+/// action other than `{{ .Values.KEY }}` is refused, as asogen refuses it
+/// (its `tpl` evaluates only those), so the two never disagree on it.
+fn templated_values_guard() -> String {
+    let pattern = serde_json::Value::from(crate::describe::expr::TEMPLATE_ACTION);
+    let mut out = String::new();
+    for path in crate::objects::TEMPLATED_VALUES {
+        let (leaf, parents) = path.rsplit_once('.').unwrap_or((path, ""));
+        let (leaf, parents) = if parents.is_empty() {
+            (leaf, Vec::new())
+        } else {
+            (parents, leaf.split('.').collect::<Vec<_>>())
+        };
+        let mut map = "$root".to_string();
+        for parent in parents {
+            map = format!("((get {map} {parent:?}) | default dict)");
+        }
+        let message = serde_json::Value::from(format!(
+            "{path}: only {{{{ .Values.KEY }}}} substitutions are evaluated in it; help: write the value itself, or {{{{ .Values.KEY }}}} naming a value"
+        ));
+        let var = format!("$templated_{}", path.replace('.', "_"));
+        out.push_str(&format!(
+            "{{{{- {var} := get {map} {leaf:?} }}}}\n{{{{- if and (kindIs \"string\" {var}) (contains \"{{{{\" (regexReplaceAllLiteral {pattern} {var} \" \")) }}}}\n{{{{- $broken = append $broken {message} }}}}\n{{{{- end }}}}\n"
+        ));
+    }
     out
 }

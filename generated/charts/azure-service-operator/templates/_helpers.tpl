@@ -72,6 +72,14 @@ its id and help through `fail`. */}}
 {{- if and $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
 {{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
 {{- end }}
+{{- $templated_image_repository := get ((get $root "image") | default dict) "repository" }}
+{{- if and (kindIs "string" $templated_image_repository) (contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $templated_image_repository " ")) }}
+{{- $broken = append $broken "image.repository: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a value" }}
+{{- end }}
+{{- $templated_metrics_address := get ((get $root "metrics") | default dict) "address" }}
+{{- if and (kindIs "string" $templated_metrics_address) (contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $templated_metrics_address " ")) }}
+{{- $broken = append $broken "metrics.address: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a value" }}
+{{- end }}
 {{- if $broken }}
 {{- fail (printf "values break %d rule(s) of azure-service-operator:\n%s" (len $broken) (join "\n" $broken)) }}
 {{- end }}
