@@ -248,7 +248,8 @@ fn is_plain_safe(s: &str) -> bool {
     ) {
         return false;
     }
-    if first == b'-' && (s.len() == 1 || matches!(bytes[1], b' ' | b'-') && s.len() <= 3) {
+    // `-` alone or before a blank starts a list item; `---` a document.
+    if first == b'-' && (s.len() == 1 || matches!(bytes[1], b' ' | b'\t') || s.starts_with("---")) {
         return false;
     }
     // Most scalars (names, labels, paths) hold only letters, digits and
@@ -314,6 +315,9 @@ mod tests {
     #[test]
     fn ambiguous_strings_are_quoted_and_read_back_as_strings() {
         for s in [
+            "- item",
+            "-\titem",
+            "---x",
             "",
             " ",
             "true",

@@ -27,6 +27,8 @@ enum Part {
     If(String, Vec<Part>, Vec<Part>),
     With(String, Vec<Part>, Vec<Part>),
     Define(String, Vec<Part>),
+    /// `range EXPR` (dot is each item) or `range $key, $value := EXPR`.
+    Range(String, Vec<Part>),
     /// Actions the object templates never use (the rules guard's
     /// variables and ranges): an error if executed.
     Unsupported(String),
@@ -92,7 +94,7 @@ fn parse(tokens: &mut std::vec::IntoIter<(bool, String)>) -> (Vec<Part>, String)
                     "if" => Part::If(argument, then, otherwise),
                     "with" => Part::With(argument, then, otherwise),
                     "define" => Part::Define(argument.trim_matches('"').to_string(), then),
-                    _ => Part::Unsupported(body),
+                    _ => Part::Range(argument, then),
                 });
             }
             _ if body.starts_with("/*") => {}
@@ -110,6 +112,8 @@ fn parse_template(source: &str) -> Vec<Part> {
 /// The template's inputs.
 struct Context<'a> {
     values: &'a Value,
+    /// `$key` and `$value` of the innermost `range`.
+    variables: std::cell::RefCell<BTreeMap<String, Value>>,
     defines: &'a BTreeMap<String, Vec<Part>>,
     namespace: &'a str,
     app_version: &'a str,
@@ -221,6 +225,9 @@ impl Context<'_> {
         if token == "." {
             return dot.clone();
         }
+        if let Some(value) = self.variables.borrow().get(token) {
+            return value.clone();
+        }
         if token == "$" {
             // The root context: only `tpl` takes it, and evaluates over the values.
             return Value::Null;
@@ -329,6 +336,38 @@ impl Context<'_> {
                     }
                 }
                 Part::Define(..) => {}
+                Part::Range(argument, body) => {
+                    let (names, pipeline) = match argument.split_once(":=") {
+                        Some((names, pipeline)) => (
+                            names.split(',').map(|n| n.trim().to_string()).collect(),
+                            pipeline.trim(),
+                        ),
+                        None => (Vec::new(), argument.as_str()),
+                    };
+                    let pairs: Vec<(Value, Value)> = match self.pipeline(pipeline, dot) {
+                        // Go ranges over a map in key order.
+                        Value::Object(map) => {
+                            let mut pairs: Vec<_> =
+                                map.into_iter().map(|(k, v)| (Value::from(k), v)).collect();
+                            pairs.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+                            pairs
+                        }
+                        Value::Array(items) => items
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, v)| (Value::from(i), v))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    for (key, value) in pairs {
+                        if let [k, v] = names.as_slice() {
+                            let mut variables = self.variables.borrow_mut();
+                            variables.insert(k.clone(), key);
+                            variables.insert(v.clone(), value.clone());
+                        }
+                        out.push_str(&self.run(body, &value));
+                    }
+                }
                 Part::Unsupported(action) => panic!("unsupported action {action:?}"),
             }
         }
@@ -390,6 +429,7 @@ fn render_chart(values_file: &std::path::Path) -> String {
     defines(&templates["_helpers.tpl"], &mut defined);
     let context = Context {
         values: &values,
+        variables: Default::default(),
         defines: &defined,
         namespace: "azureserviceoperator-system",
         app_version: chart["appVersion"].as_str().unwrap(),
@@ -444,6 +484,7 @@ fn the_interpreter_sees_a_drifted_template() {
     defines(&parse_template(&helpers), &mut defined);
     let context = Context {
         values: &values,
+        variables: Default::default(),
         defines: &defined,
         namespace: "ns",
         app_version: "v0",

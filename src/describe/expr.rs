@@ -261,7 +261,7 @@ impl Expr {
     }
 
     /// The expression as one operand: calls in parentheses.
-    fn to_go_operand(&self) -> String {
+    pub(crate) fn to_go_operand(&self) -> String {
         match self {
             Expr::Lit(Value::Null) => "nil".into(),
             Expr::Lit(value) => value.to_string(),

@@ -135,9 +135,37 @@ pub(super) fn helper_inputs(name: &str, out: &mut Vec<Expr>) {
     }
 }
 
+/// The helper every inserted value goes through: `include "<chart>.json" VALUE`.
+pub fn json_helper() -> String {
+    format!("{CHART}.json")
+}
+
+/// Characters `toJson` writes as they are but YAML 1.1 readers (Helm's,
+/// Kubernetes') do not read back as written: DEL and the C1 controls are
+/// refused, NEL is a line break, U+FEFF, U+FFFE and U+FFFF are refused or
+/// dropped. The json helper writes them as `\u` escapes.
+fn unsafe_for_yaml() -> impl Iterator<Item = char> {
+    ('\u{7f}'..='\u{9f}').chain(['\u{feff}', '\u{fffe}', '\u{ffff}'])
+}
+
+/// The json helper's `define`: `toJson`, then each unsafe character escaped.
+fn print_json_helper() -> String {
+    let mut body = String::from("toJson .");
+    for c in unsafe_for_yaml() {
+        body.push_str(&format!(
+            " | replace \"\\u{:04x}\" \"\\\\u{:04x}\"",
+            c as u32, c as u32
+        ));
+    }
+    format!(
+        "\n{{{{/* A value as JSON text that YAML reads back unchanged; every value a\ntemplate inserts goes through it (toYaml would write some characters raw,\nand Helm drops any \"<no value>\" it finds in toYaml's text). */}}}}\n{{{{- define \"{}\" -}}}}\n{{{{- {body} }}}}\n{{{{- end }}}}\n",
+        json_helper()
+    )
+}
+
 /// Every helper as `define` blocks, for `_helpers.tpl`.
 pub fn print_helpers() -> String {
-    let mut out = String::new();
+    let mut out = print_json_helper();
     for helper in helpers() {
         out.push_str(&format!("\n{{{{/* {} */}}}}\n", helper.doc));
         out.push_str(&format!("{{{{- define \"{CHART}.{}\" -}}}}\n", helper.name));

@@ -238,10 +238,29 @@ fn key_text(key: &str) -> String {
     plain.trim_end().to_string()
 }
 
-/// A values map's entries or list's items, written in place.
-fn print_splice(expr: &Expr, width: usize, out: &mut String) {
-    action(out, width, &format!("with {}", expr.to_go()));
-    action(out, width, &format!("toYaml . | nindent {width}"));
+/// `include "<chart>.json" OPERAND`: every inserted value is JSON text
+/// (never `toYaml`, whose text YAML may read back otherwise).
+fn json_of(operand: &str) -> String {
+    format!("{{{{ include \"{}\" {operand} }}}}", helpers::json_helper())
+}
+
+/// A values map's entries, written in place, one `"key": value` line each.
+fn print_map_splice(expr: &Expr, width: usize, out: &mut String) {
+    action(
+        out,
+        width,
+        &format!("range $key, $value := {}", expr.to_go()),
+    );
+    pad(out, width);
+    out.push_str(&format!("{}: {}\n", json_of("$key"), json_of("$value")));
+    action(out, width, "end");
+}
+
+/// A values list's items, written in place, one `- item` line each.
+fn print_list_splice(expr: &Expr, width: usize, out: &mut String) {
+    action(out, width, &format!("range {}", expr.to_go()));
+    pad(out, width);
+    out.push_str(&format!("- {}\n", json_of(".")));
     action(out, width, "end");
 }
 
@@ -269,7 +288,7 @@ fn inline(node: &Node) -> Option<String> {
         Node::Lit(value) if is_scalar(value) => {
             Some(crate::emit::to_yaml(value).trim_end().to_string())
         }
-        Node::Json(expr) => Some(format!("{{{{ {} | toJson }}}}", expr.to_go())),
+        Node::Json(expr) => Some(json_of(&expr.to_go_operand())),
         Node::Int(expr) => Some(format!("{{{{ {} | int64 }}}}", expr.to_go())),
         _ => None,
     }
@@ -298,11 +317,12 @@ pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
                 action(out, width, &format!("with {}", expr.to_go()));
                 pad(out, width);
                 out.push_str(&key_text(key));
-                out.push_str(":\n");
-                action(out, width + 2, &format!("toYaml . | nindent {}", width + 2));
+                out.push_str(": ");
+                out.push_str(&json_of("."));
+                out.push('\n');
                 action(out, width, "end");
             }
-            Entry::Splice(expr) => print_splice(expr, width, out),
+            Entry::Splice(expr) => print_map_splice(expr, width, out),
             Entry::Include(name) => action(
                 out,
                 width,
@@ -372,7 +392,7 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
                     out.push_str(&body);
                 }
             }
-            Item::Splice(expr) => print_splice(expr, width, out),
+            Item::Splice(expr) => print_list_splice(expr, width, out),
             Item::If(condition, then, otherwise) => {
                 action(out, width, &format!("if {}", condition.to_go()));
                 print_items(then, width, out);
