@@ -36,7 +36,7 @@ fn is_name_char(c: char) -> bool {
 pub fn is_secret_name(name: &str) -> bool {
     let lower = name.to_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !is_name_char(c)).collect();
-    if words.iter().any(|word| *word == "extraenv") && words.last() == Some(&"value") {
+    if words.contains(&"extraenv") && words.last() == Some(&"value") {
         return true;
     }
     words.iter().any(|word| {
