@@ -42,8 +42,9 @@ fn condition(key: RuleKey, test: Test) -> String {
     }
 }
 
-/// The guard's `define` block.
-pub fn chart_guard(chart: &str) -> String {
+/// The guard's `define` block; `served_groups` are the API groups the
+/// release serves (what `crdPattern` entries must name).
+pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
     let mut out = format!(
         "{{{{/* The rules guard: every broken rule of the rule table, reported with\nits id and help through `fail`. */}}}}\n{{{{- define \"{chart}.validateValues\" -}}}}\n{{{{- $root := .Values }}}}\n"
     );
@@ -100,6 +101,7 @@ pub fn chart_guard(chart: &str) -> String {
         ));
     }
     out.push_str(&templated_values_guard());
+    out.push_str(&crd_pattern_guard(served_groups));
     out.push_str(&format!(
         "{{{{- if $broken }}}}\n{{{{- fail (printf \"values break %d rule(s) of {chart}:\\n%s\" (len $broken) (join \"\\n\" $broken)) }}}}\n{{{{- end }}}}\n{{{{- end }}}}\n"
     ));
@@ -132,4 +134,44 @@ fn templated_values_guard() -> String {
         ));
     }
     out
+}
+
+/// `crdPattern` as asogen checks it against the catalog: each `;`-separated
+/// entry is `group/kind`, names a kind, and its group (`*` for any run of
+/// characters) matches an API group the release serves; so the chart and
+/// asogen refuse the same entries.
+fn crd_pattern_guard(served_groups: &[&str]) -> String {
+    let served: Vec<String> = served_groups
+        .iter()
+        .map(|group| serde_json::Value::from(*group).to_string())
+        .collect();
+    let help = "help: write entries as group/kind, e.g. resources.azure.com/*";
+    format!(
+        r#"{{{{- $crdPattern := get $root "crdPattern" }}}}
+{{{{- $crdEntries := list }}}}
+{{{{- if kindIs "string" $crdPattern }}}}{{{{- $crdEntries = splitList ";" $crdPattern }}}}
+{{{{- else if kindIs "slice" $crdPattern }}}}{{{{- range $crdPattern }}}}{{{{- if kindIs "string" . }}}}{{{{- $crdEntries = concat $crdEntries (splitList ";" .) }}}}{{{{- end }}}}{{{{- end }}}}
+{{{{- end }}}}
+{{{{- $servedGroups := list {served} }}}}
+{{{{- range $crdEntries }}}}
+{{{{- $entry := trim . }}}}
+{{{{- if and $entry (not (contains "/" $entry)) }}}}
+{{{{- $broken = append $broken (printf "crdPattern entry %q is not group/kind; {help}" $entry) }}}}
+{{{{- else if $entry }}}}
+{{{{- $parts := splitn "/" 2 $entry }}}}
+{{{{- if not $parts._1 }}}}
+{{{{- $broken = append $broken (printf "crdPattern entry %q names no kind; {help}" $entry) }}}}
+{{{{- else }}}}
+{{{{- $glob := printf "^%s$" (replace "\\*" ".*" (regexQuoteMeta $parts._0)) }}}}
+{{{{- $served := false }}}}
+{{{{- range $servedGroups }}}}{{{{- if regexMatch $glob . }}}}{{{{- $served = true }}}}{{{{- end }}}}{{{{- end }}}}
+{{{{- if not $served }}}}
+{{{{- $broken = append $broken (printf "crdPattern entry %q names no API group the release serves; {help}" $entry) }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+"#,
+        served = served.join(" ")
+    )
 }

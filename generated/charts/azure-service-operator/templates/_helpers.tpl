@@ -87,6 +87,30 @@ its id and help through `fail`. */}}
 {{- if and (kindIs "string" $templated_metrics_address) (contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $templated_metrics_address " ")) }}
 {{- $broken = append $broken "metrics.address: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a value" }}
 {{- end }}
+{{- $crdPattern := get $root "crdPattern" }}
+{{- $crdEntries := list }}
+{{- if kindIs "string" $crdPattern }}{{- $crdEntries = splitList ";" $crdPattern }}
+{{- else if kindIs "slice" $crdPattern }}{{- range $crdPattern }}{{- if kindIs "string" . }}{{- $crdEntries = concat $crdEntries (splitList ";" .) }}{{- end }}{{- end }}
+{{- end }}
+{{- $servedGroups := list "alertsmanagement.azure.com" "apimanagement.azure.com" "app.azure.com" "appconfiguration.azure.com" "authorization.azure.com" "batch.azure.com" "cache.azure.com" "cdn.azure.com" "cognitiveservices.azure.com" "communication.azure.com" "compute.azure.com" "containerinstance.azure.com" "containerregistry.azure.com" "containerservice.azure.com" "datafactory.azure.com" "dataprotection.azure.com" "dbformariadb.azure.com" "dbformysql.azure.com" "dbforpostgresql.azure.com" "devices.azure.com" "documentdb.azure.com" "entra.azure.com" "eventgrid.azure.com" "eventhub.azure.com" "insights.azure.com" "keyvault.azure.com" "kubernetesconfiguration.azure.com" "kusto.azure.com" "machinelearningservices.azure.com" "managedidentity.azure.com" "monitor.azure.com" "network.azure.com" "network.frontdoor.azure.com" "notificationhubs.azure.com" "operationalinsights.azure.com" "quota.azure.com" "redhatopenshift.azure.com" "resources.azure.com" "search.azure.com" "servicebus.azure.com" "signalrservice.azure.com" "sql.azure.com" "storage.azure.com" "subscription.azure.com" "synapse.azure.com" "web.azure.com" }}
+{{- range $crdEntries }}
+{{- $entry := trim . }}
+{{- if and $entry (not (contains "/" $entry)) }}
+{{- $broken = append $broken (printf "crdPattern entry %q is not group/kind; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
+{{- else if $entry }}
+{{- $parts := splitn "/" 2 $entry }}
+{{- if not $parts._1 }}
+{{- $broken = append $broken (printf "crdPattern entry %q names no kind; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
+{{- else }}
+{{- $glob := printf "^%s$" (replace "\\*" ".*" (regexQuoteMeta $parts._0)) }}
+{{- $served := false }}
+{{- range $servedGroups }}{{- if regexMatch $glob . }}{{- $served = true }}{{- end }}{{- end }}
+{{- if not $served }}
+{{- $broken = append $broken (printf "crdPattern entry %q names no API group the release serves; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if $broken }}
 {{- fail (printf "values break %d rule(s) of azure-service-operator:\n%s" (len $broken) (join "\n" $broken)) }}
 {{- end }}
