@@ -19,7 +19,9 @@ use common::{asogen_in, chart, helm_render, objects, text};
 use serde_json::{Map, Value, json};
 
 /// The payloads, by name.
-const PAYLOADS: [(&str, &str); 23] = [
+const PAYLOADS: [(&str, &str); 24] = [
+    // `azureTargetNamespaces: [""]` among them.
+    ("empty", ""),
     ("newline", "a\nb"),
     (
         "document",
@@ -50,7 +52,6 @@ const PAYLOADS: [(&str, &str); 23] = [
 
 /// A long value (well past any line width a YAML writer folds at).
 const LONG: &str = "abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789-abcdefghijklmnopqrstuvwxyz0123456789";
-
 
 /// One step of a key path.
 #[derive(Debug, Clone, PartialEq)]

@@ -258,7 +258,7 @@ fn templated_values_are_evaluated_as_helm_does_and_other_templates_refused() {
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
-        "image:\n  repository: '{{ include \"x\" . }}:v1'\nmetrics:\n  address: '{{ .Values.metrics.nope }}'\n",
+        "image:\n  repository: '{{ include \"x\" . }}:v1'\nmetrics:\n  address: '{{ .Values.metrics.nope.deeper }}'\n",
     )
     .unwrap();
     let (code, d) = json_diagnostics(&bad);
@@ -275,7 +275,7 @@ fn templated_values_are_evaluated_as_helm_does_and_other_templates_refused() {
         d[1]["message"]
             .as_str()
             .unwrap()
-            .contains("metrics.nope is not set")
+            .contains("nil pointer evaluating interface {}.deeper")
     );
 }
 

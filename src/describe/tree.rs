@@ -14,7 +14,7 @@ use super::helpers;
 pub enum Node {
     /// A constant subtree, written as YAML.
     Lit(Value),
-    /// A scalar from an expression: `{{ EXPR | toJson }}` (any type).
+    /// A value from an expression, as JSON text: `{{ include "<chart>.json" EXPR }}`.
     Json(Expr),
     /// An integer from an expression: `{{ EXPR | int64 }}`.
     Int(Expr),
@@ -29,10 +29,10 @@ pub enum Node {
 pub enum Entry {
     /// `key: value`.
     Field(String, Node),
-    /// `key:` with a values subtree as YAML, left out when it is empty
+    /// `key:` with a values subtree as JSON text, left out when it is empty
     /// (`{{- with EXPR }}`).
     Yaml(String, Expr),
-    /// A values map's own entries, merged in here (`with` + `toYaml`).
+    /// A values map's own entries, merged in here (`range`, one line each).
     Splice(Expr),
     /// The entries of a map helper (`include ... | nindent`).
     Include(&'static str),
@@ -66,7 +66,7 @@ pub fn text(key: impl Into<String>, value: &str) -> Entry {
     Entry::Field(key.into(), Node::Lit(Value::from(value)))
 }
 
-/// `key: {{ EXPR | toJson }}`.
+/// `key: {{ include "<chart>.json" EXPR }}`.
 pub fn json(key: impl Into<String>, expr: Expr) -> Entry {
     Entry::Field(key.into(), Node::Json(expr))
 }
