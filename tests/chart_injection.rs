@@ -393,7 +393,7 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
                     let Some(file) = queue.lock().unwrap().pop() else { break };
                     let path = dir.path().join(&file);
                     let ours = asogen_in(dir.path(), &["template", "-f", &file]);
-                    let helm = helm_render(&[
+                    let args = [
                         "template",
                         &chart(),
                         "-n",
@@ -401,7 +401,14 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
                         "--manifest",
                         "-f",
                         path.to_str().unwrap(),
-                    ]);
+                    ];
+                    let mut helm = helm_render(&args);
+                    // The engine talks to a local fake API server; on a busy
+                    // machine that can time out once. A real disagreement
+                    // repeats.
+                    if helm.status.code() != ours.status.code() {
+                        helm = helm_render(&args);
+                    }
                     let verdict = match (ours.status.code(), helm.status.code()) {
                         (Some(0), Some(0)) => difference(&text(&ours.stdout), &text(&helm.stdout)),
                         (Some(1), Some(1)) => None,
