@@ -132,6 +132,8 @@ pub struct Values {
     pub network_policies: NetworkPolicies,
     /// podDisruptionBudget configures the PodDisruptionBudget of the controller.
     pub pod_disruption_budget: PodDisruptionBudgetValues,
+    /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
+    pub admission_policy: AdmissionPolicy,
     /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub global: serde_json::Map<String, serde_json::Value>,
@@ -555,6 +557,20 @@ impl Default for NetworkPolicies {
     }
 }
 
+/// The in-cluster guard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AdmissionPolicy {
+    /// admissionPolicy.enable creates the ValidatingAdmissionPolicies and their bindings where the cluster serves them (admissionregistration.k8s.io/v1, Kubernetes 1.30 and later).
+    pub enable: bool,
+}
+
+impl Default for AdmissionPolicy {
+    fn default() -> Self {
+        AdmissionPolicy { enable: true }
+    }
+}
+
 /// PodDisruptionBudget settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -651,6 +667,7 @@ impl Default for Values {
             max_concurrent_reconciles: 4,
             rate_limit: RateLimit::default(),
             network_policies: NetworkPolicies::default(),
+            admission_policy: AdmissionPolicy::default(),
             pod_disruption_budget: PodDisruptionBudgetValues::default(),
             global: serde_json::Map::new(),
         }

@@ -99,6 +99,11 @@ pub enum Expr {
     AppVersion,
     /// `include "<chart>.NAME" .`: a string helper of [`helpers`].
     Include(&'static str),
+    /// `.Capabilities.APIVersions.Has "GROUP/VERSION/KIND"`: whether the
+    /// cluster serves a kind. Helm asks the cluster; asogen renders for a
+    /// current one (Kubernetes 1.30 or later), where every kind it asks
+    /// about is served, so it is true here.
+    ApiServed(&'static str),
     /// A function call.
     Call(Func, Vec<Expr>),
 }
@@ -231,6 +236,7 @@ impl Expr {
             Expr::ChartVersion => Value::from(scope.chart_version),
             Expr::AppVersion => Value::from(scope.app_version),
             Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
+            Expr::ApiServed(_) => Value::Bool(true),
             Expr::Call(func, args) => call(*func, args, scope)?,
         })
     }
@@ -256,6 +262,7 @@ impl Expr {
                 out
             }
             Expr::Include(name) => format!("include \"{}.{name}\" .", helpers::CHART),
+            Expr::ApiServed(kind) => format!(".Capabilities.APIVersions.Has \"{kind}\""),
             other => other.to_go_operand(),
         }
     }
@@ -272,7 +279,7 @@ impl Expr {
             Expr::ChartName => ".Chart.Name".into(),
             Expr::ChartVersion => ".Chart.Version".into(),
             Expr::AppVersion => ".Chart.AppVersion".into(),
-            Expr::Include(_) | Expr::Call(..) => format!("({})", self.to_go()),
+            Expr::Include(_) | Expr::ApiServed(_) | Expr::Call(..) => format!("({})", self.to_go()),
         }
     }
 }

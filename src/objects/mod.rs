@@ -2,6 +2,7 @@
 //! the chart prints its templates from these descriptions and asogen
 //! evaluates its manifests from them.
 
+mod admission;
 mod deployment;
 mod identity;
 mod network;
@@ -77,6 +78,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
         webhooks::serving_certificate(),
         webhooks::metrics_certificate(),
     ]);
+    resources.extend(admission::admission_policies());
     resources
 }
 
