@@ -8,13 +8,19 @@ use std::path::PathBuf;
 use crate::cli::{Cli, Command, DiffFormat, ReportFormat, Via};
 use crate::diagnostics::Format;
 
-/// Values given on the command line: `-f` files, then `--set` assignments.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ValuesArgs {
-    /// Values files; later files win, maps merge deeply, lists replace.
-    pub files: Vec<PathBuf>,
-    /// `--set KEY=VALUE` assignments, applied after the files.
-    pub set: Vec<String>,
+/// Values given on the command line: `-f` files, then the `--set` family.
+pub type ValuesArgs = crate::read::ValuesInput;
+
+impl From<crate::cli::ValuesFlags> for ValuesArgs {
+    fn from(flags: crate::cli::ValuesFlags) -> Self {
+        ValuesArgs {
+            files: flags.values,
+            set_json: flags.set_json,
+            set: flags.set,
+            set_string: flags.set_string,
+            set_file: flags.set_file,
+        }
+    }
 }
 
 /// One command and its settings.
@@ -208,13 +214,12 @@ impl Config {
             }),
             Command::Template {
                 values,
-                set,
                 namespace,
                 create_namespace,
                 values_dir,
                 out,
             } => {
-                let values = ValuesArgs { files: values, set };
+                let values = ValuesArgs::from(values);
                 let input = match (values_dir, out) {
                     (None, None) => TemplateInput::Values(values),
                     (Some(dir), Some(out)) => TemplateInput::Fleet {
@@ -233,11 +238,10 @@ impl Config {
             }
             Command::Validate {
                 values,
-                set,
                 format,
                 values_dir,
             } => {
-                let values = ValuesArgs { files: values, set };
+                let values = ValuesArgs::from(values);
                 let input = match values_dir {
                     None => ValidateInput::Values(values),
                     Some(dir) => ValidateInput::Fleet {
@@ -263,13 +267,12 @@ impl Config {
             Command::UpgradeCheck {
                 live,
                 values,
-                set,
                 via,
                 field_manager,
                 format,
             } => Config::UpgradeCheck(UpgradeCheckConfig {
                 live,
-                values: ValuesArgs { files: values, set },
+                values: ValuesArgs::from(values),
                 via,
                 field_managers: field_manager,
                 format,
@@ -337,6 +340,7 @@ mod tests {
             TemplateInput::Values(ValuesArgs {
                 files: vec!["a.yaml".into()],
                 set: vec!["x=1".into()],
+                ..Default::default()
             })
         );
         let Ok(Config::Template(fleet)) = config(&[
@@ -357,7 +361,7 @@ mod tests {
                 out: "out".into(),
                 shared: ValuesArgs {
                     files: vec!["a.yaml".into()],
-                    set: Vec::new(),
+                    ..Default::default()
                 },
             }
         );

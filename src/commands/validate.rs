@@ -53,7 +53,7 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
             } else {
                 Status::Failed
             };
-            (err.diagnostics, Vec::new(), status)
+            (err.diagnostics, err.read, status)
         }
         Ok(sources) => {
             // Checked once: compile only the part of the schema these

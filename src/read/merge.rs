@@ -2,7 +2,7 @@
 //! deeply, lists and scalars are replaced, `null` deletes), and finding
 //! which source set a key, so a diagnostic points at the line that set it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Source;
 use crate::diagnostics::Diagnostic;
@@ -109,8 +109,8 @@ impl Merged<'_> {
                 };
                 Diagnostic {
                     file: source.name.clone(),
-                    line: (source.name != "--set").then_some(position.line),
-                    column: (source.name != "--set").then_some(position.column),
+                    line: (!super::is_flag_source(&source.name)).then_some(position.line),
+                    column: (!super::is_flag_source(&source.name)).then_some(position.column),
                     key: to_key_path(pointer),
                     span_len: len,
                     ..Default::default()
@@ -139,4 +139,35 @@ pub fn merge_sources(sources: &[Source]) -> Merged<'_> {
         merge(&mut value, &source.document.value);
     }
     Merged { value, sources }
+}
+
+/// Helm's merge of one values file over the earlier ones (before the
+/// chart defaults): maps merge deeply, anything else replaces, and `null`
+/// is kept (it deletes a chart default later).
+pub fn merge_maps(mut base: Map<String, Value>, overlay: Map<String, Value>) -> Map<String, Value> {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(inner)) => {
+                let merged = merge_maps(std::mem::take(existing), inner);
+                *existing = merged;
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
+}
+
+/// The values the user gave, merged as Helm merges them before the chart
+/// defaults (files in order, then what the `--set` family set): what
+/// Helm's own merge of the same flags returns.
+pub fn user_values(sources: &[Source]) -> Value {
+    let mut out = Map::new();
+    for source in sources {
+        if let Value::Object(map) = &source.document.value {
+            out = merge_maps(out, map.clone());
+        }
+    }
+    Value::Object(out)
 }
