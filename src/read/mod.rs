@@ -210,7 +210,8 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
             Err(LoadError::Invalid(d)) => invalid.extend(d),
         }
     }
-    // A `--set-file` that cannot be read is an I/O error (exit 2).
+    // A `--set-file` that cannot be read is an I/O error (exit 2), as a
+    // `-f` file is; one too large is refused (exit 1).
     let unreadable = std::cell::Cell::new(false);
     let mut read_file = |path: &str| -> Result<Value, String> {
         let text = if is_stdin(path) {
@@ -219,7 +220,7 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
             read_text(std::path::Path::new(path), "--set-file value")
         };
         text.map(Value::String).map_err(|err| {
-            unreadable.set(true);
+            unreadable.set(matches!(err, LoadError::Io(_)));
             match err {
                 LoadError::Io(d) | LoadError::Invalid(d) => d
                     .into_iter()
