@@ -178,6 +178,21 @@ pub enum ConfigError {
         "--out is the folder of fleet mode and needs --values-dir DIR\nhelp: without --values-dir, template prints one manifest to standard output"
     )]
     OutWithoutValuesDir,
+    /// `-n` is not a name the API server accepts for a namespace.
+    #[error(
+        "--namespace {name:?} is not a valid namespace: {reason}\nhelp: a namespace is a lowercase RFC 1123 label of at most 63 characters, e.g. azureserviceoperator-system"
+    )]
+    Namespace {
+        /// The name given.
+        name: String,
+        /// Why the API server would refuse it.
+        reason: String,
+    },
+    /// `--create-namespace` for a namespace every cluster has.
+    #[error(
+        "--create-namespace would emit the Namespace {0}, which every cluster has: applying it would relabel it (asogen's Namespace enforces the restricted Pod Security Standard)\nhelp: leave out --create-namespace to install into {0}, or choose a namespace of its own, e.g. -n azureserviceoperator-system --create-namespace"
+    )]
+    SystemNamespace(String),
     /// `SOURCE_DATE_EPOCH` is set to something else than a number.
     #[error(
         "SOURCE_DATE_EPOCH={0:?} is not a number of seconds since 1970-01-01\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
@@ -230,6 +245,7 @@ impl Config {
                     (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
                     (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
                 };
+                check_namespace(&namespace, create_namespace)?;
                 Config::Template(TemplateConfig {
                     input,
                     namespace,
@@ -308,6 +324,21 @@ impl Config {
             }),
         })
     }
+}
+
+/// The namespace of `template`: a name the API server accepts, and with
+/// `--create-namespace` not one every cluster has.
+fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
+    if let Some(reason) = crate::names::label_problem(namespace) {
+        return Err(ConfigError::Namespace {
+            name: namespace.to_string(),
+            reason,
+        });
+    }
+    if create && crate::names::SYSTEM_NAMESPACES.contains(&namespace) {
+        return Err(ConfigError::SystemNamespace(namespace.to_string()));
+    }
+    Ok(())
 }
 
 /// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks

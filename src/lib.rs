@@ -19,6 +19,7 @@ pub mod emit;
 pub mod files;
 pub mod fleet;
 pub mod model;
+pub mod names;
 pub mod objects;
 pub mod output;
 pub mod pointer;

@@ -15,13 +15,17 @@ const LIMIT_KIB: u64 = 200 * 1024;
 
 #[test]
 fn endless_input_stays_under_200_mib() {
-    if !std::path::Path::new("/usr/bin/time").exists() || !std::path::Path::new("/dev/zero").exists()
+    if !std::path::Path::new("/usr/bin/time").exists()
+        || !std::path::Path::new("/dev/zero").exists()
     {
         panic!("this test needs /usr/bin/time (Debian package `time`) and /dev/zero");
     }
     let corpus = std::fs::read_to_string(root().join("tests/limits/commands.txt")).unwrap();
     let mut count = 0;
-    for line in corpus.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in corpus
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let mut words: Vec<&str> = line.split_whitespace().collect();
         let exit: i32 = words.remove(0).parse().unwrap();
         let zero_stdin = words.last() == Some(&"<zero");
@@ -45,7 +49,10 @@ fn endless_input_stays_under_200_mib() {
         let stderr = text(&out.stderr);
         let peak: u64 = stderr
             .lines()
-            .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
+            .find_map(|l| {
+                l.trim()
+                    .strip_prefix("Maximum resident set size (kbytes): ")
+            })
             .unwrap_or_else(|| panic!("{line}: no peak in {stderr}"))
             .parse()
             .unwrap();
