@@ -31,3 +31,4 @@ pub mod schema;
 pub mod upgrade;
 pub mod values;
 pub mod yaml;
+pub mod yaml11;

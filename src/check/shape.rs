@@ -211,7 +211,7 @@ fn shape_errors(
                             )
                         );
                         let help = if yaml11 && expected.starts_with("a boolean") {
-                            "write true or false: asogen reads YAML 1.2, where yes/no/on/off are strings".to_string()
+                            "write true or false without quotes: quoted, it is the text".to_string()
                         } else {
                             "write the value in the expected type (quote strings, leave numbers unquoted)".to_string()
                         };

@@ -100,6 +100,28 @@ fn parse_yaml_source(name: String, text: String, what: &str) -> Result<Source, L
     })
 }
 
+/// The values of `sources` that Helm (YAML 1.1) reads otherwise than YAML
+/// 1.2 tools do, as warnings: asogen reads them as Helm does.
+pub fn yaml_warnings(sources: &[Source]) -> Vec<Diagnostic> {
+    sources
+        .iter()
+        .flat_map(|source| {
+            source.document.notes.iter().map(|note| Diagnostic {
+                file: source.name.clone(),
+                line: Some(note.position.line),
+                column: Some(note.position.column),
+                key: crate::pointer::to_key_path(&note.pointer),
+                rule: None,
+                keyword: Some("yaml-1.1".into()),
+                message: note.message.clone(),
+                help: Some(note.help.clone()),
+                severity: Severity::Warning,
+                span_len: note.len,
+            })
+        })
+        .collect()
+}
+
 /// Values given on the command line, as Helm's flags name them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValuesInput {

@@ -172,7 +172,11 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
     Source {
         name: flag.name().into(),
         text: expression.to_string(),
-        document: LocatedDocument { value, spans },
+        document: LocatedDocument {
+            value,
+            spans,
+            notes: Vec::new(),
+        },
     }
 }
 
