@@ -255,8 +255,8 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
         for expression in input.expressions(flag) {
             match set::apply_set(flag, expression, &mut base, &mut read_file) {
                 Ok(source) => sources.push(source),
-                Err(d) if unreadable.replace(false) => io.push(d),
-                Err(d) => invalid.push(d),
+                Err(d) if unreadable.replace(false) => io.push(*d),
+                Err(d) => invalid.push(*d),
             }
         }
     }

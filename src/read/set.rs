@@ -92,8 +92,8 @@ pub fn apply_set(
     expression: &str,
     base: &mut Map<String, Value>,
     read_file: &mut dyn FnMut(&str) -> Result<Value, String>,
-) -> Result<Source, Diagnostic> {
-    let fail = |reason: &str| set_diagnostic(flag, expression, reason);
+) -> Result<Source, Box<Diagnostic>> {
+    let fail = |reason: &str| Box::new(set_diagnostic(flag, expression, reason));
     let set = if flag == SetFlag::Json && expression.trim_start().starts_with('{') {
         // A whole JSON object merges like a values file.
         let object: Map<String, Value> = serde_json::from_str(expression.trim())
@@ -186,7 +186,7 @@ pub fn set_source(expression: &str) -> Result<Source, super::LoadError> {
     apply_set(SetFlag::Set, expression, &mut base, &mut |_| {
         Err("no files here".into())
     })
-    .map_err(|d| super::LoadError::Invalid(vec![d]))
+    .map_err(|d| super::LoadError::Invalid(vec![*d]))
 }
 
 #[cfg(test)]
