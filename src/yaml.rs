@@ -698,6 +698,27 @@ mod tests {
     }
 
     #[test]
+    fn types_plain_scalars_as_helm_and_notes_yaml_1_2() {
+        let doc = parse_document("a: yes\nb: 0777\nc: '0777'\nn: 1\nd: true\n").unwrap();
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"a": true, "b": 511, "c": "0777", "false": 1, "d": true})
+        );
+        let noted: Vec<&str> = doc.notes.iter().map(|n| n.pointer.as_str()).collect();
+        assert_eq!(noted, ["/a", "/b", "/n"]);
+        assert_eq!(doc.notes[0].position, Position { line: 1, column: 4 });
+    }
+
+    #[test]
+    fn refuses_line_breaks_helm_reads_otherwise() {
+        let err = parse_document("a: x\u{2028}y\n").unwrap_err();
+        assert!(err.message.contains("U+2028"), "{err}");
+        assert_eq!(err.key, "a");
+        assert!(parse_document("a: \"x\u{2028}y\"\n").is_ok());
+        assert!(parse_document("a: \"x\u{85}y\"\n").is_err());
+    }
+
+    #[test]
     fn refuses_duplicate_keys_with_position() {
         let err = parse_document("a: 1\na: 2\n").unwrap_err();
         assert!(err.message.contains("duplicate key `a`"));
@@ -726,9 +747,9 @@ mod tests {
         let doc = parse_document("a: -9223372036854775808\nb: 9223372036854775807\n").unwrap();
         assert_eq!(doc.value["a"], i64::MIN);
         assert_eq!(doc.value["b"], i64::MAX);
-        let err = parse_document("x:\n  y: 18446744073709551615\n").unwrap_err();
+        let err = parse_document("x:\n  z: 18446744073709551615\n").unwrap_err();
         assert!(err.message.contains("too large"), "{err}");
-        assert_eq!(err.key, "x.y");
+        assert_eq!(err.key, "x.z");
         assert_eq!(err.position, Position { line: 2, column: 6 });
     }
 }
