@@ -231,3 +231,38 @@ fn values_come_from_standard_input_once() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stdout).contains("standard input is read once"));
 }
+
+#[test]
+fn files_merge_as_helm_merges_them_before_the_defaults() {
+    // A null in one file and a map in a later one: Helm merges the files
+    // first, so the map still merges with the chart defaults.
+    let files: Vec<String> = ["merge-1-port", "merge-2-null", "merge-3-enable"]
+        .iter()
+        .map(|name| {
+            root()
+                .join(format!("tests/strvals/{name}.yaml"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut args = vec!["template".to_string()];
+    for file in &files {
+        args.push("-f".into());
+        args.push(file.clone());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let ours = asogen(&args);
+    assert_eq!(ours.status.code(), Some(0), "{}", text(&ours.stderr));
+    let mut helm_args = vec![
+        "template",
+        "-n",
+        "azureserviceoperator-system",
+        "--manifest",
+    ];
+    let chart = common::chart();
+    helm_args.insert(1, &chart);
+    helm_args.extend(&args[1..]);
+    let helm = common::helm_render(&helm_args);
+    assert_eq!(helm.status.code(), Some(0), "{}", text(&helm.stderr));
+    common::assert_same_objects("merge", &text(&ours.stdout), &text(&helm.stdout));
+}

@@ -132,12 +132,13 @@ fn key_len(pointer: &str) -> usize {
         .map_or(1, |k| k.chars().count().max(1))
 }
 
-/// Merges the sources over the chart defaults.
+/// Merges the sources over the chart defaults as Helm does: the user's
+/// values first ([`user_values`]), then those over the defaults in one
+/// step, so a `null` in one file and a map in a later one still merges
+/// with the defaults.
 pub fn merge_sources(sources: &[Source]) -> Merged<'_> {
     let mut value = default_values();
-    for source in sources {
-        merge(&mut value, &source.document.value);
-    }
+    merge(&mut value, &user_values(sources));
     Merged { value, sources }
 }
 
@@ -170,4 +171,30 @@ pub fn user_values(sources: &[Source]) -> Value {
         }
     }
     Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> Source {
+        super::super::parse_source("v.yaml".into(), text.into()).unwrap()
+    }
+
+    #[test]
+    fn a_null_then_a_map_still_merges_with_the_defaults() {
+        // Helm merges the files first (the null is replaced by the map),
+        // then the result over the chart defaults.
+        let sources = [
+            source("metrics:\n  port: 9000\n"),
+            source("metrics: null\n"),
+            source("metrics:\n  enable: true\n"),
+        ];
+        let merged = merge_sources(&sources);
+        assert_eq!(merged.value["metrics"]["enable"], true);
+        assert_eq!(
+            merged.value["metrics"]["port"],
+            default_values()["metrics"]["port"]
+        );
+    }
 }
