@@ -62,21 +62,24 @@ pub fn is_flag_source(name: &str) -> bool {
     name.starts_with("--")
 }
 
-/// The expression as it may be shown: what follows the first `=` is
-/// hidden when the expression names a secret.
-fn shown(expression: &str) -> String {
-    match expression.split_once('=') {
-        Some((key, _)) if is_secret_name(key) => format!("{key}=<redacted>"),
-        _ => expression.to_string(),
-    }
-}
-
-/// A problem with one expression of `flag`.
+/// A problem with one expression of `flag`. When the expression names a
+/// secret anywhere, only its first key is shown, and not Helm's reason,
+/// which may quote part of the value (a `,` in a secret starts a new pair);
+/// `--set-file` values are paths, shown whole.
 pub fn set_diagnostic(flag: SetFlag, expression: &str, reason: &str) -> Diagnostic {
+    let message = if flag != SetFlag::File && is_secret_name(expression) {
+        let key = expression.split('=').next().unwrap_or_default();
+        format!(
+            "{} `{key}=<redacted>`: not KEY=VALUE pairs (a `,` in a value starts another pair; write it as `\\,`)",
+            flag.name()
+        )
+    } else {
+        format!("{} `{expression}`: {reason}", flag.name())
+    };
     Diagnostic {
         file: flag.name().into(),
         keyword: Some("set".into()),
-        message: format!("{} `{}`: {reason}", flag.name(), shown(expression)),
+        message,
         help: Some(format!(
             "write KEY=VALUE pairs separated by `,`; escape `.`, `,`, `=` and `[` in keys and values with `\\`; e.g. {}",
             flag.example()
@@ -216,16 +219,23 @@ mod tests {
 
     #[test]
     fn errors_name_the_flag_and_hide_secrets() {
-        let d = set_source("azureClientSecret=p4ss,oops").unwrap_err();
+        let d = set_source("a=1,azureClientSecret=p4ss,w0rd").unwrap_err();
         let super::super::LoadError::Invalid(d) = d else {
             unreachable!()
         };
         assert!(
-            d[0].message
-                .starts_with("--set `azureClientSecret=<redacted>`"),
+            d[0].message.starts_with("--set `a=<redacted>`"),
             "{}",
             d[0].message
         );
-        assert!(!d[0].message.contains("p4ss"));
+        assert!(!d[0].message.contains("p4ss") && !d[0].message.contains("w0rd"));
+        let d = set_source("replicaCount=1,oops").unwrap_err();
+        let super::super::LoadError::Invalid(d) = d else {
+            unreachable!()
+        };
+        assert_eq!(
+            d[0].message,
+            "--set `replicaCount=1,oops`: key `oops` has no value"
+        );
     }
 }
