@@ -137,8 +137,8 @@ pub enum Command {
 }
 
 /// Values as Helm's flags give them. Helm applies the files in order,
-/// then every `--set-json`, `--set`, `--set-string` and `--set-file`, in
-/// that order, whatever their order on the command line.
+/// then every `--set-json`, `--set`, `--set-string`, `--set-file` and
+/// `--set-literal`, in that order, whatever their order on the command line.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ValuesFlags {
     /// A values file (`-` for standard input); later files win, maps merge deeply,
@@ -158,6 +158,9 @@ pub struct ValuesFlags {
     /// Set JSON values: KEY=JSON, or a whole JSON object.
     #[arg(long = "set-json", value_name = "KEY=JSON")]
     pub set_json: Vec<String>,
+    /// Set one value to the literal text after `=` (commas, dots and backslashes included).
+    #[arg(long = "set-literal", value_name = "KEY=TEXT")]
+    pub set_literal: Vec<String>,
 }
 
 /// Output format of `diff`.

@@ -19,6 +19,7 @@ impl From<crate::cli::ValuesFlags> for ValuesArgs {
             set: flags.set,
             set_string: flags.set_string,
             set_file: flags.set_file,
+            set_literal: flags.set_literal,
         }
     }
 }

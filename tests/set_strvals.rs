@@ -48,6 +48,7 @@ fn input(args: &[String]) -> ValuesInput {
             "--set-string" => input.set_string.push(value),
             "--set-file" => input.set_file.push(value),
             "--set-json" => input.set_json.push(value),
+            "--set-literal" => input.set_literal.push(value),
             other => panic!("unknown flag {other}"),
         }
     }

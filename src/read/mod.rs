@@ -135,6 +135,8 @@ pub struct ValuesInput {
     pub set_string: Vec<String>,
     /// `--set-file` expressions.
     pub set_file: Vec<String>,
+    /// `--set-literal` expressions.
+    pub set_literal: Vec<String>,
 }
 
 impl ValuesInput {
@@ -145,6 +147,7 @@ impl ValuesInput {
             SetFlag::Set => &self.set,
             SetFlag::String => &self.set_string,
             SetFlag::File => &self.set_file,
+            SetFlag::Literal => &self.set_literal,
         }
     }
 
@@ -194,7 +197,8 @@ fn is_stdin(path: &str) -> bool {
 }
 
 /// Reads every `-f` file, then applies the `--set` family in Helm's order
-/// (`--set-json`, `--set`, `--set-string`, `--set-file`) over them.
+/// (`--set-json`, `--set`, `--set-string`, `--set-file`, `--set-literal`)
+/// over them.
 pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
     let mut sources = Vec::new();
     let mut read = Vec::new();

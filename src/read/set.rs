@@ -1,6 +1,7 @@
 //! The `--set` family as Helm applies it: after the values files, every
-//! `--set-json`, then `--set`, then `--set-string`, then `--set-file`
-//! (Helm's order, whatever the order on the command line), each applied
+//! `--set-json`, then `--set`, `--set-string`, `--set-file` and
+//! `--set-literal` (Helm's order, whatever the order on the command line),
+//! each applied
 //! into the values the files set ([`super::strvals`] is the language).
 //!
 //! Each expression becomes a source of its own holding only the nodes it
@@ -30,12 +31,19 @@ pub enum SetFlag {
     String,
     /// `--set-file key=path`: the file's content as text.
     File,
+    /// `--set-literal key=text`: everything after the `=`, as it is.
+    Literal,
 }
 
 impl SetFlag {
     /// The order Helm applies them in.
-    pub const HELM_ORDER: [SetFlag; 4] =
-        [SetFlag::Json, SetFlag::Set, SetFlag::String, SetFlag::File];
+    pub const HELM_ORDER: [SetFlag; 5] = [
+        SetFlag::Json,
+        SetFlag::Set,
+        SetFlag::String,
+        SetFlag::File,
+        SetFlag::Literal,
+    ];
 
     /// The flag as written on the command line.
     pub fn name(self) -> &'static str {
@@ -44,6 +52,7 @@ impl SetFlag {
             SetFlag::Set => "--set",
             SetFlag::String => "--set-string",
             SetFlag::File => "--set-file",
+            SetFlag::Literal => "--set-literal",
         }
     }
 
@@ -53,6 +62,7 @@ impl SetFlag {
             SetFlag::Set => r"--set replicaCount=1, --set nodeSelector.kubernetes\.io/os=linux",
             SetFlag::String => "--set-string podLabels.team=007",
             SetFlag::File => "--set-file azureClientCertificate=./client.pem",
+            SetFlag::Literal => "--set-literal azureClientSecret='a,b=c'",
         }
     }
 }
@@ -114,6 +124,7 @@ pub fn apply_set(
             SetFlag::Set => Typing::Typed,
             SetFlag::String => Typing::Strings,
             SetFlag::File => Typing::File(read_file),
+            SetFlag::Literal => Typing::Literal,
         };
         strvals::apply(expression, base, typing).map_err(|reason| fail(&reason))?
     };

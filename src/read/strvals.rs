@@ -40,6 +40,8 @@ pub enum Typing<'a> {
     Json,
     /// `--set-file`: the text names a file; the value is what it reads.
     File(&'a mut dyn FnMut(&str) -> Result<Value, String>),
+    /// `--set-literal`: the rest of the expression, as it is.
+    Literal,
 }
 
 /// Why an expression stopped: the end of the text (Helm then keeps what was
@@ -102,7 +104,12 @@ impl Parser<'_> {
         c
     }
 
+    fn literal(&self) -> bool {
+        matches!(self.typing, Typing::Literal)
+    }
+
     fn until(&mut self, stops: &[char]) -> Run {
+        let escapes = !self.literal();
         let mut text = String::new();
         loop {
             match self.next_char() {
@@ -113,7 +120,7 @@ impl Parser<'_> {
                         stop: Some(c),
                     };
                 }
-                Some('\\') => match self.next_char() {
+                Some('\\') if escapes => match self.next_char() {
                     Some(c) => text.push(c),
                     None => return Run { text, stop: None },
                 },
@@ -137,7 +144,12 @@ impl Parser<'_> {
         pointer: &str,
         in_list: bool,
     ) -> Step<()> {
-        let run = self.until(&['=', '[', ',', '.']);
+        let stops: &[char] = if self.literal() {
+            &['=', '[', '.']
+        } else {
+            &['=', '[', ',', '.']
+        };
+        let run = self.until(stops);
         let key = run.text;
         let child = format!("{pointer}/{}", escape_segment(&key));
         match run.stop {
@@ -196,6 +208,11 @@ impl Parser<'_> {
         if let Typing::Json = self.typing {
             return self.json_value().map(|value| (value, false));
         }
+        if self.literal() {
+            let rest: String = self.chars[self.at..].iter().collect();
+            self.at = self.chars.len();
+            return Ok((Value::String(rest), false));
+        }
         match self.list_literal() {
             Some(Ok(list)) => Ok((list, false)),
             Some(Err(halt)) => Err(halt),
@@ -240,7 +257,7 @@ impl Parser<'_> {
     fn convert(&mut self, text: &str) -> Step<Value> {
         match &mut self.typing {
             Typing::Typed => Ok(typed(text)),
-            Typing::Strings | Typing::Json => Ok(Value::String(text.to_string())),
+            Typing::Strings | Typing::Json | Typing::Literal => Ok(Value::String(text.to_string())),
             Typing::File(read) => read(text).map_err(Halt::Error),
         }
     }

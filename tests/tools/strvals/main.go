@@ -1,6 +1,7 @@
 // Command helmvalues merges values exactly as Helm's CLI does (its own
 // values.Options.MergeValues: -f files, then --set-json, --set,
-// --set-string, --set-file), for asogen's differential tests.
+// --set-string, --set-file, --set-literal), for asogen's differential
+// tests.
 //
 // Each line of standard input is one case: a JSON array of arguments, e.g.
 // ["--set", "a=1", "-f", "v.yaml"]. Each line of standard output is its
@@ -40,6 +41,8 @@ func options(args []string) (*values.Options, error) {
 			opts.FileValues = append(opts.FileValues, value)
 		case "--set-json":
 			opts.JSONValues = append(opts.JSONValues, value)
+		case "--set-literal":
+			opts.LiteralValues = append(opts.LiteralValues, value)
 		default:
 			return nil, fmt.Errorf("unknown flag %s", args[i])
 		}
