@@ -253,7 +253,9 @@ pub fn format_human(
             format!(" (key `{}`)", printable(&d.key))
         };
         let _ = writeln!(out, "  {blue}-->{reset} {}{key}", printable(&d.location()));
-        if let (Some(line), Some(column), Some(text)) = (d.line, d.column, source_of(&d.file))
+        // The text is looked up only for a problem with a position.
+        if let (Some(line), Some(column)) = (d.line, d.column)
+            && let Some(text) = source_of(&d.file)
             && let Some((source_line, column, span_len)) = excerpt(&text, line, column, d.span_len)
         {
             let number = line.to_string();

@@ -198,15 +198,22 @@ impl Problems {
     }
 }
 
-/// Problems for people: each with its source line (taken from `sources`;
-/// a file named there is never read again, so what was refused for its
-/// size is not read twice), coloured on a terminal.
+/// Problems for people: each with its source line, coloured on a
+/// terminal. The line comes from `sources`, the text as it was read; only a
+/// caller that kept no text (fleet mode, for a file that did not parse)
+/// has it read again, within the values file cap.
 pub fn human(diagnostics: &[Diagnostic], sources: &[Source]) -> String {
     let source_text = |name: &str| {
         sources
             .iter()
             .find(|source| source.name == name)
             .map(|source| source.text.clone())
+            .or_else(|| {
+                let path = Path::new(name);
+                path.is_file()
+                    .then(|| read::read_capped_text(path, read::MAX_FILE_BYTES).ok())
+                    .flatten()
+            })
     };
     diagnostics::format_human(diagnostics, &source_text, diagnostics::use_colour())
 }
