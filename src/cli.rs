@@ -37,12 +37,9 @@ pub enum Command {
     },
     /// Print the install manifest for the given values (like `helm template`).
     Template {
-        /// A values file; later files win, maps merge deeply, lists replace.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
         /// The namespace of namespaced objects.
         #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
         namespace: String,
@@ -60,12 +57,9 @@ pub enum Command {
     /// Check values files: every problem with file, line, column, key, rule id and help
     /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
     Validate {
-        /// A values file; several are merged in order, as Helm does.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
@@ -89,12 +83,9 @@ pub enum Command {
         /// --show-managed-fields` prints it.
         #[arg(long, value_name = "FILE")]
         live: PathBuf,
-        /// A values file for the new release; later files win.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
         /// Check only these apply paths (default: all).
         #[arg(long = "via", value_enum, value_name = "PATH")]
         via: Vec<Via>,
@@ -143,6 +134,33 @@ pub enum Command {
         #[arg(long, default_value = "values/profiles")]
         profiles: PathBuf,
     },
+}
+
+/// Values as Helm's flags give them. Helm applies the files in order,
+/// then every `--set-json`, `--set`, `--set-string`, `--set-file` and
+/// `--set-literal`, in that order, whatever their order on the command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ValuesFlags {
+    /// A values file (`-` for standard input); later files win, maps merge deeply,
+    /// lists replace.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Set values as Helm does: `a.b=v,c[0]=w`, `{x,y}` for a list, `\` escapes;
+    /// only true, false, null and integers are typed, anything else is text.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Set values as text, whatever they look like (e.g. --set-string podLabels.id=007).
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// Set a value to a file's content, as text (`-` for standard input).
+    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    pub set_file: Vec<String>,
+    /// Set JSON values: KEY=JSON, or a whole JSON object.
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
+    /// Set one value to the literal text after `=` (commas, dots and backslashes included).
+    #[arg(long = "set-literal", value_name = "KEY=TEXT")]
+    pub set_literal: Vec<String>,
 }
 
 /// Output format of `diff`.

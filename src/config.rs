@@ -8,13 +8,20 @@ use std::path::PathBuf;
 use crate::cli::{Cli, Command, DiffFormat, ReportFormat, Via};
 use crate::diagnostics::Format;
 
-/// Values given on the command line: `-f` files, then `--set` assignments.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ValuesArgs {
-    /// Values files; later files win, maps merge deeply, lists replace.
-    pub files: Vec<PathBuf>,
-    /// `--set KEY=VALUE` assignments, applied after the files.
-    pub set: Vec<String>,
+/// Values given on the command line: `-f` files, then the `--set` family.
+pub type ValuesArgs = crate::read::ValuesInput;
+
+impl From<crate::cli::ValuesFlags> for ValuesArgs {
+    fn from(flags: crate::cli::ValuesFlags) -> Self {
+        ValuesArgs {
+            files: flags.values,
+            set_json: flags.set_json,
+            set: flags.set,
+            set_string: flags.set_string,
+            set_file: flags.set_file,
+            set_literal: flags.set_literal,
+        }
+    }
 }
 
 /// One command and its settings.
@@ -174,6 +181,21 @@ pub enum ConfigError {
         "--out is the folder of fleet mode and needs --values-dir DIR\nhelp: without --values-dir, template prints one manifest to standard output"
     )]
     OutWithoutValuesDir,
+    /// `-n` is not a name the API server accepts for a namespace.
+    #[error(
+        "--namespace {name:?} is not a valid namespace: {reason}\nhelp: a namespace is a lowercase RFC 1123 label of at most 63 characters, e.g. azureserviceoperator-system"
+    )]
+    Namespace {
+        /// The name given.
+        name: String,
+        /// Why the API server would refuse it.
+        reason: String,
+    },
+    /// `--create-namespace` for a namespace every cluster has.
+    #[error(
+        "--create-namespace would emit the Namespace {0}, which every cluster has: applying it would relabel it (asogen's Namespace enforces the restricted Pod Security Standard)\nhelp: leave out --create-namespace to install into {0}, or choose a namespace of its own, e.g. -n azureserviceoperator-system --create-namespace"
+    )]
+    SystemNamespace(String),
     /// `SOURCE_DATE_EPOCH` is set to something else than a number.
     #[error(
         "SOURCE_DATE_EPOCH={0:?} is not a number of seconds since 1970-01-01\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
@@ -219,13 +241,12 @@ impl Config {
             }),
             Command::Template {
                 values,
-                set,
                 namespace,
                 create_namespace,
                 values_dir,
                 out,
             } => {
-                let values = ValuesArgs { files: values, set };
+                let values = ValuesArgs::from(values);
                 let input = match (values_dir, out) {
                     (None, None) => TemplateInput::Values(values),
                     (Some(dir), Some(out)) => TemplateInput::Fleet {
@@ -236,6 +257,7 @@ impl Config {
                     (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
                     (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
                 };
+                check_namespace(&namespace, create_namespace)?;
                 Config::Template(TemplateConfig {
                     input,
                     namespace,
@@ -244,11 +266,10 @@ impl Config {
             }
             Command::Validate {
                 values,
-                set,
                 format,
                 values_dir,
             } => {
-                let values = ValuesArgs { files: values, set };
+                let values = ValuesArgs::from(values);
                 let input = match values_dir {
                     None => ValidateInput::Values(values),
                     Some(dir) => ValidateInput::Fleet {
@@ -276,13 +297,12 @@ impl Config {
             Command::UpgradeCheck {
                 live,
                 values,
-                set,
                 via,
                 field_manager,
                 format,
             } => Config::UpgradeCheck(UpgradeCheckConfig {
                 live,
-                values: ValuesArgs { files: values, set },
+                values: ValuesArgs::from(values),
                 via,
                 field_managers: field_manager,
                 format,
@@ -320,6 +340,21 @@ impl Config {
     }
 }
 
+/// The namespace of `template`: a name the API server accepts, and with
+/// `--create-namespace` not one every cluster has.
+fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
+    if let Some(reason) = crate::names::label_problem(namespace) {
+        return Err(ConfigError::Namespace {
+            name: namespace.to_string(),
+            reason,
+        });
+    }
+    if create && crate::names::SYSTEM_NAMESPACES.contains(&namespace) {
+        return Err(ConfigError::SystemNamespace(namespace.to_string()));
+    }
+    Ok(())
+}
+
 /// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks
 /// allowed).
 fn parse_source_date_epoch(text: &str) -> Result<u64, ConfigError> {
@@ -355,6 +390,7 @@ mod tests {
             TemplateInput::Values(ValuesArgs {
                 files: vec!["a.yaml".into()],
                 set: vec!["x=1".into()],
+                ..Default::default()
             })
         );
         let Ok(Config::Template(fleet)) = config(&[
@@ -375,7 +411,7 @@ mod tests {
                 out: "out".into(),
                 shared: ValuesArgs {
                     files: vec!["a.yaml".into()],
-                    set: Vec::new(),
+                    ..Default::default()
                 },
             }
         );

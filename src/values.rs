@@ -73,6 +73,7 @@ pub struct Values {
     /// affinity holds node affinity and pod (anti-)affinity rules.
     pub affinity: Affinity,
     /// priorityClassName is the PriorityClass of the pod; empty for none.
+    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
     pub priority_class_name: String,
     /// podAnnotations are added to the pod.
     pub pod_annotations: BTreeMap<String, String>,
@@ -471,6 +472,7 @@ pub struct ServiceAccount {
     /// serviceAccount.create creates the ServiceAccount.
     pub create: bool,
     /// serviceAccount.name names the ServiceAccount; empty means azureserviceoperator-default (or default when create is false).
+    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
     pub name: String,
     /// serviceAccount.annotations are added to the ServiceAccount (e.g. azure.workload.identity/client-id).
     pub annotations: BTreeMap<String, String>,
