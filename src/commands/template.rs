@@ -84,7 +84,7 @@ fn one<W: Write>(
     let sources = super::read_values(values)?;
     // Checked once: compile only the part of the schema these values write.
     let checker = Checker::for_sources(Release::default(), &sources);
-    let warnings = crate::read::yaml_warnings(&sources);
+    let warnings = checker.warnings(&sources);
     if !warnings.is_empty() {
         eprint!("{}", human(&warnings, &sources));
     }

@@ -59,7 +59,7 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
             // Checked once: compile only the part of the schema these
             // values write.
             let checker = Checker::for_sources(Release::default(), &sources);
-            let warnings = crate::read::yaml_warnings(&sources);
+            let warnings = checker.warnings(&sources);
             match checker.check(&sources, DEFAULT_NAMESPACE) {
                 Ok(_) => (warnings, sources, Status::Success),
                 Err(mut diagnostics) => {

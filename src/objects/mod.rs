@@ -17,7 +17,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::model::Release;
 
-pub use deployment::TEMPLATED_VALUES;
+pub use deployment::{CRD_LABELS_FLAG, TEMPLATED_VALUES};
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
