@@ -5,7 +5,8 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command, DiffFormat, ReportFormat, Via};
+use crate::cli::{Cli, Command, DiffFormat, ReportFormat, TemplateFormat, Via};
+use crate::describe::{Capabilities, KubeVersion};
 use crate::diagnostics::Format;
 
 /// Values given on the command line: `-f` files, then the `--set` family.
@@ -43,6 +44,8 @@ pub enum Config {
     Diff(DiffConfig),
     /// `asogen release`.
     Release(ReleaseConfig),
+    /// `asogen completions`.
+    Completions(clap_complete::Shell),
 }
 
 /// Settings of `render`.
@@ -52,8 +55,8 @@ pub struct RenderConfig {
     pub check: bool,
     /// The output folder.
     pub out: PathBuf,
-    /// The folder of values profiles.
-    pub profiles: PathBuf,
+    /// The folder of values profiles; None for the built-in ones.
+    pub profiles: Option<PathBuf>,
 }
 
 /// What `template` renders.
@@ -82,6 +85,16 @@ pub struct TemplateConfig {
     pub namespace: String,
     /// Also render the Namespace object first.
     pub create_namespace: bool,
+    /// `.Release.Name`.
+    pub release_name: String,
+    /// What the cluster serves.
+    pub capabilities: Capabilities,
+    /// How to print the objects.
+    pub output: TemplateFormat,
+    /// Only the objects of these chart templates (patterns), when given.
+    pub show_only: Vec<String>,
+    /// Write one file per template under this folder instead of printing.
+    pub output_dir: Option<PathBuf>,
 }
 
 /// What `validate` checks.
@@ -153,16 +166,16 @@ pub struct CatalogImportConfig {
 pub struct ReleaseConfig {
     /// The chart version.
     pub version: String,
-    /// The image tag (default: v + version).
-    pub image_tag: Option<String>,
+    /// The appVersion and image tag (default: v + version).
+    pub app_version: Option<String>,
     /// The image digest.
     pub image_digest: Option<String>,
     /// The previous release's folder.
     pub previous: Option<PathBuf>,
     /// The output folder.
     pub out: PathBuf,
-    /// The folder of values profiles.
-    pub profiles: PathBuf,
+    /// The folder of values profiles; None for the built-in ones.
+    pub profiles: Option<PathBuf>,
     /// Seconds since 1970 for every timestamp, from `SOURCE_DATE_EPOCH`
     /// (None when it is not set).
     pub source_date_epoch: Option<u64>,
@@ -206,6 +219,41 @@ pub enum ConfigError {
         "SOURCE_DATE_EPOCH={0} is after 9999-12-31T23:59:59Z ({MAX_SOURCE_DATE_EPOCH}), the last time chart indexes and archives can carry\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
     )]
     SourceDateEpochTooLate(u64),
+    /// `template NAME` that Helm would refuse as a release name.
+    #[error(
+        "release name {name:?} is not valid: {reason}\nhelp: a release name is a lowercase RFC 1123 label of at most 53 characters, e.g. aso"
+    )]
+    ReleaseName {
+        /// The name given.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// `--kube-version` that is not a Kubernetes version.
+    #[error(
+        "--kube-version {0:?} is not a Kubernetes version\nhelp: write MAJOR.MINOR, e.g. --kube-version 1.29 (a leading v and a patch are allowed)"
+    )]
+    KubeVersion(String),
+    /// `--api-versions` that is not GROUP/VERSION or GROUP/VERSION/KIND.
+    #[error(
+        "--api-versions {0:?} is not GROUP/VERSION or GROUP/VERSION/KIND\nhelp: e.g. --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"
+    )]
+    ApiVersion(String),
+    /// `--skip-schema-validation`.
+    #[error(
+        "--skip-schema-validation has no meaning for asogen: values.schema.json is generated from the typed model asogen renders from, so values that fail it cannot be rendered at all\nhelp: fix the values `asogen validate -f FILE` reports; the rules (the chart's guard) are checked with or without the schema"
+    )]
+    SkipSchemaValidation,
+    /// A template flag that fleet mode does not take.
+    #[error(
+        "{0} prints or writes one manifest and cannot be used with --values-dir\nhelp: fleet mode writes one YAML manifest per values file into --out"
+    )]
+    NotInFleet(&'static str),
+    /// `--output-dir` with `-o json`.
+    #[error(
+        "--output-dir writes YAML files, one per chart template, as helm template does; it cannot be used with -o json\nhelp: leave out -o json, or print the JSON List to standard output"
+    )]
+    OutputDirJson,
 }
 
 /// 9999-12-31T23:59:59Z: RFC 3339 (index.yaml's `created`) has four-digit
@@ -240,12 +288,48 @@ impl Config {
                 profiles,
             }),
             Command::Template {
+                name,
                 values,
                 namespace,
                 create_namespace,
+                output,
+                show_only,
+                output_dir,
+                release_name: name_in_path,
+                kube_version,
+                api_versions,
+                skip_schema_validation,
+                debug: _,
                 values_dir,
                 out,
             } => {
+                if skip_schema_validation {
+                    return Err(ConfigError::SkipSchemaValidation);
+                }
+                if values_dir.is_some() {
+                    let single = [
+                        (output == TemplateFormat::Json, "-o json"),
+                        (!show_only.is_empty(), "--show-only"),
+                        (output_dir.is_some(), "--output-dir"),
+                    ];
+                    if let Some((_, flag)) = single.iter().find(|(given, _)| *given) {
+                        return Err(ConfigError::NotInFleet(flag));
+                    }
+                }
+                if output_dir.is_some() && output == TemplateFormat::Json {
+                    return Err(ConfigError::OutputDirJson);
+                }
+                let release_name =
+                    name.unwrap_or_else(|| crate::render::objects::DEFAULT_INSTANCE.to_string());
+                check_release_name(&release_name)?;
+                let capabilities = capabilities(kube_version.as_deref(), api_versions)?;
+                let output_dir = output_dir.map(|dir| {
+                    if name_in_path {
+                        dir.join(&release_name)
+                    } else {
+                        dir
+                    }
+                });
                 let values = ValuesArgs::from(values);
                 let input = match (values_dir, out) {
                     (None, None) => TemplateInput::Values(values),
@@ -262,6 +346,11 @@ impl Config {
                     input,
                     namespace,
                     create_namespace,
+                    release_name,
+                    capabilities,
+                    output,
+                    show_only,
+                    output_dir,
                 })
             }
             Command::Validate {
@@ -318,8 +407,10 @@ impl Config {
                 format,
                 fail_on_breaking,
             }),
+            Command::Completions { shell } => Config::Completions(shell),
             Command::Release {
                 version,
+                app_version,
                 image_tag,
                 image_digest,
                 previous,
@@ -327,7 +418,7 @@ impl Config {
                 profiles,
             } => Config::Release(ReleaseConfig {
                 version,
-                image_tag,
+                app_version: app_version.or(image_tag),
                 image_digest,
                 previous,
                 out,
@@ -353,6 +444,51 @@ fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
         return Err(ConfigError::SystemNamespace(namespace.to_string()));
     }
     Ok(())
+}
+
+/// A release name Helm accepts: a DNS-1123 label of at most 53 characters
+/// (Helm keeps 10 for the suffixes it appends).
+fn check_release_name(name: &str) -> Result<(), ConfigError> {
+    const MAX: usize = 53;
+    let reason = if name.len() > MAX {
+        Some(format!("it has {} characters, more than {MAX}", name.len()))
+    } else {
+        crate::names::label_problem(name)
+    };
+    match reason {
+        Some(reason) => Err(ConfigError::ReleaseName {
+            name: name.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What the cluster serves, from `--kube-version` and `--api-versions`.
+fn capabilities(
+    kube_version: Option<&str>,
+    api_versions: Vec<String>,
+) -> Result<Capabilities, ConfigError> {
+    let kube_version = kube_version
+        .map(|text| KubeVersion::parse(text).ok_or_else(|| ConfigError::KubeVersion(text.into())))
+        .transpose()?;
+    for api in &api_versions {
+        let parts: Vec<&str> = api.split('/').collect();
+        let well_formed = (2..=3).contains(&parts.len())
+            && parts.iter().all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            });
+        if !well_formed {
+            return Err(ConfigError::ApiVersion(api.clone()));
+        }
+    }
+    Ok(Capabilities {
+        kube_version,
+        api_versions,
+    })
 }
 
 /// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks

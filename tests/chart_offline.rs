@@ -276,6 +276,7 @@ impl Context<'_> {
                 release_service: "",
                 chart_version: "",
                 app_version: "",
+                capabilities: &asogen::describe::Capabilities::default(),
             };
             return call.eval(&scope).unwrap_or_else(|e| panic!("{name}: {e}"));
         }

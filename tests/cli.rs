@@ -73,7 +73,14 @@ fn render_check_reports_a_changed_file_with_a_diff() {
         "{stdout}"
     );
     assert!(stdout.contains("stray.txt"));
-    assert!(text(&out.stderr).contains("cargo run -- render"));
+    // The command that updates gen/, not generated/.
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "run `asogen render --out gen --profiles {profiles}` to update"
+        )),
+        "{stderr}"
+    );
     // --check wrote nothing.
     assert!(
         std::fs::read_to_string(&file)

@@ -7,6 +7,7 @@
 //! Exit codes: 0 ok; 1 the input or the check failed; 2 usage or I/O error.
 
 pub mod catalog;
+pub mod completions;
 pub mod diff;
 pub mod release;
 pub mod render;
@@ -174,6 +175,7 @@ pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<S
         Config::Diff(config) => diff::run(config, stdout)?,
         Config::Release(config) => release::run(config)?,
         Config::CatalogImport(config) => catalog::run(config, stdout)?,
+        Config::Completions(shell) => completions::run(*shell, stdout),
     })
 }
 

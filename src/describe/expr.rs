@@ -101,8 +101,8 @@ pub enum Expr {
     Include(&'static str),
     /// `.Capabilities.APIVersions.Has "GROUP/VERSION/KIND"`: whether the
     /// cluster serves a kind. Helm asks the cluster; asogen renders for a
-    /// current one (Kubernetes 1.30 or later), where every kind it asks
-    /// about is served, so it is true here.
+    /// current one unless `--kube-version` names an older one (see
+    /// [`super::Capabilities`]).
     ApiServed(&'static str),
     /// A function call.
     Call(Func, Vec<Expr>),
@@ -173,6 +173,8 @@ pub struct Scope<'a> {
     pub chart_version: &'a str,
     /// `.Chart.AppVersion`.
     pub app_version: &'a str,
+    /// `.Capabilities`: the APIs the target cluster serves.
+    pub capabilities: &'a super::Capabilities,
 }
 
 /// An expression that Helm would refuse to evaluate.
@@ -236,7 +238,7 @@ impl Expr {
             Expr::ChartVersion => Value::from(scope.chart_version),
             Expr::AppVersion => Value::from(scope.app_version),
             Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
-            Expr::ApiServed(_) => Value::Bool(true),
+            Expr::ApiServed(api) => Value::Bool(scope.capabilities.has(api)),
             Expr::Call(func, args) => call(*func, args, scope)?,
         })
     }
@@ -510,6 +512,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    static CURRENT: crate::describe::Capabilities = crate::describe::Capabilities {
+        kube_version: None,
+        api_versions: Vec::new(),
+    };
+
     fn scope(values: &Value) -> Scope<'_> {
         Scope {
             values,
@@ -518,6 +525,7 @@ mod tests {
             release_service: "asogen",
             chart_version: "1.0.0",
             app_version: "v1.0.0",
+            capabilities: &CURRENT,
         }
     }
 
