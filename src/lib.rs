@@ -23,6 +23,7 @@ pub mod names;
 pub mod objects;
 pub mod output;
 pub mod pointer;
+pub mod progress;
 pub mod read;
 pub mod release;
 pub mod render;

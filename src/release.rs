@@ -89,7 +89,9 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
         reason: err.to_string(),
         help: match version.strip_prefix('v') {
             Some(rest) if semver::Version::parse(rest).is_ok() => {
-                format!("write --version {rest} (the image tag gets the v)")
+                format!(
+                    "write --version {rest} (--app-version, the image tag, is v{rest} by default)"
+                )
             }
             _ => "write MAJOR.MINOR.PATCH, e.g. 2.22.0 or 2.22.0-rc.1".to_string(),
         },

@@ -284,3 +284,31 @@ fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) {
         artifacts.insert(manifest, stream_texts(&texts, &header));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile added to values/profiles/ must be built in too, or a
+    /// released binary would render without it.
+    #[test]
+    fn every_profile_file_is_built_in_as_it_is() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("values/profiles");
+        let files = profiles(&dir).expect("values/profiles lists");
+        let builtin = builtin_profiles();
+        let names = |list: &[Profile]| list.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&builtin),
+            names(&files),
+            "add every values/profiles file to BUILTIN_PROFILES in src/render/mod.rs"
+        );
+        for (file, builtin) in files.iter().zip(&builtin) {
+            assert_eq!(
+                std::fs::read_to_string(&file.path).unwrap(),
+                builtin.builtin.unwrap(),
+                "{}",
+                file.name
+            );
+        }
+    }
+}
