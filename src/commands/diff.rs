@@ -45,10 +45,12 @@ impl Error {
 /// Reads both sides, prints the changes; fails (exit 1) on a breaking
 /// change when asked to.
 pub fn run<W: Write>(config: &DiffConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    let old = diff::read_side(&config.old)?;
+    let new = diff::read_side(&config.new)?;
     // A folder against a file would compare the one manifest of the same
     // name and report every other artifact as removed or added.
     let (old_dir, new_dir) = (config.old.is_dir(), config.new.is_dir());
-    if old_dir != new_dir && config.old.exists() && config.new.exists() {
+    if old_dir != new_dir {
         let (folder, file) = if old_dir {
             (&config.old, &config.new)
         } else {
@@ -59,8 +61,6 @@ pub fn run<W: Write>(config: &DiffConfig, stdout: &mut Stdout<W>) -> Result<Stat
             file: file.clone(),
         });
     }
-    let old = diff::read_side(&config.old)?;
-    let new = diff::read_side(&config.new)?;
     let changes = diff::compare(&old, &new);
     match config.format {
         DiffFormat::Human => stdout.print(diff::format_human(&changes)),
