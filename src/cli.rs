@@ -188,29 +188,31 @@ pub enum Command {
 /// `helm template` flags that mean nothing for asogen, and why; shown by
 /// `asogen template --help`.
 pub const TEMPLATE_AFTER_HELP: &str = "\
-helm template flags with no meaning here (refused as unknown flags):
+helm template flags with no meaning here (exit 2, as unknown flags):
   CHART, --repo, --version, --devel, --verify, --keyring, --ca-file, --cert-file,
   --key-file, --username, --password, --pass-credentials, --insecure-skip-tls-verify,
   --plain-http, --dependency-update
       asogen is the chart: there is no chart to fetch, verify or update.
   --include-crds, --skip-crds
       asogen ships no CRDs: the controller installs them (--crd-management).
-  --validate, --is-upgrade, --no-hooks, --skip-tests, --disable-openapi-validation
-      no cluster is contacted, and the chart has no hooks or tests.
+  --validate, --is-upgrade, --dry-run, --enable-dns, --kubeconfig, --kube-context
+      no cluster is contacted: the output is always what a fresh install applies.
+  --no-hooks, --skip-tests, --hide-notes, --render-subchart-notes
+      the chart has no hooks, tests or subcharts, and template prints no notes.
   --post-renderer, --post-renderer-args
       pipe the output instead: asogen template ... | your-tool
   --name-template, --generate-name
       give the release name as NAME.
-  --atomic, --wait, --wait-for-jobs, --timeout, --replace, --description
+  --atomic, --rollback-on-failure, --wait, --wait-for-jobs, --timeout, --replace,
+  --description, --labels, --take-ownership, --force, --server-side
       install-time options: nothing is installed.
-  --skip-schema-validation
-      refused: the schema is generated from the typed model asogen renders from,
-      so values that fail it cannot be rendered; the rules are checked either way.
-  --debug
-      accepted and ignored.
-Differences from helm template: --kube-version decides what the cluster serves
-(before 1.30, no ValidatingAdmissionPolicy, so no in-cluster guard), where helm
-template without a cluster answers from its built-in API list.";
+Refused with a reason (exit 2): --skip-schema-validation: the schema is generated
+  from the typed model asogen renders from, so values that fail it cannot be
+  rendered; the rules are checked either way.
+Accepted and ignored: --debug.
+Differs from helm template: --kube-version decides what the cluster serves (before
+  1.30, no ValidatingAdmissionPolicy, so no in-cluster guard); helm template
+  without a cluster answers .Capabilities.APIVersions from its built-in list.";
 
 /// Values as Helm's flags give them. Helm applies the files in order,
 /// then every `--set-json`, `--set`, `--set-string`, `--set-file` and
