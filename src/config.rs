@@ -234,9 +234,10 @@ pub enum ConfigError {
         "--kube-version {0:?} is not a Kubernetes version\nhelp: write MAJOR.MINOR, e.g. --kube-version 1.29 (a leading v and a patch are allowed)"
     )]
     KubeVersion(String),
-    /// `--api-versions` that is not GROUP/VERSION or GROUP/VERSION/KIND.
+    /// `--api-versions` that is not VERSION (the core group), GROUP/VERSION
+    /// or GROUP/VERSION/KIND.
     #[error(
-        "--api-versions {0:?} is not GROUP/VERSION or GROUP/VERSION/KIND\nhelp: e.g. --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"
+        "--api-versions {0:?} is not VERSION, GROUP/VERSION or GROUP/VERSION/KIND\nhelp: e.g. --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"
     )]
     ApiVersion(String),
     /// `--skip-schema-validation`.
@@ -474,7 +475,7 @@ fn capabilities(
         .transpose()?;
     for api in &api_versions {
         let parts: Vec<&str> = api.split('/').collect();
-        let well_formed = (2..=3).contains(&parts.len())
+        let well_formed = (1..=3).contains(&parts.len())
             && parts.iter().all(|part| {
                 !part.is_empty()
                     && part
@@ -562,6 +563,88 @@ mod tests {
         assert_eq!(
             config(&["template", "--out", "out"]),
             Err(ConfigError::OutWithoutValuesDir)
+        );
+    }
+
+    #[test]
+    fn template_flags_are_checked_together() {
+        assert_eq!(
+            config(&["template", "--skip-schema-validation"]),
+            Err(ConfigError::SkipSchemaValidation)
+        );
+        assert_eq!(
+            config(&["template", "--output-dir", "d", "-o", "json"]),
+            Err(ConfigError::OutputDirJson)
+        );
+        assert_eq!(
+            config(&["template", "--values-dir", "in", "--out", "o", "-s", "x"]),
+            Err(ConfigError::NotInFleet("--show-only"))
+        );
+        assert_eq!(
+            config(&["template", "--kube-version", "1"]),
+            Err(ConfigError::KubeVersion("1".into()))
+        );
+        assert!(matches!(
+            config(&["template", "Bad"]),
+            Err(ConfigError::ReleaseName { .. })
+        ));
+        let long = "a".repeat(54);
+        assert!(matches!(
+            config(&["template", &long]),
+            Err(ConfigError::ReleaseName { .. })
+        ));
+        let Ok(Config::Template(named)) = config(&[
+            "template",
+            "aso",
+            "--output-dir",
+            "d",
+            "--release-name",
+            "--kube-version",
+            "v1.29.1",
+            "-a",
+            "v1,apps/v1/Deployment",
+        ]) else {
+            panic!("template");
+        };
+        assert_eq!(named.release_name, "aso");
+        assert_eq!(named.output_dir, Some(PathBuf::from("d/aso")));
+        assert_eq!(
+            named.capabilities,
+            Capabilities {
+                kube_version: KubeVersion::parse("1.29"),
+                api_versions: vec!["v1".into(), "apps/v1/Deployment".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn release_app_version_and_its_earlier_name() {
+        let Ok(Config::Release(release)) = config(&[
+            "release",
+            "--version",
+            "1.0.0",
+            "--image-tag",
+            "v1",
+            "--out",
+            "o",
+        ]) else {
+            panic!("release");
+        };
+        assert_eq!(release.app_version.as_deref(), Some("v1"));
+        assert!(
+            Cli::try_parse_from([
+                "asogen",
+                "release",
+                "--version",
+                "1.0.0",
+                "--app-version",
+                "v1",
+                "--image-tag",
+                "v1",
+                "--out",
+                "o"
+            ])
+            .is_err()
         );
     }
 

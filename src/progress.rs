@@ -44,9 +44,15 @@ impl Progress {
         if !self.enabled {
             return;
         }
-        // A busy lock means another thread is drawing: skip this tick.
-        let Ok(mut drawn) = self.drawn.try_lock() else {
-            return;
+        // A busy lock means another thread is drawing: skip this tick,
+        // but never the last, so the line ends at the total.
+        let mut drawn = if done == self.total {
+            self.drawn.lock().unwrap_or_else(|p| p.into_inner())
+        } else {
+            match self.drawn.try_lock() {
+                Ok(drawn) => drawn,
+                Err(_) => return,
+            }
         };
         if drawn.is_none_or(|at| at.elapsed() >= REDRAW) || done == self.total {
             eprint!("\r{done}/{} {}", self.total, self.what);

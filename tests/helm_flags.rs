@@ -99,6 +99,22 @@ fn output_dir_writes_one_file_per_template_as_helm_does() {
         std::fs::read_to_string(dir.path().join("mine/notes.txt")).unwrap(),
         "mine"
     );
+    // The Namespace, which no chart template renders, beside templates/.
+    ok(&asogen_in(
+        dir.path(),
+        &[
+            "template",
+            "--output-dir",
+            "ns",
+            "--create-namespace",
+            "-n",
+            "aso",
+        ],
+    ));
+    let namespace =
+        std::fs::read_to_string(dir.path().join("ns/azure-service-operator/namespace.yaml"))
+            .unwrap();
+    assert_eq!(kinds(&namespace), ["Namespace"]);
     // --release-name puts the release name in the path, as Helm does.
     ok(&asogen_in(
         dir.path(),
