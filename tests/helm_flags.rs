@@ -157,7 +157,10 @@ fn kube_version_decides_whether_the_guard_is_served() {
         "{err}"
     );
     let err = usage_error(&asogen(&["template", "--api-versions", "v1 beta"]));
-    assert!(err.contains("is not GROUP/VERSION"), "{err}");
+    assert!(
+        err.contains("is not VERSION, GROUP/VERSION or GROUP/VERSION/KIND"),
+        "{err}"
+    );
 }
 
 #[test]
