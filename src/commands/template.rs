@@ -110,48 +110,44 @@ fn one<W: Write>(
             })
         })?;
     let installer = installer(config);
-    if config.show_only.is_empty() && config.output_dir.is_none() {
-        // The common case, from the cached object texts.
-        match config.output {
-            TemplateFormat::Yaml => stdout.print(render::manifest_for(
+    // The Namespace is no chart template's: --show-only leaves it out.
+    let namespace = config.create_namespace && config.show_only.is_empty();
+    let patterns = &config.show_only;
+    match (&config.output_dir, config.output) {
+        (Some(dir), _) => {
+            let selected = select(
                 &model,
-                config.create_namespace,
-                "",
-                installer,
-            )),
-            TemplateFormat::Json => {
-                let mut items = Vec::new();
-                if config.create_namespace {
-                    items.push(objects::namespace(&model, installer));
-                }
-                items.extend(objects::objects(&model, installer));
-                stdout.println(json_list(items));
-            }
+                objects::object_texts_by_file(&model, installer),
+                patterns,
+            )?;
+            let namespace =
+                namespace.then(|| crate::emit::to_yaml(&objects::namespace(&model, installer)));
+            return write_templates(dir, &values.files, &selected, namespace);
         }
-        return Ok(Status::Success);
-    }
-    let mut selected = objects::object_texts_by_file(&model, installer);
-    if !config.show_only.is_empty() {
-        selected = show_only(&model, selected, &config.show_only)?;
-    }
-    if let Some(dir) = &config.output_dir {
-        let namespace = (config.create_namespace && config.show_only.is_empty())
-            .then(|| crate::emit::to_yaml(&objects::namespace(&model, installer)));
-        return write_templates(dir, &values.files, &selected, namespace);
-    }
-    match config.output {
-        TemplateFormat::Yaml => {
+        // The common case, from the cached object texts.
+        (None, TemplateFormat::Yaml) if patterns.is_empty() => {
+            stdout.print(render::manifest_for(&model, namespace, "", installer))
+        }
+        (None, TemplateFormat::Yaml) => {
+            let selected = select(
+                &model,
+                objects::object_texts_by_file(&model, installer),
+                patterns,
+            )?;
             let texts: Vec<_> = selected.into_iter().map(|(_, text)| text).collect();
             stdout.print(render::stream_of_texts(&texts));
         }
-        TemplateFormat::Json => {
-            // The selected templates' objects, as values.
-            let wanted: BTreeSet<String> = selected.into_iter().map(|(file, _)| file).collect();
-            let items = objects::objects_by_file(&model, installer)
-                .into_iter()
-                .filter(|(file, _)| wanted.contains(file))
-                .map(|(_, object)| object)
-                .collect();
+        (None, TemplateFormat::Json) => {
+            let selected = select(
+                &model,
+                objects::objects_by_file(&model, installer),
+                patterns,
+            )?;
+            let mut items = Vec::with_capacity(selected.len() + 1);
+            if namespace {
+                items.push(objects::namespace(&model, installer));
+            }
+            items.extend(selected.into_iter().map(|(_, object)| object));
             stdout.println(json_list(items));
         }
     }
@@ -174,26 +170,34 @@ fn json_list(items: Vec<serde_json::Value>) -> String {
     serde_json::to_string_pretty(&list).expect("objects serialize")
 }
 
-/// The objects of the templates `patterns` match (each pattern must match
-/// one that renders an object, as `helm template -s` requires), in install
-/// order.
-fn show_only<T>(
+/// The objects of the templates `patterns` match (all when there are no
+/// patterns; each pattern must match a template that renders an object, as
+/// `helm template -s` requires), in install order. A pattern is a path under
+/// the chart (`templates/FILE`), optionally after the chart's name.
+fn select<T>(
     model: &crate::model::Model,
     rendered: Vec<(String, T)>,
     patterns: &[String],
 ) -> Result<Vec<(String, T)>, Error> {
+    if patterns.is_empty() {
+        return Ok(rendered);
+    }
+    let chart_prefix = format!("{}/", crate::model::CHART_NAME);
+    let patterns: Vec<&str> = patterns
+        .iter()
+        .map(|pattern| {
+            let pattern = pattern.trim_start_matches("./");
+            pattern.strip_prefix(&chart_prefix).unwrap_or(pattern)
+        })
+        .collect();
     let path = |file: &str| format!("templates/{file}");
-    for pattern in patterns {
-        let pattern = pattern.trim_start_matches("./");
-        let wanted = pattern
-            .strip_prefix(&format!("{}/", crate::model::CHART_NAME))
-            .unwrap_or(pattern);
-        if rendered.iter().any(|(file, _)| glob(wanted, &path(file))) {
+    for pattern in &patterns {
+        if rendered.iter().any(|(file, _)| glob(pattern, &path(file))) {
             continue;
         }
         let exists = objects::template_files(model)
             .iter()
-            .any(|file| glob(wanted, &path(file)));
+            .any(|file| glob(pattern, &path(file)));
         let names: Vec<String> = rendered.iter().map(|(file, _)| path(file)).collect();
         let shown = if names.len() > 8 {
             format!("{}, ... ({} in all)", names[..8].join(", "), names.len())
@@ -214,15 +218,7 @@ fn show_only<T>(
     }
     Ok(rendered
         .into_iter()
-        .filter(|(file, _)| {
-            patterns.iter().any(|pattern| {
-                let pattern = pattern.trim_start_matches("./");
-                let pattern = pattern
-                    .strip_prefix(&format!("{}/", crate::model::CHART_NAME))
-                    .unwrap_or(pattern);
-                glob(pattern, &path(file))
-            })
-        })
+        .filter(|(file, _)| patterns.iter().any(|pattern| glob(pattern, &path(file))))
         .collect())
 }
 
@@ -349,4 +345,33 @@ fn fleet(
         (_, true) => Status::Unreadable,
         _ => Status::Failed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn show_only_patterns_match_as_go_filepath_match_does() {
+        assert!(glob(
+            "templates/deployment.yaml",
+            "templates/deployment.yaml"
+        ));
+        assert!(glob("templates/service*", "templates/serviceaccount.yaml"));
+        assert!(glob("templates/*.yaml", "templates/deployment.yaml"));
+        assert!(glob(
+            "templates/deploymen?.yaml",
+            "templates/deployment.yaml"
+        ));
+        // `*` and `?` stay within a path segment.
+        assert!(!glob("*", "templates/deployment.yaml"));
+        assert!(!glob(
+            "templates?deployment.yaml",
+            "templates/deployment.yaml"
+        ));
+        assert!(!glob(
+            "templates/deployment.yml",
+            "templates/deployment.yaml"
+        ));
+    }
 }
