@@ -95,7 +95,8 @@ pub enum Command {
         /// Set a value, e.g. --set replicaCount=1 (applied after the files).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Check only these apply paths (default: all).
+        /// Check only these apply paths (default: the paths in use, read from the
+        /// live object's managedFields; all when it shows none).
         #[arg(long = "via", value_enum, value_name = "PATH")]
         via: Vec<Via>,
         /// The field manager of your server-side applier (e.g. `argocd-controller`);
