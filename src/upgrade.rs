@@ -5,9 +5,10 @@
 //! The failure it predicts: a Deployment created with RollingUpdate carries
 //! the API-server-defaulted `spec.strategy.rollingUpdate`; an update to
 //! `type: Recreate` that leaves the block in place is refused with
-//! `spec.strategy.rollingUpdate: Forbidden: may not be specified when
-//! strategy type is 'Recreate'`. Whether the block is left in place depends
-//! on the apply path and on who owns the field in `metadata.managedFields`.
+//! ``spec.strategy.rollingUpdate: Forbidden: may not be specified when
+//! strategy `type` is 'Recreate'`` (the API server's words). Whether the
+//! block is left in place depends on the apply path and on who owns the
+//! field in `metadata.managedFields`.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -515,7 +516,7 @@ fn outcome(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> (Verdict
     (
         Verdict::Refused,
         format!(
-            "{owned}; server-side apply leaves fields it does not own, so the block stays beside type Recreate: `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`"
+            "{owned}; server-side apply leaves fields it does not own, so the block stays beside type Recreate and the API server answers: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
         ),
     )
 }

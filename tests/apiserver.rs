@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 /// namespace of its own.
 const RELEASE_NAMESPACE: &str = "azureserviceoperator-system";
 const DEPLOYMENT: &str = "azureserviceoperator-controller-manager";
+/// The API server's refusal of a Recreate Deployment that keeps the block.
+const API_ERROR: &str = "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'";
 
 /// The documents of a YAML stream, as JSON values (empty documents left out).
 fn documents(stream: &str) -> Vec<Value> {
@@ -65,7 +67,15 @@ fn apply_install(server: &ApiServer, what: &str, stream: &str, namespace: &str) 
         .find(|o| o["kind"] == "Deployment")
         .unwrap_or_else(|| panic!("{what}: no Deployment"));
     let live: Value = serde_json::from_str(&server.kubectl_ok(
-        &["get", "deployment", DEPLOYMENT, "-n", namespace, "-o", "json"],
+        &[
+            "get",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        ],
         "",
     ))
     .unwrap();
@@ -341,7 +351,8 @@ fn flux_take_over(server: &ApiServer, namespace: &str) {
         "fieldsType": "FieldsV1",
         "fieldsV1": fields,
     }));
-    let mut patch = vec![json!({"op": "replace", "path": "/metadata/managedFields", "value": kept})];
+    let mut patch =
+        vec![json!({"op": "replace", "path": "/metadata/managedFields", "value": kept})];
     if live["metadata"]["annotations"]
         .get("kubectl.kubernetes.io/last-applied-configuration")
         .is_some()
@@ -437,6 +448,22 @@ fn run_as_printed(server: &ApiServer, command: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// As [`run_as_printed`], without waiting; its errors go to the test's output.
+fn run_as_printed_in_background(server: &ApiServer, command: &str) -> std::process::Child {
+    let path = format!(
+        "{}:{}",
+        python_tools().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .args(["-c", command])
+        .env("PATH", path)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// One observed upgrade: (start, how it was installed and upgraded,
 /// predicted, observed).
 type Row = (&'static str, String, String, String);
@@ -451,7 +478,11 @@ fn observe(
 ) -> Row {
     let what = format!("{start}, installed by {installer:?}, upgraded by {applier:?}");
     let namespace = server.fresh_namespace(&format!("up-{start}-{installer:?}-{applier:?}"));
-    installer.install(server, &namespace, &old.replace(RELEASE_NAMESPACE, &namespace));
+    installer.install(
+        server,
+        &namespace,
+        &old.replace(RELEASE_NAMESPACE, &namespace),
+    );
     let before = live(server, &namespace);
     let (code, report) = upgrade_check(&before, check_args);
     let predictions = report["predictions"].as_array().unwrap();
@@ -466,7 +497,12 @@ fn observe(
     let observed = match applier.upgrade(server, &namespace, &new) {
         Ok(()) => "safe".to_string(),
         Err(refusal) => {
-            eprintln!("{what}: refused: {}", refusal.trim());
+            // upgrade-check quotes the API server word for word
+            assert!(refusal.contains(API_ERROR), "{what}: {refusal}");
+            assert!(
+                predictions[0]["why"].as_str().unwrap().contains(API_ERROR),
+                "{what}: {report:#}"
+            );
             "refused".to_string()
         }
     };
@@ -490,10 +526,16 @@ fn observe(
     let after = live(server, &namespace);
     let wanted: Value = serde_json::from_str(&new).unwrap();
     assert_eq!(
-        after["spec"]["strategy"], wanted["spec"]["strategy"]["type"].as_str().map_or(json!(null), |t| json!({"type": t})),
+        after["spec"]["strategy"],
+        wanted["spec"]["strategy"]["type"]
+            .as_str()
+            .map_or(json!(null), |t| json!({"type": t})),
         "{what}: the upgraded strategy"
     );
-    assert_eq!(after["spec"]["replicas"], wanted["spec"]["replicas"], "{what}");
+    assert_eq!(
+        after["spec"]["replicas"], wanted["spec"]["replicas"],
+        "{what}"
+    );
     // and on the upgraded object every path is clear
     let (code, report) = upgrade_check(&after, &[]);
     assert_eq!(code, Some(0), "{what}: after the upgrade: {report:#}");
@@ -509,7 +551,10 @@ fn observe(
 fn every_upgrade_path_does_what_upgrade_check_predicts() {
     let server = server();
     let starts = [
-        ("2.12", fixture("tests/fixtures/apiserver/deployment-2.12.yaml")),
+        (
+            "2.12",
+            fixture("tests/fixtures/apiserver/deployment-2.12.yaml"),
+        ),
         (
             "2.20.0",
             fixture("tests/fixtures/apiserver/deployment-2.20.0.yaml"),
@@ -536,7 +581,12 @@ fn every_upgrade_path_does_what_upgrade_check_predicts() {
             old,
             Applier::KubectlClientSide,
             Applier::Flux,
-            &["--via", "server-side", "--field-manager", "kustomize-controller"],
+            &[
+                "--via",
+                "server-side",
+                "--field-manager",
+                "kustomize-controller",
+            ],
         ));
     }
     eprintln!("start   applier                      predicted  observed");
@@ -546,4 +596,70 @@ fn every_upgrade_path_does_what_upgrade_check_predicts() {
     // the 2.12-era block is refused somewhere, so the test can tell paths apart
     assert!(rows.iter().any(|r| r.3 == "refused"));
     assert!(rows.iter().any(|r| r.0 == "2.12" && r.3 == "safe"));
+}
+
+#[test]
+fn a_changed_selector_is_refused_and_the_printed_orphaning_delete_works() {
+    // a Deployment whose selector is not the release's, as an earlier
+    // asogen rendered it: the selector is immutable, on every path
+    let server = server();
+    let namespace = server.fresh_namespace("selector");
+    let old = fixture("tests/fixtures/apiserver/deployment-2.20.0.yaml")
+        .replace(RELEASE_NAMESPACE, &namespace)
+        .replacen(
+            "    matchLabels:\n      control-plane: controller-manager\n",
+            "    matchLabels:\n      app.kubernetes.io/name: azure-service-operator\n      control-plane: controller-manager\n",
+            1,
+        );
+    assert!(old.contains("app.kubernetes.io/name: azure-service-operator\n      control-plane"));
+    Applier::KubectlClientSide.install(server, &namespace, &old);
+    let (code, report) = upgrade_check(&live(server, &namespace), &[]);
+    assert_eq!(code, Some(1), "{report:#}");
+    let new = asogen_deployment(&namespace);
+    let refusal = Applier::KubectlClientSide
+        .upgrade(server, &namespace, &new)
+        .expect_err("a new selector is refused");
+    assert!(refusal.contains("field is immutable"), "{refusal}");
+    let remedy = report["remedy"].as_str().unwrap();
+    assert!(remedy.contains("--cascade=orphan"), "{remedy}");
+    // An orphaning delete leaves the `orphan` finalizer for the garbage
+    // collector, a controller this server does not run: the test does its
+    // part (there are no ReplicaSets to orphan, so only the finalizer goes)
+    // while the printed command waits for the deletion.
+    let mut command = run_as_printed_in_background(server, remedy);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let object = live(server, &namespace);
+        if object["metadata"]["deletionTimestamp"].is_string() {
+            assert_eq!(object["metadata"]["finalizers"], json!(["orphan"]));
+            server.kubectl_ok(
+                &[
+                    "patch",
+                    "deployment",
+                    DEPLOYMENT,
+                    "-n",
+                    &namespace,
+                    "--type=merge",
+                    "-p",
+                    r#"{"metadata":{"finalizers":null}}"#,
+                ],
+                "",
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{remedy}: no deletion after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let status = command.wait().unwrap();
+    assert!(status.success(), "{remedy} failed");
+    Applier::KubectlClientSide
+        .upgrade(server, &namespace, &new)
+        .unwrap_or_else(|err| panic!("refused after the remedy: {err}"));
+    assert_eq!(
+        live(server, &namespace)["spec"]["selector"],
+        json!({"matchLabels": {"control-plane": "controller-manager"}})
+    );
 }

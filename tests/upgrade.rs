@@ -49,6 +49,9 @@ fn row(kind: &str, manager: &str, verdict: &str) -> (String, String, String) {
     (kind.into(), manager.into(), verdict.into())
 }
 
+/// The API server's refusal, word for word (tests/apiserver.rs observes it).
+const API_ERROR: &str = "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'";
+
 /// Every common path, whatever the live object shows in use.
 const ALL_PATHS: [&str; 8] = [
     "--via",
@@ -102,7 +105,10 @@ fn by_default_the_path_in_use_is_checked() {
     // an object no applier owns: every common path
     let edited = std::fs::read_to_string(fixture("kubectl-client-side.yaml"))
         .unwrap()
-        .replace("manager: kubectl-client-side-apply", "manager: kubectl-edit");
+        .replace(
+            "manager: kubectl-client-side-apply",
+            "manager: kubectl-edit",
+        );
     std::fs::write(&path, edited).unwrap();
     let (_, report) = check_json(&path, &[]);
     assert_eq!(verdicts(&report).len(), 4, "{report}");
@@ -132,7 +138,9 @@ fn control_characters_from_the_live_file_are_escaped() {
     assert_eq!(out.status.code(), Some(1));
     let report = text(&out.stdout);
     assert!(
-        !report.chars().any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        !report
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
         "{report:?}"
     );
     assert!(
@@ -221,7 +229,7 @@ fn the_refusal_names_the_owner_and_the_api_server_error() {
     );
     let why = report["predictions"][0]["why"].as_str().unwrap();
     assert!(why.contains("kubectl-client-side-apply (Update)"), "{why}");
-    assert!(why.contains("Forbidden: may not be specified when strategy type is 'Recreate'"));
+    assert!(why.contains(API_ERROR), "{why}");
     let (_, report) = check_json(&fixture("flux-server-side.yaml"), &["--via", "server-side"]);
     let why = report["predictions"][0]["why"].as_str().unwrap();
     assert!(why.contains("no field manager owns"), "{why}");

@@ -90,6 +90,23 @@ func run(dir string, watch bool, extra []string) int {
 		}()
 	}
 
+	// A clean stop waits for requests in flight; a client that keeps a
+	// watch open (kubectl waiting for a deletion no controller will finish)
+	// could hold it for ever, so after 15 s we clean up and exit anyway.
+	stopping := make(chan os.Signal, 1)
+	signal.Notify(stopping, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-stopping
+		time.Sleep(15 * time.Second)
+		fmt.Fprintln(os.Stderr, "asogen-kube-apiserver: no clean stop in 15 s; exiting")
+		if dir != tmp {
+			_ = os.Remove(filepath.Join(dir, "kubeconfig"))
+			_ = os.Remove(filepath.Join(dir, "tmpdir"))
+		}
+		_ = os.RemoveAll(tmp)
+		os.Exit(1)
+	}()
+
 	etcdURL, stopEtcd, err := startEtcd(filepath.Join(tmp, "etcd"))
 	if err != nil {
 		return fail("etcd: %v", err)
