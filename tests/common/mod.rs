@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 use serde::Deserialize;
 use serde_json::Value;
 
+/// A real kube-apiserver for the tests, and kubectl pointed at it.
+pub mod apiserver;
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
