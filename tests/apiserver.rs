@@ -664,3 +664,116 @@ fn a_changed_selector_is_refused_and_the_printed_orphaning_delete_works() {
         json!({"matchLabels": {"control-plane": "controller-manager"}})
     );
 }
+
+/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
+fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
+    let out = server.kubectl(args, "");
+    if out.status.success() {
+        Ok(text(&out.stdout))
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+/// The in-cluster guard (admissionPolicy.enable): on a real server, the
+/// Deployment shapes the rules forbid are refused with the rule id, by
+/// `kubectl patch` (as `kubectl edit` sends) and by `kubectl scale`, and
+/// compliant changes pass.
+#[test]
+fn the_admission_policies_refuse_what_the_rules_forbid() {
+    let server = server();
+    install_crds(server);
+    let namespace = server.fresh_namespace("guard");
+    let values = root().join("values/profiles/single-replica-rolling.yaml");
+    let out = asogen(&["template", "-f", values.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert_eq!(
+        documents(&stream)
+            .iter()
+            .filter(|o| o["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("ValidatingAdmissionPolicy"))
+            .count(),
+        4,
+        "two policies and their bindings"
+    );
+    apply_install(server, "single-replica-rolling", &stream, &namespace);
+    let ns = namespace.as_str();
+    let scale = |replicas: &str, dry_run: bool| {
+        let replicas = format!("--replicas={replicas}");
+        let mut args = vec![
+            "scale",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            ns,
+            replicas.as_str(),
+        ];
+        if dry_run {
+            args.push("--dry-run=server");
+        }
+        attempt(server, &args)
+    };
+    // A new policy takes a moment to be enforced: wait for it with a
+    // server-side dry run, which admission sees but nothing stores.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while scale("2", true).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scale guard was never enforced:\n{}",
+            server.log_tail()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let refused = |result: Result<String, String>, rule: &str, what: &str| {
+        let stderr = result.expect_err(what);
+        assert!(
+            stderr.contains("ValidatingAdmissionPolicy") && stderr.contains(rule),
+            "{what}: {stderr}"
+        );
+    };
+    // Scaling a single-replica RollingUpdate Deployment.
+    refused(scale("2", false), "ha-requires-recreate", "scale to 2");
+    refused(scale("0", false), "replica-count-positive", "scale to 0");
+    scale("1", false).expect("scaling to the same single replica passes");
+    // Editing the Deployment (kubectl edit sends such a patch).
+    let patch = |body: &str| {
+        attempt(
+            server,
+            &[
+                "patch",
+                "deployment",
+                DEPLOYMENT,
+                "-n",
+                ns,
+                "--type=merge",
+                "-p",
+                body,
+            ],
+        )
+    };
+    refused(
+        patch(r#"{"spec":{"replicas":3}}"#),
+        "ha-requires-recreate",
+        "two replicas with RollingUpdate",
+    );
+    // Recreate with the block left: the API server's own validation or the
+    // guard refuses it, whichever runs first.
+    let stderr = patch(r#"{"spec":{"strategy":{"type":"Recreate"}}}"#)
+        .expect_err("Recreate with a rollingUpdate block");
+    assert!(
+        stderr.contains("recreate-forbids-rolling-update") || stderr.contains(API_ERROR),
+        "{stderr}"
+    );
+    // The compliant way to more replicas: Recreate without the block, then scale.
+    patch(r#"{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null},"replicas":2}}"#)
+        .expect("Recreate with 2 replicas passes");
+    scale("3", false).expect("a Recreate Deployment scales");
+    refused(scale("0", false), "replica-count-positive", "scale to 0");
+    // With the guard turned off, the chart renders none of it.
+    let off = asogen(&["template", "--set", "admissionPolicy.enable=false"]);
+    assert!(off.status.success(), "{}", text(&off.stderr));
+    assert!(!text(&off.stdout).contains("ValidatingAdmissionPolicy"));
+}
