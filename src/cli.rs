@@ -122,7 +122,8 @@ pub enum Command {
         /// Values files and `--set` expressions, as Helm takes them.
         #[command(flatten)]
         values: ValuesFlags,
-        /// Check only these apply paths (default: all).
+        /// Check only these apply paths (default: the paths in use, read from the
+        /// live object's managedFields; all when it shows none).
         #[arg(long = "via", value_enum, value_name = "PATH")]
         via: Vec<Via>,
         /// The field manager of your server-side applier (e.g. `argocd-controller`);

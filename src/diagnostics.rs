@@ -86,7 +86,7 @@ pub enum Format {
     /// Readable text with the offending line and a caret.
     #[default]
     Human,
-    /// A JSON array of diagnostics (stable shape, documented in the README).
+    /// A JSON array of diagnostics (stable shape, documented in docs/commands.md).
     Json,
     /// GitHub Actions workflow commands (`::error file=...::`), one per problem.
     Github,

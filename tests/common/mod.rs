@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 use serde::Deserialize;
 use serde_json::Value;
 
+/// A real kube-apiserver for the tests, and kubectl pointed at it.
+pub mod apiserver;
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -223,13 +226,27 @@ fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
     bin
 }
 
-/// The real Helm v4 engine (tests/tools/helm-render).
+/// The real Helm v4 engine (tests/tools/helm-render). Its stand-in API
+/// server (Python, on loopback) has reset a connection now and then on a
+/// busy machine; that says nothing about the chart, so such a run gets up
+/// to two more tries.
 pub fn helm_render(args: &[&str]) -> Output {
-    Command::new("python3")
-        .arg(root().join("tests/tools/helm-render"))
-        .args(args)
-        .output()
-        .expect("helm-render runs")
+    let run = || {
+        Command::new("python3")
+            .arg(root().join("tests/tools/helm-render"))
+            .args(args)
+            .output()
+            .expect("helm-render runs")
+    };
+    let mut out = run();
+    for _ in 0..2 {
+        if out.status.success() || !text(&out.stderr).contains("connection reset by peer") {
+            break;
+        }
+        eprintln!("helm-render: its stand-in server reset a connection; trying again");
+        out = run();
+    }
+    out
 }
 
 /// The generated chart folder.
