@@ -169,7 +169,12 @@ fn every_case_gets_its_verdict_and_exactly_its_rule_ids() {
         match &expect {
             Expect::Valid => {
                 assert_eq!(code, Some(0), "{name}: {diagnostics:?}");
-                assert!(diagnostics.is_empty(), "{name}");
+                // A valid file may carry warnings (crdLabels on a
+                // controller without --crd-labels), never an error.
+                assert!(
+                    diagnostics.iter().all(|d| d["severity"] == "warning"),
+                    "{name}: {diagnostics:?}"
+                );
             }
             Expect::Rules(ids) => {
                 assert_eq!(code, Some(1), "{name}");
