@@ -451,7 +451,10 @@ fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
 /// (Helm keeps 10 for the suffixes it appends).
 fn check_release_name(name: &str) -> Result<(), ConfigError> {
     const MAX: usize = 53;
-    let reason = if name.len() > MAX {
+    let reason = if name.contains('/') || name.ends_with(".tgz") {
+        // `helm template NAME CHART` habits: asogen is the chart.
+        Some("it looks like a chart; asogen is the chart, so template takes only NAME".into())
+    } else if name.len() > MAX {
         Some(format!("it has {} characters, more than {MAX}", name.len()))
     } else {
         crate::names::label_problem(name)

@@ -185,6 +185,10 @@ fn release_name_is_the_instance_label() {
         err.contains("release name \"Not_A_Name\" is not valid"),
         "{err}"
     );
+    let err = usage_error(&asogen(&["template", "./azure-service-operator"]));
+    assert!(err.contains("asogen is the chart"), "{err}");
+    // `helm template NAME CHART`: the CHART has no place.
+    usage_error(&asogen(&["template", "aso", "azure-service-operator"]));
 }
 
 #[test]
