@@ -31,24 +31,56 @@ pub enum Command {
         /// The output folder.
         #[arg(long, default_value = "generated")]
         out: PathBuf,
-        /// The folder of values profiles (one install manifest each; `ha.yaml` is the kustomize base).
-        #[arg(long, default_value = "values/profiles")]
-        profiles: PathBuf,
+        /// A folder of values profiles to use instead of the built-in ones (one install
+        /// manifest each; `ha.yaml` is the kustomize base).
+        #[arg(long, value_name = "DIR")]
+        profiles: Option<PathBuf>,
     },
     /// Print the install manifest for the given values (like `helm template`).
+    #[command(after_help = TEMPLATE_AFTER_HELP)]
     Template {
-        /// A values file; later files win, maps merge deeply, lists replace.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
+        /// The release name (Helm's NAME, `.Release.Name`): the
+        /// app.kubernetes.io/instance label. Object names stay upstream's.
+        #[arg(value_name = "NAME")]
+        name: Option<String>,
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
         /// The namespace of namespaced objects.
         #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
         namespace: String,
         /// Also print the Namespace object first (as the install manifests do).
         #[arg(long)]
         create_namespace: bool,
+        /// Output format: yaml (a YAML stream) or json (one kubectl-style `List`).
+        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+              default_value_t = TemplateFormat::Yaml)]
+        output: TemplateFormat,
+        /// Only the objects of these chart templates (e.g. `templates/deployment.yaml`;
+        /// `*` and `?` match within a path segment), as `helm template -s` does.
+        #[arg(short = 's', long = "show-only", value_name = "TEMPLATE")]
+        show_only: Vec<String>,
+        /// Write each template's objects to DIR/azure-service-operator/templates/FILE
+        /// instead of standard output, as `helm template --output-dir` does.
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+        /// With --output-dir: write under DIR/NAME/ (Helm's --release-name).
+        #[arg(long, requires = "output_dir")]
+        release_name: bool,
+        /// The cluster's Kubernetes version (e.g. 1.29): before 1.30 the cluster serves no
+        /// ValidatingAdmissionPolicy, so the in-cluster guard is left out. Default: current.
+        #[arg(long, value_name = "VERSION")]
+        kube_version: Option<String>,
+        /// APIs the cluster serves whatever --kube-version says (GROUP/VERSION or
+        /// GROUP/VERSION/KIND; repeat or separate with commas).
+        #[arg(short = 'a', long, value_name = "API", value_delimiter = ',')]
+        api_versions: Vec<String>,
+        /// Refused: asogen's schema and its typed model are one; see below.
+        #[arg(long)]
+        skip_schema_validation: bool,
+        /// Accepted and ignored: asogen's errors always name file, line, key and rule.
+        #[arg(long)]
+        debug: bool,
         /// Fleet mode: render every *.yaml in DIR (one cluster each, on top of the -f
         /// files) into --out, on every core; invalid files are reported, the others rendered.
         #[arg(long, value_name = "DIR")]
@@ -60,14 +92,12 @@ pub enum Command {
     /// Check values files: every problem with file, line, column, key, rule id and help
     /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
     Validate {
-        /// A values file; several are merged in order, as Helm does.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Human)]
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
+        /// Output format: human, json or github (GitHub Actions annotations).
+        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+              default_value_t = Format::Human)]
         format: Format,
         /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
         #[arg(long, value_name = "DIR")]
@@ -89,21 +119,20 @@ pub enum Command {
         /// --show-managed-fields` prints it.
         #[arg(long, value_name = "FILE")]
         live: PathBuf,
-        /// A values file for the new release; later files win.
-        #[arg(short = 'f', long = "values", value_name = "FILE")]
-        values: Vec<PathBuf>,
-        /// Set a value, e.g. --set replicaCount=1 (applied after the files).
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Check only these apply paths (default: all).
+        /// Values files and `--set` expressions, as Helm takes them.
+        #[command(flatten)]
+        values: ValuesFlags,
+        /// Check only these apply paths (default: the paths in use, read from the
+        /// live object's managedFields; all when it shows none).
         #[arg(long = "via", value_enum, value_name = "PATH")]
         via: Vec<Via>,
         /// The field manager of your server-side applier (e.g. `argocd-controller`);
         /// default: the live object's Apply managers, else `kustomize-controller` (Flux).
         #[arg(long = "field-manager", value_name = "NAME")]
         field_manager: Vec<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = ReportFormat::Human)]
+        /// Output format: human or json.
+        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+              default_value_t = ReportFormat::Human)]
         format: ReportFormat,
     },
     /// Classify every change between two artifact sets (generated/ folders, chart
@@ -114,7 +143,8 @@ pub enum Command {
         /// The new release's artifacts.
         new: PathBuf,
         /// Output format: human, json, or markdown (the "Upgrade notes" section).
-        #[arg(long, value_enum, default_value_t = DiffFormat::Human)]
+        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+              default_value_t = DiffFormat::Human)]
         format: DiffFormat,
         /// Exit 1 when there is a breaking or topology change (for CI gates).
         #[arg(long)]
@@ -127,7 +157,11 @@ pub enum Command {
         /// The chart version, SemVer 2 without `v` (e.g. 2.22.0).
         #[arg(long)]
         version: String,
-        /// The controller image tag and appVersion (default: v + version).
+        /// The chart's appVersion and the controller image tag, as `helm package
+        /// --app-version` sets it (default: v + version).
+        #[arg(long, value_name = "VERSION", conflicts_with = "image_tag")]
+        app_version: Option<String>,
+        /// The same as --app-version (its earlier name).
         #[arg(long, value_name = "TAG")]
         image_tag: Option<String>,
         /// Pin the image by digest (sha256:...): every artifact then names tag@digest.
@@ -139,10 +173,82 @@ pub enum Command {
         /// The output folder (replaced as a whole, atomically).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// The folder of values profiles (one install manifest each).
-        #[arg(long, default_value = "values/profiles")]
-        profiles: PathBuf,
+        /// A folder of values profiles to use instead of the built-in ones.
+        #[arg(long, value_name = "DIR")]
+        profiles: Option<PathBuf>,
     },
+    /// Print a shell completion script (e.g. `asogen completions bash >
+    /// ~/.local/share/bash-completion/completions/asogen`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// `helm template` flags that mean nothing for asogen, and why; shown by
+/// `asogen template --help`.
+pub const TEMPLATE_AFTER_HELP: &str = "\
+helm template flags with no meaning here (exit 2, as unknown flags):
+  CHART, --repo, --version, --devel, --verify, --keyring, --ca-file, --cert-file,
+  --key-file, --username, --password, --pass-credentials, --insecure-skip-tls-verify,
+  --plain-http, --dependency-update
+      asogen is the chart: there is no chart to fetch, verify or update.
+  --include-crds, --skip-crds
+      asogen ships no CRDs: the controller installs them (--crd-management).
+  --validate, --is-upgrade, --dry-run, --enable-dns, --kubeconfig, --kube-context
+      no cluster is contacted: the output is always what a fresh install applies.
+  --no-hooks, --skip-tests, --hide-notes, --render-subchart-notes
+      the chart has no hooks, tests or subcharts, and template prints no notes.
+  --post-renderer, --post-renderer-args
+      pipe the output instead: asogen template ... | your-tool
+  --name-template, --generate-name
+      give the release name as NAME.
+  --atomic, --rollback-on-failure, --wait, --wait-for-jobs, --timeout, --replace,
+  --description, --labels, --take-ownership, --force, --server-side
+      install-time options: nothing is installed.
+Refused with a reason (exit 2): --skip-schema-validation: the schema is generated
+  from the typed model asogen renders from, so values that fail it cannot be
+  rendered; the rules are checked either way.
+Accepted and ignored: --debug.
+Differs from helm template: --kube-version decides what the cluster serves (before
+  1.30, no ValidatingAdmissionPolicy, so no in-cluster guard); helm template
+  without a cluster answers .Capabilities.APIVersions from its built-in list.";
+
+/// Values as Helm's flags give them. Helm applies the files in order,
+/// then every `--set-json`, `--set`, `--set-string`, `--set-file` and
+/// `--set-literal`, in that order, whatever their order on the command line.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ValuesFlags {
+    /// A values file (`-` for standard input); later files win, maps merge deeply,
+    /// lists replace.
+    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    pub values: Vec<PathBuf>,
+    /// Set values as Helm does: `a.b=v,c[0]=w`, `{x,y}` for a list, `\` escapes;
+    /// only true, false, null and integers are typed, anything else is text.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Set values as text, whatever they look like (e.g. --set-string podLabels.id=007).
+    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    pub set_string: Vec<String>,
+    /// Set a value to a file's content, as text (`-` for standard input).
+    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    pub set_file: Vec<String>,
+    /// Set JSON values: KEY=JSON, or a whole JSON object.
+    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    pub set_json: Vec<String>,
+    /// Set one value to the literal text after `=` (commas, dots and backslashes included).
+    #[arg(long = "set-literal", value_name = "KEY=TEXT")]
+    pub set_literal: Vec<String>,
+}
+
+/// Output format of `template`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TemplateFormat {
+    /// A YAML stream, one document per object.
+    Yaml,
+    /// One JSON `List` holding every object, as `kubectl get -o json` prints.
+    Json,
 }
 
 /// Output format of `diff`.

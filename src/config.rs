@@ -5,16 +5,24 @@
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command, DiffFormat, ReportFormat, Via};
+use crate::cli::{Cli, Command, DiffFormat, ReportFormat, TemplateFormat, Via};
+use crate::describe::{Capabilities, KubeVersion};
 use crate::diagnostics::Format;
 
-/// Values given on the command line: `-f` files, then `--set` assignments.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ValuesArgs {
-    /// Values files; later files win, maps merge deeply, lists replace.
-    pub files: Vec<PathBuf>,
-    /// `--set KEY=VALUE` assignments, applied after the files.
-    pub set: Vec<String>,
+/// Values given on the command line: `-f` files, then the `--set` family.
+pub type ValuesArgs = crate::read::ValuesInput;
+
+impl From<crate::cli::ValuesFlags> for ValuesArgs {
+    fn from(flags: crate::cli::ValuesFlags) -> Self {
+        ValuesArgs {
+            files: flags.values,
+            set_json: flags.set_json,
+            set: flags.set,
+            set_string: flags.set_string,
+            set_file: flags.set_file,
+            set_literal: flags.set_literal,
+        }
+    }
 }
 
 /// One command and its settings.
@@ -36,6 +44,8 @@ pub enum Config {
     Diff(DiffConfig),
     /// `asogen release`.
     Release(ReleaseConfig),
+    /// `asogen completions`.
+    Completions(clap_complete::Shell),
 }
 
 /// Settings of `render`.
@@ -45,8 +55,8 @@ pub struct RenderConfig {
     pub check: bool,
     /// The output folder.
     pub out: PathBuf,
-    /// The folder of values profiles.
-    pub profiles: PathBuf,
+    /// The folder of values profiles; None for the built-in ones.
+    pub profiles: Option<PathBuf>,
 }
 
 /// What `template` renders.
@@ -75,6 +85,16 @@ pub struct TemplateConfig {
     pub namespace: String,
     /// Also render the Namespace object first.
     pub create_namespace: bool,
+    /// `.Release.Name`.
+    pub release_name: String,
+    /// What the cluster serves.
+    pub capabilities: Capabilities,
+    /// How to print the objects.
+    pub output: TemplateFormat,
+    /// Only the objects of these chart templates (patterns), when given.
+    pub show_only: Vec<String>,
+    /// Write one file per template under this folder instead of printing.
+    pub output_dir: Option<PathBuf>,
 }
 
 /// What `validate` checks.
@@ -146,16 +166,16 @@ pub struct CatalogImportConfig {
 pub struct ReleaseConfig {
     /// The chart version.
     pub version: String,
-    /// The image tag (default: v + version).
-    pub image_tag: Option<String>,
+    /// The appVersion and image tag (default: v + version).
+    pub app_version: Option<String>,
     /// The image digest.
     pub image_digest: Option<String>,
     /// The previous release's folder.
     pub previous: Option<PathBuf>,
     /// The output folder.
     pub out: PathBuf,
-    /// The folder of values profiles.
-    pub profiles: PathBuf,
+    /// The folder of values profiles; None for the built-in ones.
+    pub profiles: Option<PathBuf>,
     /// Seconds since 1970 for every timestamp, from `SOURCE_DATE_EPOCH`
     /// (None when it is not set).
     pub source_date_epoch: Option<u64>,
@@ -174,6 +194,21 @@ pub enum ConfigError {
         "--out is the folder of fleet mode and needs --values-dir DIR\nhelp: without --values-dir, template prints one manifest to standard output"
     )]
     OutWithoutValuesDir,
+    /// `-n` is not a name the API server accepts for a namespace.
+    #[error(
+        "--namespace {name:?} is not a valid namespace: {reason}\nhelp: a namespace is a lowercase RFC 1123 label of at most 63 characters, e.g. azureserviceoperator-system"
+    )]
+    Namespace {
+        /// The name given.
+        name: String,
+        /// Why the API server would refuse it.
+        reason: String,
+    },
+    /// `--create-namespace` for a namespace every cluster has.
+    #[error(
+        "--create-namespace would emit the Namespace {0}, which every cluster has: applying it would relabel it (asogen's Namespace enforces the restricted Pod Security Standard)\nhelp: leave out --create-namespace to install into {0}, or choose a namespace of its own, e.g. -n azureserviceoperator-system --create-namespace"
+    )]
+    SystemNamespace(String),
     /// `SOURCE_DATE_EPOCH` is set to something else than a number.
     #[error(
         "SOURCE_DATE_EPOCH={0:?} is not a number of seconds since 1970-01-01\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
@@ -184,6 +219,42 @@ pub enum ConfigError {
         "SOURCE_DATE_EPOCH={0} is after 9999-12-31T23:59:59Z ({MAX_SOURCE_DATE_EPOCH}), the last time chart indexes and archives can carry\nhelp: e.g. SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)"
     )]
     SourceDateEpochTooLate(u64),
+    /// `template NAME` that Helm would refuse as a release name.
+    #[error(
+        "release name {name:?} is not valid: {reason}\nhelp: a release name is a lowercase RFC 1123 label of at most 53 characters, e.g. aso"
+    )]
+    ReleaseName {
+        /// The name given.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// `--kube-version` that is not a Kubernetes version.
+    #[error(
+        "--kube-version {0:?} is not a Kubernetes version\nhelp: write MAJOR.MINOR, e.g. --kube-version 1.29 (a leading v and a patch are allowed)"
+    )]
+    KubeVersion(String),
+    /// `--api-versions` that is not VERSION (the core group), GROUP/VERSION
+    /// or GROUP/VERSION/KIND.
+    #[error(
+        "--api-versions {0:?} is not VERSION, GROUP/VERSION or GROUP/VERSION/KIND\nhelp: e.g. --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"
+    )]
+    ApiVersion(String),
+    /// `--skip-schema-validation`.
+    #[error(
+        "--skip-schema-validation has no meaning for asogen: values.schema.json is generated from the typed model asogen renders from, so values that fail it cannot be rendered at all\nhelp: fix the values `asogen validate -f FILE` reports; the rules (the chart's guard) are checked with or without the schema"
+    )]
+    SkipSchemaValidation,
+    /// A template flag that fleet mode does not take.
+    #[error(
+        "{0} prints or writes one manifest and cannot be used with --values-dir\nhelp: fleet mode writes one YAML manifest per values file into --out"
+    )]
+    NotInFleet(&'static str),
+    /// `--output-dir` with `-o json`.
+    #[error(
+        "--output-dir writes YAML files, one per chart template, as helm template does; it cannot be used with -o json\nhelp: leave out -o json, or print the JSON List to standard output"
+    )]
+    OutputDirJson,
 }
 
 /// 9999-12-31T23:59:59Z: RFC 3339 (index.yaml's `created`) has four-digit
@@ -218,14 +289,49 @@ impl Config {
                 profiles,
             }),
             Command::Template {
+                name,
                 values,
-                set,
                 namespace,
                 create_namespace,
+                output,
+                show_only,
+                output_dir,
+                release_name: name_in_path,
+                kube_version,
+                api_versions,
+                skip_schema_validation,
+                debug: _,
                 values_dir,
                 out,
             } => {
-                let values = ValuesArgs { files: values, set };
+                if skip_schema_validation {
+                    return Err(ConfigError::SkipSchemaValidation);
+                }
+                if values_dir.is_some() {
+                    let single = [
+                        (output == TemplateFormat::Json, "-o json"),
+                        (!show_only.is_empty(), "--show-only"),
+                        (output_dir.is_some(), "--output-dir"),
+                    ];
+                    if let Some((_, flag)) = single.iter().find(|(given, _)| *given) {
+                        return Err(ConfigError::NotInFleet(flag));
+                    }
+                }
+                if output_dir.is_some() && output == TemplateFormat::Json {
+                    return Err(ConfigError::OutputDirJson);
+                }
+                let release_name =
+                    name.unwrap_or_else(|| crate::render::objects::DEFAULT_INSTANCE.to_string());
+                check_release_name(&release_name)?;
+                let capabilities = capabilities(kube_version.as_deref(), api_versions)?;
+                let output_dir = output_dir.map(|dir| {
+                    if name_in_path {
+                        dir.join(&release_name)
+                    } else {
+                        dir
+                    }
+                });
+                let values = ValuesArgs::from(values);
                 let input = match (values_dir, out) {
                     (None, None) => TemplateInput::Values(values),
                     (Some(dir), Some(out)) => TemplateInput::Fleet {
@@ -236,19 +342,24 @@ impl Config {
                     (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
                     (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
                 };
+                check_namespace(&namespace, create_namespace)?;
                 Config::Template(TemplateConfig {
                     input,
                     namespace,
                     create_namespace,
+                    release_name,
+                    capabilities,
+                    output,
+                    show_only,
+                    output_dir,
                 })
             }
             Command::Validate {
                 values,
-                set,
                 format,
                 values_dir,
             } => {
-                let values = ValuesArgs { files: values, set };
+                let values = ValuesArgs::from(values);
                 let input = match values_dir {
                     None => ValidateInput::Values(values),
                     Some(dir) => ValidateInput::Fleet {
@@ -276,13 +387,12 @@ impl Config {
             Command::UpgradeCheck {
                 live,
                 values,
-                set,
                 via,
                 field_manager,
                 format,
             } => Config::UpgradeCheck(UpgradeCheckConfig {
                 live,
-                values: ValuesArgs { files: values, set },
+                values: ValuesArgs::from(values),
                 via,
                 field_managers: field_manager,
                 format,
@@ -298,8 +408,10 @@ impl Config {
                 format,
                 fail_on_breaking,
             }),
+            Command::Completions { shell } => Config::Completions(shell),
             Command::Release {
                 version,
+                app_version,
                 image_tag,
                 image_digest,
                 previous,
@@ -307,7 +419,7 @@ impl Config {
                 profiles,
             } => Config::Release(ReleaseConfig {
                 version,
-                image_tag,
+                app_version: app_version.or(image_tag),
                 image_digest,
                 previous,
                 out,
@@ -318,6 +430,69 @@ impl Config {
             }),
         })
     }
+}
+
+/// The namespace of `template`: a name the API server accepts, and with
+/// `--create-namespace` not one every cluster has.
+fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
+    if let Some(reason) = crate::names::label_problem(namespace) {
+        return Err(ConfigError::Namespace {
+            name: namespace.to_string(),
+            reason,
+        });
+    }
+    if create && crate::names::SYSTEM_NAMESPACES.contains(&namespace) {
+        return Err(ConfigError::SystemNamespace(namespace.to_string()));
+    }
+    Ok(())
+}
+
+/// A release name Helm accepts: a DNS-1123 label of at most 53 characters
+/// (Helm keeps 10 for the suffixes it appends).
+fn check_release_name(name: &str) -> Result<(), ConfigError> {
+    const MAX: usize = 53;
+    let reason = if name.contains('/') || name.ends_with(".tgz") {
+        // `helm template NAME CHART` habits: asogen is the chart.
+        Some("it looks like a chart; asogen is the chart, so template takes only NAME".into())
+    } else if name.len() > MAX {
+        Some(format!("it has {} characters, more than {MAX}", name.len()))
+    } else {
+        crate::names::label_problem(name)
+    };
+    match reason {
+        Some(reason) => Err(ConfigError::ReleaseName {
+            name: name.to_string(),
+            reason,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// What the cluster serves, from `--kube-version` and `--api-versions`.
+fn capabilities(
+    kube_version: Option<&str>,
+    api_versions: Vec<String>,
+) -> Result<Capabilities, ConfigError> {
+    let kube_version = kube_version
+        .map(|text| KubeVersion::parse(text).ok_or_else(|| ConfigError::KubeVersion(text.into())))
+        .transpose()?;
+    for api in &api_versions {
+        let parts: Vec<&str> = api.split('/').collect();
+        let well_formed = (1..=3).contains(&parts.len())
+            && parts.iter().all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            });
+        if !well_formed {
+            return Err(ConfigError::ApiVersion(api.clone()));
+        }
+    }
+    Ok(Capabilities {
+        kube_version,
+        api_versions,
+    })
 }
 
 /// `SOURCE_DATE_EPOCH`: whole seconds since 1970-01-01 (surrounding blanks
@@ -355,6 +530,7 @@ mod tests {
             TemplateInput::Values(ValuesArgs {
                 files: vec!["a.yaml".into()],
                 set: vec!["x=1".into()],
+                ..Default::default()
             })
         );
         let Ok(Config::Template(fleet)) = config(&[
@@ -375,7 +551,7 @@ mod tests {
                 out: "out".into(),
                 shared: ValuesArgs {
                     files: vec!["a.yaml".into()],
-                    set: Vec::new(),
+                    ..Default::default()
                 },
             }
         );
@@ -390,6 +566,88 @@ mod tests {
         assert_eq!(
             config(&["template", "--out", "out"]),
             Err(ConfigError::OutWithoutValuesDir)
+        );
+    }
+
+    #[test]
+    fn template_flags_are_checked_together() {
+        assert_eq!(
+            config(&["template", "--skip-schema-validation"]),
+            Err(ConfigError::SkipSchemaValidation)
+        );
+        assert_eq!(
+            config(&["template", "--output-dir", "d", "-o", "json"]),
+            Err(ConfigError::OutputDirJson)
+        );
+        assert_eq!(
+            config(&["template", "--values-dir", "in", "--out", "o", "-s", "x"]),
+            Err(ConfigError::NotInFleet("--show-only"))
+        );
+        assert_eq!(
+            config(&["template", "--kube-version", "1"]),
+            Err(ConfigError::KubeVersion("1".into()))
+        );
+        assert!(matches!(
+            config(&["template", "Bad"]),
+            Err(ConfigError::ReleaseName { .. })
+        ));
+        let long = "a".repeat(54);
+        assert!(matches!(
+            config(&["template", &long]),
+            Err(ConfigError::ReleaseName { .. })
+        ));
+        let Ok(Config::Template(named)) = config(&[
+            "template",
+            "aso",
+            "--output-dir",
+            "d",
+            "--release-name",
+            "--kube-version",
+            "v1.29.1",
+            "-a",
+            "v1,apps/v1/Deployment",
+        ]) else {
+            panic!("template");
+        };
+        assert_eq!(named.release_name, "aso");
+        assert_eq!(named.output_dir, Some(PathBuf::from("d/aso")));
+        assert_eq!(
+            named.capabilities,
+            Capabilities {
+                kube_version: KubeVersion::parse("1.29"),
+                api_versions: vec!["v1".into(), "apps/v1/Deployment".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn release_app_version_and_its_earlier_name() {
+        let Ok(Config::Release(release)) = config(&[
+            "release",
+            "--version",
+            "1.0.0",
+            "--image-tag",
+            "v1",
+            "--out",
+            "o",
+        ]) else {
+            panic!("release");
+        };
+        assert_eq!(release.app_version.as_deref(), Some("v1"));
+        assert!(
+            Cli::try_parse_from([
+                "asogen",
+                "release",
+                "--version",
+                "1.0.0",
+                "--app-version",
+                "v1",
+                "--image-tag",
+                "v1",
+                "--out",
+                "o"
+            ])
+            .is_err()
         );
     }
 

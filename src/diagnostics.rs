@@ -6,14 +6,15 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
-/// How bad a diagnostic is. Every problem asogen reports today refuses the
-/// values, so everything is an error; the field exists so the JSON shape
-/// stays stable when warnings arrive.
+/// How bad a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The values are refused.
     Error,
+    /// The values are accepted, but may not mean what the writer meant
+    /// (e.g. a value YAML 1.1 and YAML 1.2 read differently).
+    Warning,
 }
 
 /// One problem in one values file.
@@ -36,7 +37,7 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it.
     pub help: Option<String>,
-    /// Always `error` for now.
+    /// `error` (the values are refused) or `warning`.
     pub severity: Severity,
     /// Length of the offending text on its line, for the caret.
     #[serde(skip)]
@@ -85,7 +86,7 @@ pub enum Format {
     /// Readable text with the offending line and a caret.
     #[default]
     Human,
-    /// A JSON array of diagnostics (stable shape, documented in the README).
+    /// A JSON array of diagnostics (stable shape, documented in docs/commands.md).
     Json,
     /// GitHub Actions workflow commands (`::error file=...::`), one per problem.
     Github,
@@ -167,19 +168,29 @@ pub fn format_human(
     source_of: &dyn Fn(&str) -> Option<String>,
     colour: bool,
 ) -> String {
-    let (red, blue, bold, reset) = if colour {
-        ("\x1b[31;1m", "\x1b[34;1m", "\x1b[1m", "\x1b[0m")
+    let (red, yellow, blue, bold, reset) = if colour {
+        (
+            "\x1b[31;1m",
+            "\x1b[33;1m",
+            "\x1b[34;1m",
+            "\x1b[1m",
+            "\x1b[0m",
+        )
     } else {
-        ("", "", "", "")
+        ("", "", "", "", "")
     };
     let mut out = String::new();
     // Each file is read and scanned once, however many problems it has.
     let mut shown: std::collections::HashMap<&str, Option<Shown>> =
         std::collections::HashMap::new();
     for d in diagnostics.iter().take(HUMAN_LIMIT) {
+        let (label, red) = match d.severity {
+            Severity::Error => ("error", red),
+            Severity::Warning => ("warning", yellow),
+        };
         let _ = writeln!(
             out,
-            "{red}error[{}]{reset}{bold}: {}{reset}",
+            "{red}{label}[{}]{reset}{bold}: {}{reset}",
             printable(d.code()),
             printable(&d.message)
         );
@@ -213,19 +224,32 @@ pub fn format_human(
         }
         out.push('\n');
     }
-    let count = diagnostics.len();
-    if count > HUMAN_LIMIT {
+    if diagnostics.len() > HUMAN_LIMIT {
         let _ = writeln!(
             out,
             "... and {} more problems (use --format json for all)\n",
-            count - HUMAN_LIMIT
+            diagnostics.len() - HUMAN_LIMIT
         );
     }
-    let _ = writeln!(
-        out,
-        "{red}{count} problem{}{reset} found",
-        if count == 1 { "" } else { "s" }
-    );
+    let count = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics.len() - count;
+    if count > 0 {
+        let _ = writeln!(
+            out,
+            "{red}{count} problem{}{reset} found",
+            if count == 1 { "" } else { "s" }
+        );
+    }
+    if warnings > 0 {
+        let _ = writeln!(
+            out,
+            "{yellow}{warnings} warning{}{reset}",
+            if warnings == 1 { "" } else { "s" }
+        );
+    }
     out
 }
 
@@ -267,9 +291,13 @@ pub fn format_github(diagnostics: &[Diagnostic]) -> String {
         if let Some(help) = &d.help {
             message.push_str(&format!(" (help: {help})"));
         }
+        let command = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
         let _ = writeln!(
             out,
-            "::error {}::{}",
+            "::{command} {}::{}",
             properties.join(","),
             github_escape(&message, false)
         );

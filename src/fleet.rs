@@ -144,16 +144,20 @@ impl Fleet {
         render: impl Fn(&Path, &Model) -> T + Sync,
     ) -> Tally<T> {
         let checker = Checker::new();
+        let progress = crate::progress::Progress::on_terminal("values files", self.files.len());
         let outcomes = parallel_map(&self.files, workers(), |file| {
-            check_one(
+            let outcome = check_one(
                 &checker,
                 &self.before,
                 &self.after,
                 file,
                 namespace,
                 |model| render(file, model),
-            )
+            );
+            progress.tick();
+            outcome
         });
+        progress.finish();
         let mut tally = Tally {
             passed: Vec::new(),
             failed: self

@@ -26,8 +26,8 @@ pub struct ReleaseRequest {
     pub image_digest: Option<String>,
     /// The previous release's output folder, for the upgrade notes.
     pub previous: Option<PathBuf>,
-    /// The values profiles folder.
-    pub profiles: PathBuf,
+    /// The values profiles folder; None for the built-in profiles.
+    pub profiles: Option<PathBuf>,
     /// Seconds since the epoch for every timestamp (SOURCE_DATE_EPOCH).
     pub source_date_epoch: u64,
     /// The `index.yaml` already in the output folder (a chart
@@ -50,7 +50,7 @@ pub enum ReleaseError {
     },
     /// The image tag is not a valid OCI tag.
     #[error(
-        "--image-tag {0:?} is not a valid image tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -)"
+        "--app-version {0:?} is not a valid image tag (1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -)"
     )]
     ImageTag(String),
     /// The image digest is not `sha256:` and 64 lowercase hex digits.
@@ -89,7 +89,9 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
         reason: err.to_string(),
         help: match version.strip_prefix('v') {
             Some(rest) if semver::Version::parse(rest).is_ok() => {
-                format!("write --version {rest} (the image tag gets the v)")
+                format!(
+                    "write --version {rest} (--app-version, the image tag, is v{rest} by default)"
+                )
             }
             _ => "write MAJOR.MINOR.PATCH, e.g. 2.22.0 or 2.22.0-rc.1".to_string(),
         },
@@ -189,7 +191,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         app_version: image_tag,
         image_digest: request.image_digest.clone(),
     };
-    let artifacts = render::render_all(&request.profiles, &release)?;
+    let artifacts = render::render_all(request.profiles.as_deref(), &release)?;
     let mut out: BTreeMap<String, Vec<u8>> = BTreeMap::new();
 
     let chart: BTreeMap<String, String> = artifacts

@@ -5,9 +5,10 @@
 //! The failure it predicts: a Deployment created with RollingUpdate carries
 //! the API-server-defaulted `spec.strategy.rollingUpdate`; an update to
 //! `type: Recreate` that leaves the block in place is refused with
-//! `spec.strategy.rollingUpdate: Forbidden: may not be specified when
-//! strategy type is 'Recreate'`. Whether the block is left in place depends
-//! on the apply path and on who owns the field in `metadata.managedFields`.
+//! ``spec.strategy.rollingUpdate: Forbidden: may not be specified when
+//! strategy `type` is 'Recreate'`` (the API server's words). Whether the
+//! block is left in place depends on the apply path and on who owns the
+//! field in `metadata.managedFields`.
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -25,6 +26,9 @@ pub mod managers {
     pub const HELM: &str = "helm";
     /// Flux kustomize-controller (server-side apply).
     pub const FLUX_KUSTOMIZE: &str = "kustomize-controller";
+    /// Argo CD's application controller (client-side by default, server-side
+    /// apply with `ServerSideApply=true`).
+    pub const ARGOCD: &str = "argocd-controller";
 }
 
 /// One entry of `metadata.managedFields`, reduced to what matters here.
@@ -36,6 +40,9 @@ pub struct FieldManager {
     pub operation: String,
     /// Whether it owns `spec.strategy.rollingUpdate` or a field inside it.
     pub owns_rolling_update: bool,
+    /// Whether it owns part of `spec.template` or `spec.strategy`: what
+    /// the tool that installs and upgrades the Deployment writes.
+    pub owns_spec: bool,
 }
 
 /// The live Deployment, as far as the upgrade is concerned.
@@ -320,10 +327,14 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
         let owns_rolling_update = entry
             .pointer("/fieldsV1/f:spec/f:strategy/f:rollingUpdate")
             .is_some();
+        let owns_spec = ["f:template", "f:strategy"]
+            .iter()
+            .any(|field| entry["fieldsV1"]["f:spec"].get(field).is_some());
         managers.push(FieldManager {
             manager: manager.to_string(),
             operation: operation.to_string(),
             owns_rolling_update,
+            owns_spec,
         });
     }
     let Some(strategy) = object.pointer("/spec/strategy").filter(|s| s.is_object()) else {
@@ -334,10 +345,21 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
             "pass the object as the API server returns it, not a manifest from disk",
         ));
     };
-    let strategy_type = strategy["type"]
-        .as_str()
-        .unwrap_or("RollingUpdate")
-        .to_string();
+    let strategy_type = match strategy.get("type") {
+        // the API server's default, for a hand-written object
+        None => "RollingUpdate".to_string(),
+        Some(Value::String(kind)) => kind.clone(),
+        Some(other) => {
+            return Err(live_error(
+                source,
+                &at("/spec/strategy/type"),
+                format!(
+                    "spec.strategy.type is {other}, not a string; Kubernetes knows Recreate and RollingUpdate"
+                ),
+                EXPORT_HELP,
+            ));
+        }
+    };
     if strategy_type != "Recreate" && strategy_type != "RollingUpdate" {
         return Err(live_error(
             source,
@@ -381,6 +403,33 @@ pub fn default_paths(live: &LiveDeployment, extra_managers: &[String]) -> Vec<Ap
             .any(|p| p.ssa_manager() == Some(manager.as_str()))
         {
             paths.push(ApplyPath::ServerSide { manager });
+        }
+    }
+    paths
+}
+
+/// The apply paths in use, read from the managers that own the pod template
+/// or the strategy: `helm` as Update is Helm 3 (or Helm 4 client-side), as
+/// Apply Helm 4 server-side; `kubectl-client-side-apply` and Argo CD's
+/// `argocd-controller` as Update are kubectl's client-side apply; any other
+/// Apply manager is a server-side applier (Flux, Argo CD with
+/// ServerSideApply, `kubectl apply --server-side`). Other Update managers
+/// (`kubectl edit`/`patch`, controllers, `before-first-apply`) apply
+/// nothing, so they name no path. Empty when no manager tells.
+pub fn paths_in_use(live: &LiveDeployment) -> Vec<ApplyPath> {
+    let mut paths: Vec<ApplyPath> = Vec::new();
+    for m in live.managers.iter().filter(|m| m.owns_spec) {
+        let path = match (m.operation.as_str(), m.manager.as_str()) {
+            ("Update", managers::HELM) => ApplyPath::Helm3,
+            ("Apply", managers::HELM) => ApplyPath::Helm4,
+            ("Update", managers::KUBECTL_CLIENT_SIDE | managers::ARGOCD) => ApplyPath::ClientSide,
+            ("Apply", manager) => ApplyPath::ServerSide {
+                manager: manager.to_string(),
+            },
+            _ => continue,
+        };
+        if !paths.contains(&path) {
+            paths.push(path);
         }
     }
     paths
@@ -467,7 +516,7 @@ fn outcome(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> (Verdict
     (
         Verdict::Refused,
         format!(
-            "{owned}; server-side apply leaves fields it does not own, so the block stays beside type Recreate: `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`"
+            "{owned}; server-side apply leaves fields it does not own, so the block stays beside type Recreate and the API server answers: spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'"
         ),
     )
 }
@@ -488,6 +537,16 @@ pub fn remedy_command(live: &LiveDeployment) -> String {
         shell_word(&live.namespace),
         shell_word(&live.name),
         remedy_patch()
+    )
+}
+
+/// The command that deletes the Deployment and leaves its pods running,
+/// for a selector that cannot change in place.
+pub fn orphan_command(live: &LiveDeployment) -> String {
+    format!(
+        "kubectl --namespace {} delete deployment {} --cascade=orphan",
+        shell_word(&live.namespace),
+        shell_word(&live.name)
     )
 }
 
@@ -521,10 +580,21 @@ fn topology_changes(live: &LiveDeployment, target: &Target) -> Vec<String> {
 pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Report {
     let predictions: Vec<Prediction> = paths.iter().map(|p| predict(&live, &target, p)).collect();
     let refused = predictions.iter().any(|p| p.verdict == Verdict::Refused);
+    // a new selector is refused before anything else, and no patch helps
+    let selector_changed = live
+        .selector
+        .as_ref()
+        .is_some_and(|selector| selector != &target.selector);
     let topology_changes = topology_changes(&live, &target);
     Report {
-        remedy: refused.then(|| remedy_command(&live)),
-        remedy_patch: refused.then(remedy_patch),
+        remedy: refused.then(|| {
+            if selector_changed {
+                orphan_command(&live)
+            } else {
+                remedy_command(&live)
+            }
+        }),
+        remedy_patch: (refused && !selector_changed).then(remedy_patch),
         live,
         target,
         predictions,
@@ -532,18 +602,37 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
     }
 }
 
-/// The report for people.
+/// `text` with every control, format and line-separator character escaped
+/// (`\n`, `\u{1b}`, `\u{202e}`): the live file is input, and a manager name
+/// holding a newline or a terminal escape must not forge a line of the
+/// report (a false "ok" or "REFUSED") or restyle the terminal.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let invisible = c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}');
+        if invisible {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The report for people. Everything read from the live file is passed
+/// through [`printable`].
 pub fn format_human(report: &Report) -> String {
     let live = &report.live;
     let mut out = String::new();
     let block = match &live.rolling_update {
-        Some(v) if !v.is_null() => format!(" with rollingUpdate {}", v),
+        Some(v) if !v.is_null() => format!(" with rollingUpdate {}", printable(&v.to_string())),
         _ => String::new(),
     };
     out.push_str(&format!(
         "live:     deployment {} in {}: {} replica(s), {}{block}\n",
-        live.name,
-        live.namespace,
+        printable(&live.name),
+        printable(&live.namespace),
         live.replicas.map_or("?".into(), |r| r.to_string()),
         live.strategy_type,
     ));
@@ -554,7 +643,7 @@ pub fn format_human(report: &Report) -> String {
             if owners.is_empty() {
                 "no field manager (defaulted by the API server)".into()
             } else {
-                owner_list(&owners)
+                printable(&owner_list(&owners))
             }
         ));
     }
@@ -574,13 +663,23 @@ pub fn format_human(report: &Report) -> String {
             Verdict::Safe => "ok     ",
             Verdict::Refused => "REFUSED",
         };
-        out.push_str(&format!("{verdict}  {}\n         {}\n", p.label, p.why));
-    }
-    if let Some(remedy) = &report.remedy {
         out.push_str(&format!(
-            "\nremedy: before the upgrade, remove the stale block and set the type in one request:\n  {remedy}\n\
+            "{verdict}  {}\n         {}\n",
+            printable(&p.label),
+            printable(&p.why)
+        ));
+    }
+    if let (Some(remedy), None) = (&report.remedy, &report.remedy_patch) {
+        out.push_str(&format!(
+            "\nremedy: the selector cannot change in place; delete the Deployment (its pods keep running), then apply as usual:\n  {}\n",
+            printable(remedy)
+        ));
+    } else if let Some(remedy) = &report.remedy {
+        out.push_str(&format!(
+            "\nremedy: before the upgrade, remove the stale block and set the type in one request:\n  {}\n\
              then apply as usual. Or keep RollingUpdate for now with values\n  \
-             replicaCount: 1, strategy.type: RollingUpdate, featureGates.singleReplicaRollingUpdate: true\n"
+             replicaCount: 1, strategy.type: RollingUpdate, featureGates.singleReplicaRollingUpdate: true\n",
+            printable(remedy)
         ));
     }
     out

@@ -73,6 +73,7 @@ pub struct Values {
     /// affinity holds node affinity and pod (anti-)affinity rules.
     pub affinity: Affinity,
     /// priorityClassName is the PriorityClass of the pod; empty for none.
+    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
     pub priority_class_name: String,
     /// podAnnotations are added to the pod.
     pub pod_annotations: BTreeMap<String, String>,
@@ -132,6 +133,8 @@ pub struct Values {
     pub network_policies: NetworkPolicies,
     /// podDisruptionBudget configures the PodDisruptionBudget of the controller.
     pub pod_disruption_budget: PodDisruptionBudgetValues,
+    /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
+    pub admission_policy: AdmissionPolicy,
     /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub global: serde_json::Map<String, serde_json::Value>,
@@ -469,6 +472,7 @@ pub struct ServiceAccount {
     /// serviceAccount.create creates the ServiceAccount.
     pub create: bool,
     /// serviceAccount.name names the ServiceAccount; empty means azureserviceoperator-default (or default when create is false).
+    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
     pub name: String,
     /// serviceAccount.annotations are added to the ServiceAccount (e.g. azure.workload.identity/client-id).
     pub annotations: BTreeMap<String, String>,
@@ -552,6 +556,20 @@ impl Default for NetworkPolicies {
             postgresql_cidr: "0.0.0.0/0".into(),
             sql_cidr: "0.0.0.0/0".into(),
         }
+    }
+}
+
+/// The in-cluster guard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct AdmissionPolicy {
+    /// admissionPolicy.enable creates the ValidatingAdmissionPolicies and their bindings where the cluster serves them (admissionregistration.k8s.io/v1, Kubernetes 1.30 and later).
+    pub enable: bool,
+}
+
+impl Default for AdmissionPolicy {
+    fn default() -> Self {
+        AdmissionPolicy { enable: true }
     }
 }
 
@@ -651,6 +669,7 @@ impl Default for Values {
             max_concurrent_reconciles: 4,
             rate_limit: RateLimit::default(),
             network_policies: NetworkPolicies::default(),
+            admission_policy: AdmissionPolicy::default(),
             pod_disruption_budget: PodDisruptionBudgetValues::default(),
             global: serde_json::Map::new(),
         }

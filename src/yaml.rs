@@ -70,6 +70,24 @@ pub struct LocatedDocument {
     pub value: Value,
     /// Span of every node, keyed by JSON pointer.
     pub spans: BTreeMap<String, NodeSpan>,
+    /// Values that YAML 1.1 (Helm) and YAML 1.2 (editors) read differently;
+    /// typed as Helm types them.
+    pub notes: Vec<YamlNote>,
+}
+
+/// A value Helm (YAML 1.1) reads otherwise than YAML 1.2 tools do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlNote {
+    /// Where the value is.
+    pub position: Position,
+    /// The JSON pointer of the node (for a key: the key's entry).
+    pub pointer: String,
+    /// Length of the value on its line.
+    pub len: usize,
+    /// What each reads.
+    pub message: String,
+    /// How to write it so both read the same.
+    pub help: String,
 }
 
 /// A YAML syntax or structure error with its position.
@@ -126,6 +144,9 @@ struct Builder<'a> {
     spans: BTreeMap<String, NodeSpan>,
     anchors: BTreeMap<usize, Value>,
     nodes: usize,
+    notes: Vec<YamlNote>,
+    /// Every scalar: its character range, whether it is quoted, its pointer.
+    scalars: Vec<(usize, usize, bool, String)>,
 }
 
 impl<'a> Builder<'a> {
@@ -204,7 +225,13 @@ impl<'a> Builder<'a> {
         );
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar(&text, style, tag.as_deref(), at, pointer)?;
+                self.scalars.push((
+                    span.start.index(),
+                    span.end.index(),
+                    matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted),
+                    pointer.to_string(),
+                ));
+                let value = scalar(&text, style, tag.as_deref(), at, pointer, &mut self.notes)?;
                 if anchor > 0 {
                     self.anchors.insert(anchor, value.clone());
                 }
@@ -236,7 +263,15 @@ impl<'a> Builder<'a> {
                     let key_at = position(&key_span);
                     let key = match event {
                         Event::Scalar(text, style, _, tag) => {
-                            match scalar(&text, style, tag.as_deref(), key_at, "")? {
+                            let key_pointer = format!("{pointer}/{}", escape_segment(&text));
+                            match scalar(
+                                &text,
+                                style,
+                                tag.as_deref(),
+                                key_at,
+                                &key_pointer,
+                                &mut self.notes,
+                            )? {
                                 Value::String(s) => s,
                                 Value::Null => "null".to_string(),
                                 other => other.to_string(),
@@ -301,11 +336,76 @@ fn is_secret_name(pointer: &str) -> bool {
     crate::diagnostics::is_secret_name(pointer)
 }
 
-/// Resolves a scalar by the YAML 1.2 core schema (what `sigs.k8s.io/yaml`
-/// and Helm agree on for the values people write). Errors quote the text
-/// unless the key at `pointer` holds a secret (decided only on error: the
-/// check is costly and most scalars are fine).
+/// Resolves a scalar as Helm does (YAML 1.1, see [`crate::yaml11`]), and
+/// notes in `notes` where YAML 1.2 reads it otherwise. Errors quote the
+/// text unless the key at `pointer` holds a secret (decided only on error:
+/// the check is costly and most scalars are fine).
 fn scalar(
+    text: &str,
+    style: ScalarStyle,
+    tag: Option<&saphyr_parser::Tag>,
+    at: Position,
+    pointer: &str,
+    notes: &mut Vec<YamlNote>,
+) -> Result<Value, YamlError> {
+    let value = scalar_yaml12(text, style, tag, at, pointer);
+    if style != ScalarStyle::Plain || tag.is_some() {
+        return value;
+    }
+    let helm = if let Some(b) = crate::yaml11::boolean(text) {
+        Value::Bool(b)
+    } else {
+        match crate::yaml11::number(text) {
+            None => return value,
+            // Beyond 64 bits: refused as YAML 1.2 refuses it (below).
+            Some(crate::yaml11::Resolved::TooLarge) => return value,
+            Some(crate::yaml11::Resolved::Text) => Value::String(text.to_string()),
+            Some(resolved) => crate::yaml11::to_json(&resolved).unwrap_or(Value::Null),
+        }
+    };
+    let same = match (&value, &helm) {
+        (Ok(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Ok(a), b) => a == b,
+        (Err(_), _) => false,
+    };
+    if !same {
+        let secret = is_secret_name(pointer);
+        let shown = |v: &Value| {
+            if secret {
+                "another value".to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        let yaml12 = match &value {
+            Ok(v) => shown(v),
+            Err(_) => "a number out of range".to_string(),
+        };
+        let message = if secret {
+            "Helm, which reads values as YAML 1.1, reads this value otherwise than YAML 1.2 tools (editors, yq) do".to_string()
+        } else {
+            format!(
+                "`{text}` is {} to Helm, which reads values as YAML 1.1; YAML 1.2 tools (editors, yq) read {yaml12}",
+                shown(&helm)
+            )
+        };
+        notes.push(YamlNote {
+            position: at,
+            pointer: pointer.to_string(),
+            len: text.chars().count().max(1),
+            message,
+            help: match &helm {
+                Value::String(_) => format!("quote it (\"{text}\") so every tool reads the same"),
+                _ if secret => "quote the value if it is text".to_string(),
+                other => format!("write {other} so every tool reads the same"),
+            },
+        });
+    }
+    Ok(helm)
+}
+
+/// Resolves a scalar by the YAML 1.2 core schema.
+fn scalar_yaml12(
     text: &str,
     style: ScalarStyle,
     tag: Option<&saphyr_parser::Tag>,
@@ -445,6 +545,8 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
         spans: BTreeMap::new(),
         anchors: BTreeMap::new(),
         nodes: 0,
+        notes: Vec::new(),
+        scalars: Vec::new(),
     };
     let mut value = None;
     loop {
@@ -470,10 +572,62 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
             }
         }
     }
+    line_separators(source, &builder.scalars)?;
     Ok(LocatedDocument {
         value: value.unwrap_or_else(|| Value::Object(Map::new())),
         spans: builder.spans,
+        notes: builder.notes,
     })
+}
+
+/// Refuses U+0085, U+2028 and U+2029 where Helm would read them otherwise:
+/// YAML 1.1 takes all three for line breaks, so outside quotes they end a
+/// line (Helm refuses the file or reads another value) and in quotes U+0085
+/// is folded into a space. U+2028 and U+2029 inside quotes are kept by
+/// both, and so accepted.
+fn line_separators(
+    source: &str,
+    scalars: &[(usize, usize, bool, String)],
+) -> Result<(), YamlError> {
+    let mut line = 1;
+    let mut column = 1;
+    for (index, c) in source.chars().enumerate() {
+        if matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') {
+            let within = scalars
+                .iter()
+                .find(|(start, end, _, _)| (*start..*end).contains(&index));
+            let quoted = within.is_some_and(|(_, _, quoted, _)| *quoted);
+            if c == '\u{85}' || !quoted {
+                let (name, escape) = match c {
+                    '\u{85}' => ("U+0085 (next line)", "\\N"),
+                    '\u{2028}' => ("U+2028 (line separator)", "\\L"),
+                    _ => ("U+2029 (paragraph separator)", "\\P"),
+                };
+                let how = if quoted {
+                    "Helm (YAML 1.1) folds it into a space inside quotes"
+                } else {
+                    "Helm (YAML 1.1) reads it as a line break, which ends the value here"
+                };
+                let error = YamlError::new(
+                    format!(
+                        "{name} in the file: {how}, so Helm and asogen would not read the same value; write it as the escape {escape} inside double quotes, or remove it"
+                    ),
+                    Position { line, column },
+                );
+                return Err(match within {
+                    Some((_, _, _, pointer)) => error.within(pointer),
+                    None => error,
+                });
+            }
+        }
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Writes a value as block YAML (used for every rendered file).
@@ -544,6 +698,27 @@ mod tests {
     }
 
     #[test]
+    fn types_plain_scalars_as_helm_and_notes_yaml_1_2() {
+        let doc = parse_document("a: yes\nb: 0777\nc: '0777'\nn: 1\nd: true\n").unwrap();
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"a": true, "b": 511, "c": "0777", "false": 1, "d": true})
+        );
+        let noted: Vec<&str> = doc.notes.iter().map(|n| n.pointer.as_str()).collect();
+        assert_eq!(noted, ["/a", "/b", "/n"]);
+        assert_eq!(doc.notes[0].position, Position { line: 1, column: 4 });
+    }
+
+    #[test]
+    fn refuses_line_breaks_helm_reads_otherwise() {
+        let err = parse_document("a: x\u{2028}y\n").unwrap_err();
+        assert!(err.message.contains("U+2028"), "{err}");
+        assert_eq!(err.key, "a");
+        assert!(parse_document("a: \"x\u{2028}y\"\n").is_ok());
+        assert!(parse_document("a: \"x\u{85}y\"\n").is_err());
+    }
+
+    #[test]
     fn refuses_duplicate_keys_with_position() {
         let err = parse_document("a: 1\na: 2\n").unwrap_err();
         assert!(err.message.contains("duplicate key `a`"));
@@ -572,9 +747,9 @@ mod tests {
         let doc = parse_document("a: -9223372036854775808\nb: 9223372036854775807\n").unwrap();
         assert_eq!(doc.value["a"], i64::MIN);
         assert_eq!(doc.value["b"], i64::MAX);
-        let err = parse_document("x:\n  y: 18446744073709551615\n").unwrap_err();
+        let err = parse_document("x:\n  z: 18446744073709551615\n").unwrap_err();
         assert!(err.message.contains("too large"), "{err}");
-        assert_eq!(err.key, "x.y");
+        assert_eq!(err.key, "x.z");
         assert_eq!(err.position, Position { line: 2, column: 6 });
     }
 }

@@ -257,6 +257,12 @@ impl Context<'_> {
     fn command(&self, words: &[String], piped: Option<Value>, dot: &Value) -> Value {
         let name = words[0].as_str();
         let mut args: Vec<Value> = words[1..].iter().map(|w| self.operand(w, dot)).collect();
+        if name == ".Capabilities.APIVersions.Has" {
+            // asogen renders for a cluster that serves every kind it asks
+            // about (Kubernetes 1.30 or later); so does this interpreter.
+            assert!(matches!(args.as_slice(), [Value::String(_)]), "{words:?}");
+            return Value::Bool(true);
+        }
         if !name.chars().next().unwrap().is_ascii_alphabetic()
             || ["nil", "true", "false"].contains(&name)
         {
@@ -277,6 +283,7 @@ impl Context<'_> {
                 release_service: "",
                 chart_version: "",
                 app_version: "",
+                capabilities: &asogen::describe::Capabilities::default(),
             };
             return call.eval(&scope).unwrap_or_else(|e| panic!("{name}: {e}"));
         }

@@ -130,4 +130,14 @@ fn crd_labels_reach_only_a_controller_that_defines_the_flag() {
     assert!(stream.contains("--crd-pattern="), "{stream}");
     assert!(!stream.contains("--crd-labels"), "{stream}");
     assert_eq!(unknown_flags(&stream), Vec::<String>::new());
+    // Said, not silent: a warning at the key, and the values stay valid.
+    let warning = text(&out.stderr);
+    assert!(
+        warning.contains("warning[controller]: crdLabels has no effect"),
+        "{warning}"
+    );
+    assert!(warning.contains("values.yaml:1:12"), "{warning}");
+    let out = asogen(&["validate", "-f", values.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("crdLabels has no effect"));
 }

@@ -1,38 +1,42 @@
 //! Documentation generated from data stays current: the README's rule
-//! table is the rule table's own Markdown, and its table of intended
-//! differences from the release is values/upstream-differences.yaml. Run
-//! with ASOGEN_UPDATE_DOCS=1 to rewrite them.
+//! table is the rule table's own Markdown, and the table of intended
+//! differences from the release in docs/artifacts.md is
+//! values/upstream-differences.yaml. Run with ASOGEN_UPDATE_DOCS=1 to
+//! rewrite them.
 
-/// Checks (or rewrites) the README block between `<!-- NAME:begin -->`
-/// and `<!-- NAME:end -->`.
-fn readme_block(name: &str, table: String) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-    let readme = std::fs::read_to_string(path).unwrap();
+/// Checks (or rewrites) the block of `doc` (relative to the repository)
+/// between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
+fn doc_block(doc: &str, name: &str, table: String) {
+    let path = format!("{}/{doc}", env!("CARGO_MANIFEST_DIR"));
+    let contents = std::fs::read_to_string(&path).unwrap();
     let begin = format!("<!-- {name}:begin -->\n");
-    let start = readme.find(&begin).expect("README has the begin marker") + begin.len();
-    let end = readme
+    let start = contents
+        .find(&begin)
+        .unwrap_or_else(|| panic!("{doc} has no {begin}"))
+        + begin.len();
+    let end = contents
         .find(&format!("<!-- {name}:end -->"))
-        .expect("README has the end marker");
-    if readme[start..end] == table {
+        .unwrap_or_else(|| panic!("{doc} has no end marker for {name}"));
+    if contents[start..end] == table {
         return;
     }
     if std::env::var_os("ASOGEN_UPDATE_DOCS").is_some() {
-        let updated = format!("{}{table}{}", &readme[..start], &readme[end..]);
-        std::fs::write(path, updated).unwrap();
+        let updated = format!("{}{table}{}", &contents[..start], &contents[end..]);
+        std::fs::write(&path, updated).unwrap();
     } else {
         panic!(
-            "README.md's {name} table is stale; run `ASOGEN_UPDATE_DOCS=1 cargo test --test docs`. Expected:\n{table}"
+            "{doc}'s {name} table is stale; run `ASOGEN_UPDATE_DOCS=1 cargo test --test docs`. Expected:\n{table}"
         );
     }
 }
 
 #[test]
 fn the_readme_rule_table_is_generated_from_the_rules() {
-    readme_block("rules", asogen::rules::markdown_table());
+    doc_block("README.md", "rules", asogen::rules::markdown_table());
 }
 
 #[test]
-fn the_readme_lists_every_intended_difference_from_the_release() {
+fn the_docs_list_every_intended_difference_from_the_release() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/values/upstream-differences.yaml"
@@ -50,5 +54,5 @@ fn the_readme_lists_every_intended_difference_from_the_release() {
             cell("reason")
         ));
     }
-    readme_block("differences", table);
+    doc_block("docs/artifacts.md", "differences", table);
 }

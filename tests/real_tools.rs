@@ -323,7 +323,7 @@ fn recreate_sends_an_explicit_null_rolling_update_through_helm_and_kustomize() {
     assert_eq!(deployment["metadata"]["annotations"]["team"], "platform");
 }
 
-/// The README's editor block is what the real language server prints for
+/// The editor block of docs/artifacts.md is what the real language server prints for
 /// examples/broken-values.yaml (found through the file's own modeline),
 /// and asogen points at the same lines with the same rule ids.
 #[test]
@@ -335,6 +335,13 @@ fn the_readme_shows_the_real_editor_diagnostics_for_the_example() {
         .arg(&example)
         .output()
         .expect("yaml-ls-check runs");
+    // A language server that could not be installed or started is that
+    // error, not an empty list of diagnostics.
+    assert!(
+        out.status.success() || !out.stdout.is_empty(),
+        "yaml-ls-check failed: {}",
+        text(&out.stderr)
+    );
     let diagnostics: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -351,16 +358,16 @@ fn the_readme_shows_the_real_editor_diagnostics_for_the_example() {
             )
         })
         .collect();
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
-    let block = readme
+    let doc = std::fs::read_to_string(common::root().join("docs/artifacts.md")).unwrap();
+    let block = doc
         .split("<!-- editor-diagnostics:start -->\n```\n")
         .nth(1)
         .and_then(|rest| rest.split("```\n<!-- editor-diagnostics:end -->").next())
-        .expect("the README has the editor block");
+        .expect("docs/artifacts.md has the editor block");
     assert_eq!(
         block.lines().collect::<Vec<_>>(),
         shown,
-        "update the README block"
+        "update the editor block of docs/artifacts.md"
     );
 
     let ours = asogen(&[

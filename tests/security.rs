@@ -1,6 +1,6 @@
 //! Secure by default: checkov (PyPI) scans every rendered manifest and the
 //! kustomize base, and the controller pod meets the Pod Security Standard
-//! "restricted". The checks that remain failed are the ones the README
+//! "restricted". The checks that remain failed are the ones docs/security.md
 //! justifies, and no other.
 
 mod common;
@@ -67,7 +67,7 @@ fn only(ids: &[&str]) -> BTreeSet<(String, String)> {
 fn checkov_fails_only_the_justified_checks() {
     // CKV_K8S_35 (secrets as env: ASO reads its credential from AZURE_*
     // variables), CKV_K8S_38 (the controller needs its API token) and
-    // CKV_K8S_43 (no digest is known before a release): see the README.
+    // CKV_K8S_43 (no digest is known before a release): see docs/security.md.
     for dir in ["generated/manifests", "generated/kustomize/base"] {
         let (failed, passed) = checkov(&root().join(dir));
         assert_eq!(

@@ -49,6 +49,121 @@ fn row(kind: &str, manager: &str, verdict: &str) -> (String, String, String) {
     (kind.into(), manager.into(), verdict.into())
 }
 
+/// The API server's refusal, word for word (tests/apiserver.rs observes it).
+const API_ERROR: &str = "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'";
+
+/// Every common path, whatever the live object shows in use.
+const ALL_PATHS: [&str; 8] = [
+    "--via",
+    "client-side",
+    "--via",
+    "helm3",
+    "--via",
+    "helm4",
+    "--via",
+    "server-side",
+];
+
+#[test]
+fn by_default_the_path_in_use_is_checked() {
+    // the manager that owns the pod template and the strategy names the path
+    let table = [
+        ("kubectl-client-side.yaml", row("client-side", "", "safe")),
+        ("helm3.yaml", row("helm3", "", "safe")),
+        ("helm4-server-side.yaml", row("helm4", "", "refused")),
+        (
+            "flux-server-side.yaml",
+            row("server-side", "kustomize-controller", "refused"),
+        ),
+        (
+            "flux-owns-block.yaml",
+            row("server-side", "kustomize-controller", "safe"),
+        ),
+        (
+            "recreate.yaml",
+            row("server-side", "kustomize-controller", "safe"),
+        ),
+    ];
+    for (name, want) in table {
+        let (code, report) = check_json(&fixture(name), &[]);
+        let refused = want.2 == "refused";
+        assert_eq!(verdicts(&report), vec![want], "{name}");
+        assert_eq!(code, Some(if refused { 1 } else { 0 }), "{name}");
+    }
+    // Argo CD's default sync is kubectl's client-side apply under its own name
+    let argo = std::fs::read_to_string(fixture("kubectl-client-side.yaml"))
+        .unwrap()
+        .replace(
+            "manager: kubectl-client-side-apply",
+            "manager: argocd-controller",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("argocd.yaml");
+    std::fs::write(&path, argo).unwrap();
+    let (_, report) = check_json(&path, &[]);
+    assert_eq!(verdicts(&report), vec![row("client-side", "", "safe")]);
+    // an object no applier owns: every common path
+    let edited = std::fs::read_to_string(fixture("kubectl-client-side.yaml"))
+        .unwrap()
+        .replace(
+            "manager: kubectl-client-side-apply",
+            "manager: kubectl-edit",
+        );
+    std::fs::write(&path, edited).unwrap();
+    let (_, report) = check_json(&path, &[]);
+    assert_eq!(verdicts(&report).len(), 4, "{report}");
+}
+
+#[test]
+fn control_characters_from_the_live_file_are_escaped() {
+    // A manager name can carry a newline and terminal escapes; printed raw
+    // it would forge a line of the report ("ok" under a REFUSED one).
+    let forged = r"evil\n\nok       kubectl apply (forged)\n\u001b[32mgreen\u202e";
+    let live = std::fs::read_to_string(fixture("kubectl-client-side.yaml"))
+        .unwrap()
+        .replace(
+            "manager: kubectl-client-side-apply",
+            &format!("manager: \"{forged}\""),
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forged.yaml");
+    std::fs::write(&path, live).unwrap();
+    let out = asogen(&[
+        "upgrade-check",
+        "--live",
+        path.to_str().unwrap(),
+        "--via",
+        "server-side",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(
+        !report
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+        "{report:?}"
+    );
+    assert!(
+        !report.lines().any(|line| line.starts_with("ok")),
+        "a forged line: {report}"
+    );
+    assert!(report.contains(r"evil\n\nok"), "{report}");
+    assert!(report.contains(r"\u{1b}[32mgreen\u{202e}"), "{report}");
+}
+
+#[test]
+fn a_strategy_type_that_is_not_a_string_is_an_error() {
+    for (name, value) in [("number", "5"), ("list", "[Recreate]"), ("null", "null")] {
+        let live = std::fs::read_to_string(fixture("kubectl-client-side.yaml"))
+            .unwrap()
+            .replace("    type: RollingUpdate\n", &format!("    type: {value}\n"));
+        let (code, err) = bad_live(&format!("{name}.yaml"), &live);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(err.contains("spec.strategy.type"), "{name}: {err}");
+        assert!(err.contains("not a string"), "{name}: {err}");
+    }
+}
+
 #[test]
 fn each_apply_path_is_predicted_from_the_managed_fields() {
     let safe = "safe";
@@ -86,7 +201,7 @@ fn each_apply_path_is_predicted_from_the_managed_fields() {
         ),
     ];
     for (name, manager, expected) in table {
-        let (code, report) = check_json(&fixture(name), &[]);
+        let (code, report) = check_json(&fixture(name), &ALL_PATHS);
         let want = vec![
             row("client-side", "", expected[0]),
             row("helm3", "", expected[1]),
@@ -114,7 +229,7 @@ fn the_refusal_names_the_owner_and_the_api_server_error() {
     );
     let why = report["predictions"][0]["why"].as_str().unwrap();
     assert!(why.contains("kubectl-client-side-apply (Update)"), "{why}");
-    assert!(why.contains("Forbidden: may not be specified when strategy type is 'Recreate'"));
+    assert!(why.contains(API_ERROR), "{why}");
     let (_, report) = check_json(&fixture("flux-server-side.yaml"), &["--via", "server-side"]);
     let why = report["predictions"][0]["why"].as_str().unwrap();
     assert!(why.contains("no field manager owns"), "{why}");
@@ -142,8 +257,14 @@ fn a_changed_selector_is_refused_on_every_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("live.yaml");
     std::fs::write(&path, other).unwrap();
-    let (code, report) = check_json(&path, &[]);
+    let (code, report) = check_json(&path, &ALL_PATHS);
     assert_eq!(code, Some(1));
+    // no patch helps: the remedy is the orphaning delete
+    assert_eq!(
+        report["remedy"],
+        "kubectl --namespace azureserviceoperator-system delete deployment azureserviceoperator-controller-manager --cascade=orphan"
+    );
+    assert!(report["remedy_patch"].is_null());
     let predictions = report["predictions"].as_array().unwrap();
     assert!(predictions.len() >= 4);
     for prediction in predictions {
@@ -237,7 +358,7 @@ fn the_printed_remedy_yields_a_deployment_the_rules_and_kubernetes_accept() {
         "flux-owns-block.yaml",
     ] {
         let live = fixture(name);
-        let (_, report) = check_json(&live, &[]);
+        let (_, report) = check_json(&live, &ALL_PATHS);
         let remedy = report["remedy"].as_str().unwrap();
         assert!(remedy.starts_with(
             "kubectl --namespace azureserviceoperator-system patch deployment azureserviceoperator-controller-manager --type=json -p '"
@@ -252,7 +373,7 @@ fn the_printed_remedy_yields_a_deployment_the_rules_and_kubernetes_accept() {
         // After the patch every path is safe.
         let after = dir.path().join(name);
         std::fs::write(&after, serde_yaml::to_string(&object).unwrap()).unwrap();
-        let (code, report) = check_json(&after, &[]);
+        let (code, report) = check_json(&after, &ALL_PATHS);
         assert_eq!(code, Some(0), "{name} after the remedy: {report}");
 
         // The patched shape, read back as values, passes the rules.

@@ -5,6 +5,7 @@
 //!
 //! This file owns the [`Checker`], which runs those checks in that order.
 
+mod controller;
 mod crds;
 mod ranges;
 mod rules;
@@ -82,6 +83,18 @@ impl Checker {
             validator,
             catalog: Catalog::builtin(),
         }
+    }
+
+    /// What the values mean otherwise than they may seem to, as warnings
+    /// (the values are accepted): YAML 1.1 readings, values the release's
+    /// controller cannot act on.
+    pub fn warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
+        let mut warnings = crate::read::yaml_warnings(sources);
+        warnings.extend(controller::ignored_value_warnings(
+            &merge_sources(sources),
+            &self.catalog,
+        ));
+        warnings
     }
 
     /// Shape checks, then the rules; the model or every problem.

@@ -211,7 +211,7 @@ fn shape_errors(
                             )
                         );
                         let help = if yaml11 && expected.starts_with("a boolean") {
-                            "write true or false: asogen reads YAML 1.2, where yes/no/on/off are strings".to_string()
+                            "write true or false without quotes: quoted, it is the text".to_string()
                         } else {
                             "write the value in the expected type (quote strings, leave numbers unquoted)".to_string()
                         };
@@ -250,6 +250,12 @@ fn shape_errors(
                         format!("`{key}` must be at most {limit}"),
                         format!("set `{key}` to {limit} or less"),
                     ),
+                    Kind::Pattern { pattern }
+                        if pattern == crate::names::SUBDOMAIN_OR_EMPTY_PATTERN =>
+                    {
+                        name_problem(&key, instance)
+                    }
+                    Kind::MaxLength { .. } if name_key(&pointer) => name_problem(&key, instance),
                     Kind::Pattern { pattern } => (
                         format!("`{key}` does not match the expected form `{pattern}`"),
                         "see the key's description in values.yaml".to_string(),
@@ -276,6 +282,61 @@ fn shape_errors(
                 out.push(d);
             }
         }
+    }
+}
+
+/// Keys whose value names a Kubernetes object (checked as a subdomain).
+fn name_key(pointer: &str) -> bool {
+    matches!(pointer, "/priorityClassName" | "/serviceAccount/name")
+}
+
+/// The message and help for a name the API server would refuse.
+fn name_problem(key: &str, instance: &Value) -> (String, String) {
+    let name = instance.as_str().unwrap_or_default();
+    let why = crate::names::subdomain_problem(name).unwrap_or_default();
+    let shown = if name.chars().count() > crate::names::LABEL_MAX {
+        let start: String = name.chars().take(20).collect();
+        format!("\"{start}…\"")
+    } else {
+        instance.to_string()
+    };
+    (
+        format!("`{key}` is {shown}, a name Kubernetes refuses: {why}"),
+        format!(
+            "use lowercase letters, digits, '-' and '.' (at most {} characters), e.g. `{}`, or leave it empty",
+            crate::names::SUBDOMAIN_MAX,
+            suggested_name(name)
+        ),
+    )
+}
+
+/// `name` made valid: lowercase, other characters as '-', trimmed.
+fn suggested_name(name: &str) -> String {
+    let lowered: String = name
+        .to_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let parts: Vec<&str> = lowered
+        .split('.')
+        .map(|part| part.trim_matches('-'))
+        .filter(|part| !part.is_empty())
+        .collect();
+    let joined: String = parts
+        .join(".")
+        .chars()
+        .take(crate::names::SUBDOMAIN_MAX)
+        .collect();
+    if joined.is_empty() {
+        "my-name".into()
+    } else {
+        joined.trim_end_matches(['-', '.']).to_string()
     }
 }
 

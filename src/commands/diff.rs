@@ -15,6 +15,19 @@ pub enum Error {
     /// A side cannot be read.
     #[error("{0}\nhelp: pass two generated/ folders, two chart folders or two install manifests")]
     Read(#[from] DiffError),
+    /// One side is a folder, the other a file.
+    #[error(
+        "cannot compare the folder {} with the file {}: a folder holds several manifests and a chart, a file one manifest\nhelp: compare two folders, or two manifests, e.g. asogen diff {}/manifests/{} {}",
+        .folder.display(), .file.display(), .folder.display(),
+        .file.file_name().map_or("ha.yaml".into(), |name| name.to_string_lossy()),
+        .file.display()
+    )]
+    FolderAgainstFile {
+        /// The side that is a folder.
+        folder: std::path::PathBuf,
+        /// The side that is a file.
+        file: std::path::PathBuf,
+    },
 }
 
 impl Error {
@@ -34,6 +47,20 @@ impl Error {
 pub fn run<W: Write>(config: &DiffConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let old = diff::read_side(&config.old)?;
     let new = diff::read_side(&config.new)?;
+    // A folder against a file would compare the one manifest of the same
+    // name and report every other artifact as removed or added.
+    let (old_dir, new_dir) = (config.old.is_dir(), config.new.is_dir());
+    if old_dir != new_dir {
+        let (folder, file) = if old_dir {
+            (&config.old, &config.new)
+        } else {
+            (&config.new, &config.old)
+        };
+        return Err(Error::FolderAgainstFile {
+            folder: folder.clone(),
+            file: file.clone(),
+        });
+    }
     let changes = diff::compare(&old, &new);
     match config.format {
         DiffFormat::Human => stdout.print(diff::format_human(&changes)),

@@ -7,6 +7,7 @@
 //! Exit codes: 0 ok; 1 the input or the check failed; 2 usage or I/O error.
 
 pub mod catalog;
+pub mod completions;
 pub mod diff;
 pub mod release;
 pub mod render;
@@ -174,6 +175,7 @@ pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<S
         Config::Diff(config) => diff::run(config, stdout)?,
         Config::Release(config) => release::run(config)?,
         Config::CatalogImport(config) => catalog::run(config, stdout)?,
+        Config::Completions(shell) => completions::run(*shell, stdout),
     })
 }
 
@@ -198,15 +200,22 @@ impl Problems {
     }
 }
 
-/// Problems for people: each with its source line (taken from `sources`,
-/// else read from the file it names), coloured on a terminal.
+/// Problems for people: each with its source line, coloured on a
+/// terminal. The line comes from `sources`, the text as it was read; only a
+/// caller that kept no text (fleet mode, for a file that did not parse)
+/// has it read again, within the values file cap.
 pub fn human(diagnostics: &[Diagnostic], sources: &[Source]) -> String {
     let source_text = |name: &str| {
         sources
             .iter()
             .find(|source| source.name == name)
             .map(|source| source.text.clone())
-            .or_else(|| std::fs::read_to_string(name).ok())
+            .or_else(|| {
+                let path = Path::new(name);
+                path.is_file()
+                    .then(|| read::read_capped_text(path, read::MAX_FILE_BYTES).ok())
+                    .flatten()
+            })
     };
     diagnostics::format_human(diagnostics, &source_text, diagnostics::use_colour())
 }
@@ -220,6 +229,8 @@ pub struct ValuesError {
     pub diagnostics: Vec<Diagnostic>,
     /// A file could not be read at all.
     pub unreadable: bool,
+    /// The text of each file that was read, to show the offending lines.
+    pub read: Vec<Source>,
 }
 
 impl ValuesError {
@@ -234,28 +245,27 @@ impl ValuesError {
 
     /// The problems.
     pub fn report(&self) -> String {
-        human(&self.diagnostics, &[])
+        human(&self.diagnostics, &self.read)
     }
 }
 
-impl From<LoadError> for ValuesError {
-    fn from(err: LoadError) -> Self {
-        match err {
-            LoadError::Io(diagnostics) => ValuesError {
-                diagnostics,
-                unreadable: true,
-            },
-            LoadError::Invalid(diagnostics) => ValuesError {
-                diagnostics,
-                unreadable: false,
-            },
+impl From<read::ReadError> for ValuesError {
+    fn from(err: read::ReadError) -> Self {
+        let (diagnostics, unreadable) = match err.error {
+            LoadError::Io(diagnostics) => (diagnostics, true),
+            LoadError::Invalid(diagnostics) => (diagnostics, false),
+        };
+        ValuesError {
+            diagnostics,
+            unreadable,
+            read: err.read,
         }
     }
 }
 
-/// Reads every `-f` file and `--set`, in Helm's order.
+/// Reads every `-f` file and the `--set` family, in Helm's order.
 fn read_values(values: &ValuesArgs) -> Result<Vec<Source>, ValuesError> {
-    Ok(read::read_sources(&values.files, &values.set)?)
+    Ok(read::read_sources(values)?)
 }
 
 /// A fleet folder that cannot be used.
@@ -315,12 +325,11 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
     }
     let before = read_values(&ValuesArgs {
         files: shared.files.clone(),
-        set: Vec::new(),
+        ..Default::default()
     })?;
-    let after = read_values(&ValuesArgs {
-        files: Vec::new(),
-        set: shared.set.clone(),
-    })?;
+    // The `--set` family applies over no files here: each cluster's file
+    // comes between the shared files and these.
+    let after = read_values(&shared.sets_only())?;
     Ok(Fleet {
         files: listing.files,
         unusable: listing.unusable,

@@ -53,11 +53,6 @@ impl Error {
 
 /// Builds the release and writes it; lists the files on standard error.
 pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
-    if config.source_date_epoch.is_none() {
-        eprintln!(
-            "note: SOURCE_DATE_EPOCH is not set; timestamps are 1970-01-01T00:00:00Z (set it, e.g. to the commit time, for a meaningful index.yaml `created`)"
-        );
-    }
     if config.out.is_file() {
         return Err(Error::OutIsFile(config.out.clone()));
     }
@@ -69,13 +64,13 @@ pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
     // Release writes a new folder, an empty one, its own earlier output or
     // a chart repository: the archives of other versions stay, index.yaml
     // gets the new version merged in.
-    let mut inputs = vec![config.profiles.as_path()];
+    let mut inputs: Vec<&std::path::Path> = config.profiles.iter().map(PathBuf::as_path).collect();
     inputs.extend(config.previous.as_deref());
     let folder =
         OutputFolder::open(out, "release", &inputs, Accept::ChartRepository).map_err(fail)?;
     let request = ReleaseRequest {
         version: config.version.clone(),
-        image_tag: config.image_tag.clone(),
+        image_tag: config.app_version.clone(),
         image_digest: config.image_digest.clone(),
         previous: config.previous.clone(),
         profiles: config.profiles.clone(),
@@ -86,6 +81,12 @@ pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
     };
     let merged = request.existing_index.is_some();
     let files = release::build(&request)?;
+    // Noted only once the version and tag are accepted.
+    if config.source_date_epoch.is_none() {
+        eprintln!(
+            "note: SOURCE_DATE_EPOCH is not set; timestamps are 1970-01-01T00:00:00Z (set it, e.g. to the commit time, for a meaningful index.yaml `created`)"
+        );
+    }
     if request.previous.is_none() {
         eprintln!("note: no --previous release given; UPGRADE-NOTES.md is skipped");
     }

@@ -20,15 +20,14 @@ pub enum Error {
     #[error(transparent)]
     Render(#[from] RenderError),
     /// `--check`: the folder is not what render would write.
-    #[error(
-        "{} is out of date: {files} file(s) differ; run `cargo run -- render` to update",
-        .out.display()
-    )]
+    #[error("{} is out of date: {files} file(s) differ; run `{command}` to update", .out.display())]
     OutOfDate {
         /// The output folder.
         out: PathBuf,
         /// How many files differ.
         files: usize,
+        /// The command that updates it.
+        command: String,
     },
     /// The folder cannot be written; it is left as it was.
     #[error("cannot write {}: {source}", .out.display())]
@@ -84,21 +83,22 @@ pub(super) fn render_error_report(err: &RenderError) -> String {
 
 /// Renders every artifact, then writes or checks the output folder.
 pub fn run<W: Write>(config: &RenderConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
-    let artifacts = render::render_all(&config.profiles, &Release::default())?;
+    let artifacts = render::render_all(config.profiles.as_deref(), &Release::default())?;
     if config.check {
-        check(&config.out, &artifacts, stdout)
+        check(config, &artifacts, stdout)
     } else {
-        write(&config.out, &config.profiles, &artifacts)
+        write(&config.out, config.profiles.as_deref(), &artifacts)
     }
 }
 
 /// Compares `out` with the artifacts; prints a unified diff of every file
 /// that differs.
 fn check<W: Write>(
-    out: &Path,
+    config: &RenderConfig,
     artifacts: &Artifacts,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
+    let out = config.out.as_path();
     // The tree render writes: the artifacts and the marker naming them.
     let mut expected = artifacts.clone();
     let marker = Marker {
@@ -128,19 +128,46 @@ fn check<W: Write>(
     Err(Error::OutOfDate {
         out: out.to_path_buf(),
         files: diffs.len(),
+        command: update_command(config),
     })
+}
+
+/// The command that writes what `render --check` expected: the same
+/// render without `--check`.
+fn update_command(config: &RenderConfig) -> String {
+    let quote = |path: &Path| {
+        let text = path.display().to_string();
+        if text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@".contains(c))
+        {
+            text
+        } else {
+            format!("'{}'", text.replace('\'', "'\\''"))
+        }
+    };
+    let mut command = format!("asogen render --out {}", quote(&config.out));
+    if let Some(profiles) = &config.profiles {
+        command.push_str(&format!(" --profiles {}", quote(profiles)));
+    }
+    command
 }
 
 /// Writes the artifacts into `out`, atomically, replacing the files an
 /// earlier render wrote and keeping every other; an up-to-date folder is
 /// left untouched.
-fn write(out: &Path, profiles: &Path, artifacts: &Artifacts) -> Result<Status, Error> {
+fn write(out: &Path, profiles: Option<&Path>, artifacts: &Artifacts) -> Result<Status, Error> {
     let fail = |source| Error::Write {
         out: out.to_path_buf(),
         source,
     };
-    let folder =
-        OutputFolder::open(out, "render", &[profiles], Accept::OnlyOurFiles).map_err(fail)?;
+    let folder = OutputFolder::open(
+        out,
+        "render",
+        &profiles.into_iter().collect::<Vec<_>>(),
+        Accept::OnlyOurFiles,
+    )
+    .map_err(fail)?;
     let written = !folder.unchanged(artifacts);
     if written {
         folder.put_all(artifacts).map_err(fail)?;

@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use super::{FleetError, Problems, Status, ValuesError, error_line, human};
 use crate::check::Checker;
+use crate::cli::TemplateFormat;
 use crate::config::{TemplateConfig, TemplateInput, ValuesArgs};
 use crate::model::Release;
 use crate::output::Stdout;
-use crate::render;
+use crate::render::{self, objects};
 use crate::write::{Accept, OutputFolder, WriteError};
 
 /// Why `template` failed.
@@ -35,7 +36,17 @@ pub enum Error {
         /// The manifest both would write.
         name: String,
     },
-    /// Fleet mode: the output folder cannot be written; it is left as it was.
+    /// `--show-only` names no template that renders an object.
+    #[error("could not find template {pattern} in chart{}\nhelp: {help}", .reason)]
+    NoSuchTemplate {
+        /// The pattern given.
+        pattern: String,
+        /// Why nothing matched, when the template exists.
+        reason: String,
+        /// The templates that render an object for these values.
+        help: String,
+    },
+    /// The output folder cannot be written; it is left as it was.
     #[error("cannot write {}: {source}", .out.display())]
     Write {
         /// The output folder.
@@ -52,7 +63,9 @@ impl Error {
             Error::Values(err) => err.exit_code(),
             Error::Invalid(_) => super::EXIT_FAILED,
             Error::Fleet(err) => err.exit_code(),
-            Error::Collision { .. } | Error::Write { .. } => super::EXIT_USAGE,
+            Error::Collision { .. } | Error::Write { .. } | Error::NoSuchTemplate { .. } => {
+                super::EXIT_USAGE
+            }
         }
     }
 
@@ -84,16 +97,184 @@ fn one<W: Write>(
     let sources = super::read_values(values)?;
     // Checked once: compile only the part of the schema these values write.
     let checker = Checker::for_sources(Release::default(), &sources);
-    match checker.check(&sources, &config.namespace) {
-        Ok(model) => {
-            stdout.print(render::manifest(&model, config.create_namespace, ""));
-            Ok(Status::Success)
-        }
-        Err(diagnostics) => Err(Error::Invalid(Problems {
-            diagnostics,
-            sources,
-        })),
+    let warnings = checker.warnings(&sources);
+    if !warnings.is_empty() {
+        eprint!("{}", human(&warnings, &sources));
     }
+    let model = checker
+        .check(&sources, &config.namespace)
+        .map_err(|diagnostics| {
+            Error::Invalid(Problems {
+                diagnostics,
+                sources: sources.clone(),
+            })
+        })?;
+    let installer = installer(config);
+    // The Namespace is no chart template's: --show-only leaves it out.
+    let namespace = config.create_namespace && config.show_only.is_empty();
+    let patterns = &config.show_only;
+    match (&config.output_dir, config.output) {
+        (Some(dir), _) => {
+            let selected = select(
+                &model,
+                objects::object_texts_by_file(&model, installer),
+                patterns,
+            )?;
+            let namespace =
+                namespace.then(|| crate::emit::to_yaml(&objects::namespace(&model, installer)));
+            return write_templates(dir, &values.files, &selected, namespace);
+        }
+        // The common case, from the cached object texts.
+        (None, TemplateFormat::Yaml) if patterns.is_empty() => {
+            stdout.print(render::manifest_for(&model, namespace, "", installer))
+        }
+        (None, TemplateFormat::Yaml) => {
+            let selected = select(
+                &model,
+                objects::object_texts_by_file(&model, installer),
+                patterns,
+            )?;
+            let texts: Vec<_> = selected.into_iter().map(|(_, text)| text).collect();
+            stdout.print(render::stream_of_texts(&texts));
+        }
+        (None, TemplateFormat::Json) => {
+            let selected = select(
+                &model,
+                objects::objects_by_file(&model, installer),
+                patterns,
+            )?;
+            let mut items = Vec::with_capacity(selected.len() + 1);
+            if namespace {
+                items.push(objects::namespace(&model, installer));
+            }
+            items.extend(selected.into_iter().map(|(_, object)| object));
+            stdout.println(json_list(items));
+        }
+    }
+    Ok(Status::Success)
+}
+
+/// The release name and the cluster of `template`.
+fn installer(config: &TemplateConfig) -> objects::Installer<'_> {
+    objects::Installer {
+        instance: &config.release_name,
+        capabilities: &config.capabilities,
+        ..objects::ASOGEN
+    }
+}
+
+/// Objects as kubectl prints several (`kubectl get -o json`): one `List`,
+/// which `kubectl apply -f` and `jq '.items[]'` both take.
+fn json_list(items: Vec<serde_json::Value>) -> String {
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items});
+    serde_json::to_string_pretty(&list).expect("objects serialize")
+}
+
+/// The objects of the templates `patterns` match (all when there are no
+/// patterns; each pattern must match a template that renders an object, as
+/// `helm template -s` requires), in install order. A pattern is a path under
+/// the chart (`templates/FILE`), optionally after the chart's name.
+fn select<T>(
+    model: &crate::model::Model,
+    rendered: Vec<(String, T)>,
+    patterns: &[String],
+) -> Result<Vec<(String, T)>, Error> {
+    if patterns.is_empty() {
+        return Ok(rendered);
+    }
+    let chart_prefix = format!("{}/", crate::model::CHART_NAME);
+    let patterns: Vec<&str> = patterns
+        .iter()
+        .map(|pattern| {
+            let pattern = pattern.trim_start_matches("./");
+            pattern.strip_prefix(&chart_prefix).unwrap_or(pattern)
+        })
+        .collect();
+    let path = |file: &str| format!("templates/{file}");
+    for pattern in &patterns {
+        if rendered.iter().any(|(file, _)| glob(pattern, &path(file))) {
+            continue;
+        }
+        let exists = objects::template_files(model)
+            .iter()
+            .any(|file| glob(pattern, &path(file)));
+        let names: Vec<String> = rendered.iter().map(|(file, _)| path(file)).collect();
+        let shown = if names.len() > 8 {
+            format!("{}, ... ({} in all)", names[..8].join(", "), names.len())
+        } else {
+            names.join(", ")
+        };
+        return Err(Error::NoSuchTemplate {
+            pattern: pattern.to_string(),
+            reason: if exists {
+                ": it renders nothing for these values".into()
+            } else {
+                String::new()
+            },
+            help: format!(
+                "give a path under the chart, e.g. -s templates/deployment.yaml; these render objects: {shown}"
+            ),
+        });
+    }
+    Ok(rendered
+        .into_iter()
+        .filter(|(file, _)| patterns.iter().any(|pattern| glob(pattern, &path(file))))
+        .collect())
+}
+
+/// Go's `filepath.Match` for `*` and `?` (which do not match `/`), as
+/// Helm matches `--show-only`; everything else matches itself.
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.split_first() {
+            None => n.is_empty(),
+            Some(('*', rest)) => (0..=n.len())
+                .take_while(|&i| i == 0 || n[i - 1] != '/')
+                .any(|i| go(rest, &n[i..])),
+            Some(('?', rest)) => n.first().is_some_and(|c| *c != '/') && go(rest, &n[1..]),
+            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
+        }
+    }
+    go(&p, &n)
+}
+
+/// `--output-dir`: each template's objects in
+/// DIR/azure-service-operator/templates/FILE, with Helm's `# Source:` line,
+/// as `helm template --output-dir` writes them; the Namespace, which no
+/// template renders, in DIR/azure-service-operator/namespace.yaml. The
+/// folder follows asogen's output rules (a marker names the files it owns;
+/// a folder of other files is refused).
+fn write_templates(
+    dir: &Path,
+    inputs: &[PathBuf],
+    selected: &[(String, std::sync::Arc<str>)],
+    namespace: Option<String>,
+) -> Result<Status, Error> {
+    let chart = crate::model::CHART_NAME;
+    let mut files = std::collections::BTreeMap::new();
+    if let Some(namespace) = namespace {
+        files.insert(
+            format!("{chart}/namespace.yaml"),
+            format!("---\n{namespace}"),
+        );
+    }
+    for (file, text) in selected {
+        let path = format!("{chart}/templates/{file}");
+        files.insert(path.clone(), format!("---\n# Source: {path}\n{text}"));
+    }
+    let fail = |source| Error::Write {
+        out: dir.to_path_buf(),
+        source,
+    };
+    let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+    let folder = OutputFolder::open(dir, "template", &inputs, Accept::Outputs).map_err(fail)?;
+    folder.put_all(&files).map_err(fail)?;
+    folder.commit(|_| false).map_err(fail)?;
+    for path in files.keys() {
+        eprintln!("wrote {}", dir.join(path).display());
+    }
+    Ok(Status::Success)
 }
 
 /// One manifest per values file of `dir`, into `out`: each written into
@@ -121,8 +302,9 @@ fn fleet(
     let mut inputs: Vec<&Path> = vec![dir];
     inputs.extend(shared.files.iter().map(PathBuf::as_path));
     let folder = OutputFolder::open(out, "template", &inputs, Accept::Outputs).map_err(fail)?;
+    let installer = installer(config);
     let tally = fleet.check_all(&config.namespace, |file, model| {
-        let text = render::manifest(model, config.create_namespace, "");
+        let text = render::manifest_for(model, config.create_namespace, "", installer);
         folder.put(&crate::fleet::output_name(file), text.as_bytes())
     });
     for failed in &tally.failed {
@@ -163,4 +345,33 @@ fn fleet(
         (_, true) => Status::Unreadable,
         _ => Status::Failed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob;
+
+    #[test]
+    fn show_only_patterns_match_as_go_filepath_match_does() {
+        assert!(glob(
+            "templates/deployment.yaml",
+            "templates/deployment.yaml"
+        ));
+        assert!(glob("templates/service*", "templates/serviceaccount.yaml"));
+        assert!(glob("templates/*.yaml", "templates/deployment.yaml"));
+        assert!(glob(
+            "templates/deploymen?.yaml",
+            "templates/deployment.yaml"
+        ));
+        // `*` and `?` stay within a path segment.
+        assert!(!glob("*", "templates/deployment.yaml"));
+        assert!(!glob(
+            "templates?deployment.yaml",
+            "templates/deployment.yaml"
+        ));
+        assert!(!glob(
+            "templates/deployment.yml",
+            "templates/deployment.yaml"
+        ));
+    }
 }

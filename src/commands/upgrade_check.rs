@@ -75,10 +75,21 @@ pub fn run<W: Write>(config: &UpgradeCheckConfig, stdout: &mut Stdout<W>) -> Res
             })
         })?;
     let target = upgrade::Target::from_deployment(&render::deployment(&model));
-    let paths: Vec<ApplyPath> = upgrade::default_paths(&live, &config.field_managers)
-        .into_iter()
-        .filter(|path| config.via.is_empty() || config.via.iter().any(|via| names(*via, path)))
-        .collect();
+    // Without --via or --field-manager: the paths the live object shows in
+    // use; every common path when it shows none.
+    let in_use = if config.via.is_empty() && config.field_managers.is_empty() {
+        upgrade::paths_in_use(&live)
+    } else {
+        Vec::new()
+    };
+    let paths: Vec<ApplyPath> = if in_use.is_empty() {
+        upgrade::default_paths(&live, &config.field_managers)
+            .into_iter()
+            .filter(|path| config.via.is_empty() || config.via.iter().any(|via| names(*via, path)))
+            .collect()
+    } else {
+        in_use
+    };
     let report = upgrade::check(live, target, &paths);
     match config.format {
         ReportFormat::Human => stdout.print(upgrade::format_human(&report)),

@@ -53,24 +53,34 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
             } else {
                 Status::Failed
             };
-            (err.diagnostics, Vec::new(), status)
+            (err.diagnostics, err.read, status)
         }
         Ok(sources) => {
             // Checked once: compile only the part of the schema these
             // values write.
             let checker = Checker::for_sources(Release::default(), &sources);
+            let warnings = checker.warnings(&sources);
             match checker.check(&sources, DEFAULT_NAMESPACE) {
-                Ok(_) => (Vec::new(), sources, Status::Success),
-                Err(diagnostics) => (diagnostics, sources, Status::Failed),
+                Ok(_) => (warnings, sources, Status::Success),
+                Err(mut diagnostics) => {
+                    diagnostics.extend(warnings);
+                    (diagnostics, sources, Status::Failed)
+                }
             }
         }
     };
     match format {
-        Format::Human if diagnostics.is_empty() => {
+        Format::Human if status == Status::Success => {
+            if !diagnostics.is_empty() {
+                stdout.print(human(&diagnostics, &sources));
+            }
             let names: Vec<String> = values
                 .files
                 .iter()
-                .map(|path| path.display().to_string())
+                .map(|path| match path.to_str() {
+                    Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
+                    _ => path.display().to_string(),
+                })
                 .collect();
             let what = if names.is_empty() {
                 "the chart defaults".to_string()

@@ -99,6 +99,11 @@ pub enum Expr {
     AppVersion,
     /// `include "<chart>.NAME" .`: a string helper of [`helpers`].
     Include(&'static str),
+    /// `.Capabilities.APIVersions.Has "GROUP/VERSION/KIND"`: whether the
+    /// cluster serves a kind. Helm asks the cluster; asogen renders for a
+    /// current one unless `--kube-version` names an older one (see
+    /// [`super::Capabilities`]).
+    ApiServed(&'static str),
     /// A function call.
     Call(Func, Vec<Expr>),
 }
@@ -168,6 +173,8 @@ pub struct Scope<'a> {
     pub chart_version: &'a str,
     /// `.Chart.AppVersion`.
     pub app_version: &'a str,
+    /// `.Capabilities`: the APIs the target cluster serves.
+    pub capabilities: &'a super::Capabilities,
 }
 
 /// An expression that Helm would refuse to evaluate.
@@ -231,6 +238,7 @@ impl Expr {
             Expr::ChartVersion => Value::from(scope.chart_version),
             Expr::AppVersion => Value::from(scope.app_version),
             Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
+            Expr::ApiServed(api) => Value::Bool(scope.capabilities.has(api)),
             Expr::Call(func, args) => call(*func, args, scope)?,
         })
     }
@@ -256,6 +264,7 @@ impl Expr {
                 out
             }
             Expr::Include(name) => format!("include \"{}.{name}\" .", helpers::CHART),
+            Expr::ApiServed(kind) => format!(".Capabilities.APIVersions.Has \"{kind}\""),
             other => other.to_go_operand(),
         }
     }
@@ -272,7 +281,7 @@ impl Expr {
             Expr::ChartName => ".Chart.Name".into(),
             Expr::ChartVersion => ".Chart.Version".into(),
             Expr::AppVersion => ".Chart.AppVersion".into(),
-            Expr::Include(_) | Expr::Call(..) => format!("({})", self.to_go()),
+            Expr::Include(_) | Expr::ApiServed(_) | Expr::Call(..) => format!("({})", self.to_go()),
         }
     }
 }
@@ -590,6 +599,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    static CURRENT: crate::describe::Capabilities = crate::describe::Capabilities {
+        kube_version: None,
+        api_versions: Vec::new(),
+    };
+
     fn scope(values: &Value) -> Scope<'_> {
         Scope {
             values,
@@ -598,6 +612,7 @@ mod tests {
             release_service: "asogen",
             chart_version: "1.0.0",
             app_version: "v1.0.0",
+            capabilities: &CURRENT,
         }
     }
 

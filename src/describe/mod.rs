@@ -4,10 +4,12 @@
 //! evaluated from it, so the two cannot say different things. The objects
 //! themselves are described in [`crate::objects`].
 
+pub mod capabilities;
 pub mod expr;
 pub mod helpers;
 pub mod tree;
 
+pub use capabilities::{Capabilities, KubeVersion};
 pub use expr::{EvalError, Expr, Func, Scope};
 pub use tree::{Entry, Item, Node, Resource};
 

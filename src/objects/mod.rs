@@ -2,6 +2,7 @@
 //! the chart prints its templates from these descriptions and asogen
 //! evaluates its manifests from them.
 
+mod admission;
 mod deployment;
 mod identity;
 mod network;
@@ -16,7 +17,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::model::Release;
 
-pub use deployment::TEMPLATED_VALUES;
+pub use deployment::{CRD_LABELS_FLAG, TEMPLATED_VALUES};
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
@@ -77,6 +78,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
         webhooks::serving_certificate(),
         webhooks::metrics_certificate(),
     ]);
+    resources.extend(admission::admission_policies());
     resources
 }
 

@@ -35,6 +35,13 @@ pub fn read_source(path: &Path) -> Result<Source, LoadError> {
 /// Reads and parses one single-document YAML mapping; `what` names the file
 /// in errors ("values file", "live Deployment file").
 pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
+    let text = read_text(path, what)?;
+    parse_yaml_source(path.display().to_string(), text, what)
+}
+
+/// The text of a file, read once within [`MAX_FILE_BYTES`]; refused when
+/// missing, a folder, larger, or not UTF-8.
+pub fn read_text(path: &Path, what: &str) -> Result<String, LoadError> {
     let name = path.display().to_string();
     let metadata = std::fs::metadata(path).map_err(|err| {
         LoadError::Io(vec![io_diagnostic(
@@ -61,22 +68,49 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
             "values files and Deployments are a few KiB; check the path",
         )]));
     }
-    let bytes = read_capped(path).map_err(|err| {
+    let file = std::fs::File::open(path).map_err(|err| {
         LoadError::Io(vec![io_diagnostic(
             &name,
             format!("cannot read {what}: {err}"),
             "check the file's permissions",
         )])
     })?;
+    capped_text(file, &name, what)
+}
+
+/// Standard input's text (for `-f -` and `--set-file KEY=-`), within
+/// [`MAX_FILE_BYTES`].
+pub fn read_stdin_text(what: &str) -> Result<String, LoadError> {
+    capped_text(std::io::stdin().lock(), STDIN_NAME, what)
+}
+
+/// How standard input is named in diagnostics.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Reads at most one byte more than [`MAX_FILE_BYTES`], so `/dev/zero` or
+/// an endless pipe is refused instead of filling memory.
+fn capped_text(reader: impl std::io::Read, name: &str, what: &str) -> Result<String, LoadError> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| {
+            LoadError::Io(vec![io_diagnostic(
+                name,
+                format!("cannot read {what}: {err}"),
+                "check the file's permissions",
+            )])
+        })?;
     // A pipe, a device or a growing file has no size up front.
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(LoadError::Invalid(vec![io_diagnostic(
-            &name,
+            name,
             format!("{what} is larger than {MAX_FILE_BYTES} bytes, the most asogen reads"),
             "values files and Deployments are a few KiB; check the path",
         )]));
     }
-    let text = String::from_utf8(bytes).map_err(|err| {
+    String::from_utf8(bytes).map_err(|err| {
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
         let valid = String::from_utf8_lossy(valid);
         let line = valid.matches('\n').count() + 1;
@@ -85,7 +119,7 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
             line: Some(line),
             column: Some(column),
             ..io_diagnostic(
-                &name,
+                name,
                 format!(
                     "not UTF-8 text: invalid byte at offset {}",
                     err.utf8_error().valid_up_to()
@@ -93,19 +127,7 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
                 "save the file as UTF-8",
             )
         }])
-    })?;
-    parse_yaml_source(name, text, what)
-}
-
-/// Reads at most one byte more than `MAX_FILE_BYTES`, so `/dev/zero` or an
-/// endless pipe is refused instead of filling memory.
-fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
+    })
 }
 
 /// A release manifest's text, read up to `limit` bytes: larger, or not

@@ -2,7 +2,7 @@
 //! deeply, lists and scalars are replaced, `null` deletes), and finding
 //! which source set a key, so a diagnostic points at the line that set it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Source;
 use crate::diagnostics::Diagnostic;
@@ -109,8 +109,8 @@ impl Merged<'_> {
                 };
                 Diagnostic {
                     file: source.name.clone(),
-                    line: (source.name != "--set").then_some(position.line),
-                    column: (source.name != "--set").then_some(position.column),
+                    line: (!super::is_flag_source(&source.name)).then_some(position.line),
+                    column: (!super::is_flag_source(&source.name)).then_some(position.column),
                     key: to_key_path(pointer),
                     span_len: len,
                     ..Default::default()
@@ -132,11 +132,69 @@ fn key_len(pointer: &str) -> usize {
         .map_or(1, |k| k.chars().count().max(1))
 }
 
-/// Merges the sources over the chart defaults.
+/// Merges the sources over the chart defaults as Helm does: the user's
+/// values first ([`user_values`]), then those over the defaults in one
+/// step, so a `null` in one file and a map in a later one still merges
+/// with the defaults.
 pub fn merge_sources(sources: &[Source]) -> Merged<'_> {
     let mut value = default_values();
-    for source in sources {
-        merge(&mut value, &source.document.value);
-    }
+    merge(&mut value, &user_values(sources));
     Merged { value, sources }
+}
+
+/// Helm's merge of one values file over the earlier ones (before the
+/// chart defaults): maps merge deeply, anything else replaces, and `null`
+/// is kept (it deletes a chart default later).
+pub fn merge_maps(mut base: Map<String, Value>, overlay: Map<String, Value>) -> Map<String, Value> {
+    for (key, value) in overlay {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(existing)), Value::Object(inner)) => {
+                let merged = merge_maps(std::mem::take(existing), inner);
+                *existing = merged;
+            }
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+    base
+}
+
+/// The values the user gave, merged as Helm merges them before the chart
+/// defaults (files in order, then what the `--set` family set): what
+/// Helm's own merge of the same flags returns.
+pub fn user_values(sources: &[Source]) -> Value {
+    let mut out = Map::new();
+    for source in sources {
+        if let Value::Object(map) = &source.document.value {
+            out = merge_maps(out, map.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(text: &str) -> Source {
+        super::super::parse_source("v.yaml".into(), text.into()).unwrap()
+    }
+
+    #[test]
+    fn a_null_then_a_map_still_merges_with_the_defaults() {
+        // Helm merges the files first (the null is replaced by the map),
+        // then the result over the chart defaults.
+        let sources = [
+            source("metrics:\n  port: 9000\n"),
+            source("metrics: null\n"),
+            source("metrics:\n  enable: true\n"),
+        ];
+        let merged = merge_sources(&sources);
+        assert_eq!(merged.value["metrics"]["enable"], true);
+        assert_eq!(
+            merged.value["metrics"]["port"],
+            default_values()["metrics"]["port"]
+        );
+    }
 }

@@ -4,22 +4,27 @@
 //!
 //! This file owns what a source is, why reading fails, turning text into a
 //! source, and the order the sources apply in. `files.rs` reads from disk
-//! within a size cap, `set.rs` parses `--set`, `merge.rs` is Helm's merge.
-//! The YAML itself is parsed by [`crate::yaml`].
+//! (or standard input) within a size cap, `strvals.rs` is Helm's `--set`
+//! language and `set.rs` applies the `--set` family in Helm's order,
+//! `merge.rs` is Helm's merge. The YAML itself is parsed by [`crate::yaml`].
 
 pub mod bounded;
 mod files;
 mod merge;
 mod set;
+mod strvals;
 
 use serde_json::{Map, Value};
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::yaml::{self, LocatedDocument};
 
-pub use files::{MAX_FILE_BYTES, io_diagnostic, read_capped_text, read_source, read_yaml_file};
-pub use merge::{Merged, default_values, merge, merge_sources};
-pub use set::{set_source, split_set};
+pub use files::{
+    MAX_FILE_BYTES, STDIN_NAME, io_diagnostic, read_capped_text, read_source, read_text,
+    read_yaml_file,
+};
+pub use merge::{Merged, default_values, merge, merge_maps, merge_sources, user_values};
+pub use set::{SetFlag, is_flag_source, set_source};
 
 /// One source of values, in the order they apply.
 #[derive(Debug, Clone)]
@@ -97,36 +102,182 @@ fn parse_yaml_source(name: String, text: String, what: &str) -> Result<Source, L
     })
 }
 
-/// Reads every `-f` file and `--set`, in Helm's order (files, then sets).
-pub fn read_sources(
-    files: &[std::path::PathBuf],
-    sets: &[String],
-) -> Result<Vec<Source>, LoadError> {
+/// The values of `sources` that Helm (YAML 1.1) reads otherwise than YAML
+/// 1.2 tools do, as warnings: asogen reads them as Helm does.
+pub fn yaml_warnings(sources: &[Source]) -> Vec<Diagnostic> {
+    sources
+        .iter()
+        .flat_map(|source| {
+            source.document.notes.iter().map(|note| Diagnostic {
+                file: source.name.clone(),
+                line: Some(note.position.line),
+                column: Some(note.position.column),
+                key: crate::pointer::to_key_path(&note.pointer),
+                rule: None,
+                keyword: Some("yaml-1.1".into()),
+                message: note.message.clone(),
+                help: Some(note.help.clone()),
+                severity: Severity::Warning,
+                span_len: note.len,
+            })
+        })
+        .collect()
+}
+
+/// Values given on the command line, as Helm's flags name them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ValuesInput {
+    /// `-f`/`--values` files (`-` is standard input); later files win.
+    pub files: Vec<std::path::PathBuf>,
+    /// `--set-json` expressions.
+    pub set_json: Vec<String>,
+    /// `--set` expressions.
+    pub set: Vec<String>,
+    /// `--set-string` expressions.
+    pub set_string: Vec<String>,
+    /// `--set-file` expressions.
+    pub set_file: Vec<String>,
+    /// `--set-literal` expressions.
+    pub set_literal: Vec<String>,
+}
+
+impl ValuesInput {
+    /// The expressions of one flag.
+    pub fn expressions(&self, flag: SetFlag) -> &[String] {
+        match flag {
+            SetFlag::Json => &self.set_json,
+            SetFlag::Set => &self.set,
+            SetFlag::String => &self.set_string,
+            SetFlag::File => &self.set_file,
+            SetFlag::Literal => &self.set_literal,
+        }
+    }
+
+    /// The same `--set` family without files.
+    pub fn sets_only(&self) -> ValuesInput {
+        ValuesInput {
+            files: Vec::new(),
+            ..self.clone()
+        }
+    }
+}
+
+/// Values that could not be read, with the text of every file that was
+/// read (so a report shows the offending line without reading it again).
+#[derive(Debug)]
+pub struct ReadError {
+    /// What went wrong.
+    pub error: LoadError,
+    /// Each file read, by its name (its document is empty when it did
+    /// not parse).
+    pub read: Vec<Source>,
+}
+
+/// Standard input, which can be read once.
+struct Stdin {
+    used: bool,
+}
+
+impl Stdin {
+    fn take(&mut self, what: &str) -> Result<String, LoadError> {
+        if std::mem::replace(&mut self.used, true) {
+            return Err(LoadError::Io(vec![Diagnostic {
+                file: STDIN_NAME.into(),
+                keyword: Some("io".into()),
+                message: format!("standard input is read once; it cannot also be the {what}"),
+                help: Some("pass `-` to one flag only and the others as files".into()),
+                ..Default::default()
+            }]));
+        }
+        files::read_stdin_text(what)
+    }
+}
+
+/// `-` (blanks around it allowed) names standard input, as in Helm.
+fn is_stdin(path: &str) -> bool {
+    path.trim() == "-"
+}
+
+/// Reads every `-f` file, then applies the `--set` family in Helm's order
+/// (`--set-json`, `--set`, `--set-string`, `--set-file`, `--set-literal`)
+/// over them.
+pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
     let mut sources = Vec::new();
+    let mut read = Vec::new();
     let mut io = Vec::new();
     let mut invalid = Vec::new();
-    for path in files {
-        match read_source(path) {
-            Ok(source) => sources.push(source),
+    let mut stdin = Stdin { used: false };
+    let mut base = Map::new();
+    for path in &input.files {
+        let text = if is_stdin(&path.to_string_lossy()) {
+            stdin.take("values file")
+        } else {
+            read_text(path, "values file")
+        };
+        let name = if is_stdin(&path.to_string_lossy()) {
+            STDIN_NAME.to_string()
+        } else {
+            path.display().to_string()
+        };
+        let parsed = text.and_then(|text| {
+            read.push(Source {
+                name: name.clone(),
+                text: text.clone(),
+                document: LocatedDocument::default(),
+            });
+            parse_source(name, text)
+        });
+        match parsed {
+            Ok(source) => {
+                if let Value::Object(map) = &source.document.value {
+                    base = merge_maps(base, map.clone());
+                }
+                sources.push(source);
+            }
             Err(LoadError::Io(d)) => io.extend(d),
             Err(LoadError::Invalid(d)) => invalid.extend(d),
         }
     }
-    for set in sets {
-        for assignment in split_set(set) {
-            match set_source(&assignment) {
+    // A `--set-file` that cannot be read is an I/O error (exit 2), as a
+    // `-f` file is; one too large is refused (exit 1).
+    let unreadable = std::cell::Cell::new(false);
+    let mut read_file = |path: &str| -> Result<Value, String> {
+        let text = if is_stdin(path) {
+            stdin.take("--set-file value")
+        } else {
+            read_text(std::path::Path::new(path), "--set-file value")
+        };
+        text.map(Value::String).map_err(|err| {
+            unreadable.set(matches!(err, LoadError::Io(_)));
+            match err {
+                LoadError::Io(d) | LoadError::Invalid(d) => d
+                    .into_iter()
+                    .next()
+                    .map_or_else(String::new, |d| format!("{}: {}", d.file, d.message)),
+            }
+        })
+    };
+    for flag in SetFlag::HELM_ORDER {
+        for expression in input.expressions(flag) {
+            match set::apply_set(flag, expression, &mut base, &mut read_file) {
                 Ok(source) => sources.push(source),
-                Err(LoadError::Io(d)) => io.extend(d),
-                Err(LoadError::Invalid(d)) => invalid.extend(d),
+                Err(d) if unreadable.replace(false) => io.push(*d),
+                Err(d) => invalid.push(*d),
             }
         }
     }
     if !io.is_empty() {
         io.extend(invalid);
-        return Err(LoadError::Io(io));
+        return Err(ReadError {
+            error: LoadError::Io(io),
+            read,
+        });
     }
     if !invalid.is_empty() {
-        return Err(LoadError::Invalid(invalid));
+        return Err(ReadError {
+            error: LoadError::Invalid(invalid),
+            read,
+        });
     }
     Ok(sources)
 }
@@ -158,9 +309,9 @@ mod tests {
             Err(LoadError::Invalid(d)) => d[0].clone(),
             other => panic!("{other:?}"),
         };
-        let d = err("resources:\n  limits:\n    cpu: 1e400\n");
+        let d = err("resources:\n  limits:\n    cpu: .inf\n");
         assert_eq!(d.key, "resources.limits.cpu");
-        assert!(d.message.contains("1e400"), "{}", d.message);
+        assert!(d.message.contains(".inf"), "{}", d.message);
         let d = err("azureClientSecret: 123456789012345678901234567890\n");
         assert_eq!(d.key, "azureClientSecret");
         assert!(!d.message.contains("1234567890"), "{}", d.message);

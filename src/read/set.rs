@@ -1,83 +1,252 @@
-//! Helm's `--set`: splitting `a=1,b=2` into assignments and turning each
-//! into a values source, its value typed as YAML would type it.
+//! The `--set` family as Helm applies it: after the values files, every
+//! `--set-json`, then `--set`, `--set-string`, `--set-file` and
+//! `--set-literal` (Helm's order, whatever the order on the command line),
+//! each applied
+//! into the values the files set ([`super::strvals`] is the language).
+//!
+//! Each expression becomes a source of its own holding only the nodes it
+//! set, with their values after it applied (a list it indexed is taken
+//! whole, since a merge replaces lists), so the merge over the chart
+//! defaults gives Helm's values and a diagnostic names the flag and the
+//! expression.
+
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{LoadError, Source};
-use crate::diagnostics::Diagnostic;
-use crate::pointer::escape_segment;
-use crate::yaml::{self, LocatedDocument, NodeSpan};
+use super::strvals::{self, Typing};
+use super::{Source, merge_maps};
+use crate::diagnostics::{Diagnostic, is_secret_name};
+use crate::pointer::unescape_segment;
+use crate::yaml::{LocatedDocument, NodeSpan, Position};
 
-/// Turns `--set a.b=c` into a values source, typing the value as YAML
-/// would (`true`, `2`, `null`), like Helm's `--set`.
-pub fn set_source(assignment: &str) -> Result<Source, LoadError> {
-    let invalid = |message: String| {
-        LoadError::Invalid(vec![Diagnostic {
-            file: "--set".into(),
-            keyword: Some("set".into()),
-            message,
-            help: Some("write --set key.path=value, e.g. --set replicaCount=1".into()),
-            ..Default::default()
-        }])
-    };
-    let (path, raw) = assignment
-        .split_once('=')
-        .ok_or_else(|| invalid(format!("`{assignment}` has no `=`")))?;
-    if path.is_empty() || path.split('.').any(str::is_empty) {
-        return Err(invalid(format!("`{path}` is not a key path")));
-    }
-    let scalar = match yaml::parse_document(&format!("v: {raw}")) {
-        Ok(doc) => doc.value["v"].clone(),
-        Err(_) => Value::String(raw.to_string()),
-    };
-    let scalar = if scalar.is_object() || scalar.is_array() {
-        Value::String(raw.to_string())
-    } else {
-        scalar
-    };
-    let mut value = scalar;
-    for segment in path.rsplit('.') {
-        let mut map = Map::new();
-        map.insert(segment.to_string(), value);
-        value = Value::Object(map);
-    }
-    let mut document = LocatedDocument {
-        value,
-        spans: Default::default(),
-    };
-    let mut pointer = String::new();
-    for segment in path.split('.') {
-        pointer.push('/');
-        pointer.push_str(&escape_segment(segment));
-        document.spans.insert(
-            pointer.clone(),
-            NodeSpan {
-                key: None,
-                value: yaml::Position { line: 1, column: 1 },
-                value_len: assignment.chars().count(),
-            },
-        );
-    }
-    Ok(Source {
-        name: "--set".into(),
-        text: assignment.to_string(),
-        document,
-    })
+/// A flag of the `--set` family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetFlag {
+    /// `--set-json key=JSON` or `--set-json '{"key": JSON}'`.
+    Json,
+    /// `--set key=value`: booleans, null and integers typed, else text.
+    Set,
+    /// `--set-string key=value`: always text.
+    String,
+    /// `--set-file key=path`: the file's content as text.
+    File,
+    /// `--set-literal key=text`: everything after the `=`, as it is.
+    Literal,
 }
 
-/// Helm's `--set a=1,b=2` holds several assignments: splits them (a part
-/// without `=` continues the previous value).
-pub fn split_set(set: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for part in set.split(',') {
-        match out.last_mut() {
-            // A part without `=` continues the previous value.
-            Some(last) if !part.contains('=') => {
-                last.push(',');
-                last.push_str(part);
-            }
-            _ => out.push(part.to_string()),
+impl SetFlag {
+    /// The order Helm applies them in.
+    pub const HELM_ORDER: [SetFlag; 5] = [
+        SetFlag::Json,
+        SetFlag::Set,
+        SetFlag::String,
+        SetFlag::File,
+        SetFlag::Literal,
+    ];
+
+    /// The flag as written on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SetFlag::Json => "--set-json",
+            SetFlag::Set => "--set",
+            SetFlag::String => "--set-string",
+            SetFlag::File => "--set-file",
+            SetFlag::Literal => "--set-literal",
+        }
+    }
+
+    fn example(self) -> &'static str {
+        match self {
+            SetFlag::Json => r#"--set-json 'tolerations=[{"key":"k","operator":"Exists"}]'"#,
+            SetFlag::Set => r"--set replicaCount=1, --set nodeSelector.kubernetes\.io/os=linux",
+            SetFlag::String => "--set-string podLabels.team=007",
+            SetFlag::File => "--set-file azureClientCertificate=./client.pem",
+            SetFlag::Literal => "--set-literal azureClientSecret='a,b=c'",
+        }
+    }
+}
+
+/// Whether a source name is a command-line flag (no lines and columns).
+pub fn is_flag_source(name: &str) -> bool {
+    name.starts_with("--")
+}
+
+/// A problem with one expression of `flag`. When the expression names a
+/// secret anywhere, only its first key is shown, and not Helm's reason,
+/// which may quote part of the value (a `,` in a secret starts a new pair);
+/// `--set-file` values are paths, shown whole.
+pub fn set_diagnostic(flag: SetFlag, expression: &str, reason: &str) -> Diagnostic {
+    let message = if flag != SetFlag::File && is_secret_name(expression) {
+        let key = expression.split('=').next().unwrap_or_default();
+        format!(
+            "{} `{key}=<redacted>`: not KEY=VALUE pairs (a `,` in a value starts another pair; write it as `\\,`)",
+            flag.name()
+        )
+    } else {
+        format!("{} `{expression}`: {reason}", flag.name())
+    };
+    Diagnostic {
+        file: flag.name().into(),
+        keyword: Some("set".into()),
+        message,
+        help: Some(format!(
+            "write KEY=VALUE pairs separated by `,`; escape `.`, `,`, `=` and `[` in keys and values with `\\`; e.g. {}",
+            flag.example()
+        )),
+        ..Default::default()
+    }
+}
+
+/// Applies one expression of `flag` into `base` (the values so far) and
+/// returns it as a source. `read_file` reads `--set-file` paths.
+pub fn apply_set(
+    flag: SetFlag,
+    expression: &str,
+    base: &mut Map<String, Value>,
+    read_file: &mut dyn FnMut(&str) -> Result<Value, String>,
+) -> Result<Source, Box<Diagnostic>> {
+    let fail = |reason: &str| Box::new(set_diagnostic(flag, expression, reason));
+    let set = if flag == SetFlag::Json && expression.trim_start().starts_with('{') {
+        // A whole JSON object merges like a values file.
+        let object: Map<String, Value> = serde_json::from_str(expression.trim())
+            .map_err(|err| fail(&format!("not a JSON object: {err}")))?;
+        let object = match strvals::go_json_numbers(Value::Object(object)) {
+            Value::Object(map) => map,
+            _ => unreachable!("an object stays an object"),
+        };
+        let pointers = leaf_pointers(&object, "");
+        *base = merge_maps(std::mem::take(base), object);
+        pointers
+    } else {
+        let typing = match flag {
+            SetFlag::Json => Typing::Json,
+            SetFlag::Set => Typing::Typed,
+            SetFlag::String => Typing::Strings,
+            SetFlag::File => Typing::File(read_file),
+            SetFlag::Literal => Typing::Literal,
+        };
+        strvals::apply(expression, base, typing).map_err(|reason| fail(&reason))?
+    };
+    Ok(source_of(flag, expression, &set, base))
+}
+
+/// Pointers of the leaves of a map (maps merge deeply; anything else is
+/// set whole).
+fn leaf_pointers(map: &Map<String, Value>, pointer: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, value) in map {
+        let child = format!("{pointer}/{}", crate::pointer::escape_segment(key));
+        match value {
+            Value::Object(inner) if !inner.is_empty() => out.extend(leaf_pointers(inner, &child)),
+            _ => out.push(child),
         }
     }
     out
+}
+
+/// The source for one applied expression: the nodes it set, with their
+/// values in `base`, and a span for each (and each ancestor) so a
+/// diagnostic finds the flag.
+fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String, Value>) -> Source {
+    let root = Value::Object(base.clone());
+    let mut value = Value::Object(Map::new());
+    let mut spans = BTreeMap::new();
+    let span = NodeSpan {
+        key: None,
+        value: Position { line: 1, column: 1 },
+        value_len: expression.chars().count(),
+    };
+    for pointer in set {
+        // A later part of the expression may have replaced this node.
+        let Some(node) = root.pointer(pointer) else {
+            continue;
+        };
+        let mut target = &mut value;
+        let segments: Vec<String> = pointer.split('/').skip(1).map(unescape_segment).collect();
+        let mut prefix = String::new();
+        for (i, segment) in segments.iter().enumerate() {
+            prefix.push('/');
+            prefix.push_str(&crate::pointer::escape_segment(segment));
+            spans.insert(prefix.clone(), span);
+            let map = match target {
+                Value::Object(map) => map,
+                // An ancestor was set whole: it holds this node already.
+                _ => break,
+            };
+            if i + 1 == segments.len() {
+                map.insert(segment.clone(), node.clone());
+                break;
+            }
+            target = map
+                .entry(segment.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+    }
+    Source {
+        name: flag.name().into(),
+        text: expression.to_string(),
+        document: LocatedDocument {
+            value,
+            spans,
+            notes: Vec::new(),
+        },
+    }
+}
+
+/// One `--set` expression on its own, over no values files.
+pub fn set_source(expression: &str) -> Result<Source, super::LoadError> {
+    let mut base = Map::new();
+    apply_set(SetFlag::Set, expression, &mut base, &mut |_| {
+        Err("no files here".into())
+    })
+    .map_err(|d| super::LoadError::Invalid(vec![*d]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_source_holds_only_what_the_expression_set() {
+        let mut base = json!({"image": {"pullSecrets": [{"name": "a"}, {"name": "b"}]}, "x": 1});
+        let Value::Object(base) = &mut base else {
+            unreachable!()
+        };
+        let source = apply_set(
+            SetFlag::Set,
+            "image.pullSecrets[0].name=acr,y.z=2",
+            base,
+            &mut |_| unreachable!(),
+        )
+        .unwrap();
+        assert_eq!(
+            source.document.value,
+            json!({"image": {"pullSecrets": [{"name": "acr"}, {"name": "b"}]}, "y": {"z": 2}})
+        );
+        assert!(source.document.spans.contains_key("/image/pullSecrets"));
+    }
+
+    #[test]
+    fn errors_name_the_flag_and_hide_secrets() {
+        let d = set_source("a=1,azureClientSecret=p4ss,w0rd").unwrap_err();
+        let super::super::LoadError::Invalid(d) = d else {
+            unreachable!()
+        };
+        assert!(
+            d[0].message.starts_with("--set `a=<redacted>`"),
+            "{}",
+            d[0].message
+        );
+        assert!(!d[0].message.contains("p4ss") && !d[0].message.contains("w0rd"));
+        let d = set_source("replicaCount=1,oops").unwrap_err();
+        let super::super::LoadError::Invalid(d) = d else {
+            unreachable!()
+        };
+        assert_eq!(
+            d[0].message,
+            "--set `replicaCount=1,oops`: key `oops` has no value"
+        );
+    }
 }

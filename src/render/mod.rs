@@ -26,13 +26,40 @@ pub type Artifacts = BTreeMap<String, String>;
 /// The profile the kustomize base and the chart defaults stand for.
 pub const BASE_PROFILE: &str = "ha";
 
-/// A values profile under `values/profiles/`.
+/// A values profile: a file of a `--profiles` folder, or one built in.
 #[derive(Debug, Clone)]
 pub struct Profile {
     /// File stem, e.g. `ha`.
     pub name: String,
-    /// The file.
+    /// The file (for a built-in profile, where it lives in the repository).
     pub path: PathBuf,
+    /// A built-in profile's text (None: read `path`).
+    pub builtin: Option<&'static str>,
+}
+
+/// The profiles built into the binary, so that `render` and `release` work
+/// outside the repository: every file of `values/profiles/` (a test fails
+/// when one is missing here).
+pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
+    ("ha", include_str!("../../values/profiles/ha.yaml")),
+    (
+        "single-replica-rolling",
+        include_str!("../../values/profiles/single-replica-rolling.yaml"),
+    ),
+];
+
+/// The built-in profiles, sorted by name.
+pub fn builtin_profiles() -> Vec<Profile> {
+    let mut profiles: Vec<Profile> = BUILTIN_PROFILES
+        .iter()
+        .map(|(name, text)| Profile {
+            name: (*name).to_string(),
+            path: PathBuf::from(format!("values/profiles/{name}.yaml")),
+            builtin: Some(text),
+        })
+        .collect();
+    profiles.sort_by(|a, b| a.name.cmp(&b.name));
+    profiles
 }
 
 /// Why rendering failed.
@@ -68,6 +95,7 @@ pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
         .map(|path| Profile {
             name: crate::files::stem(&path),
             path,
+            builtin: None,
         })
         .collect();
     profiles.sort_by(|a, b| a.name.cmp(&b.name));
@@ -93,11 +121,21 @@ pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
 
 /// The install manifest text for a model: a header then every object.
 pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
+    manifest_for(model, with_namespace, header, objects::ASOGEN)
+}
+
+/// The install manifest text for a model, release name and cluster.
+pub fn manifest_for(
+    model: &Model,
+    with_namespace: bool,
+    header: &str,
+    installer: objects::Installer,
+) -> String {
     let mut texts: Vec<std::sync::Arc<str>> = Vec::new();
     if with_namespace {
-        texts.push(crate::emit::to_yaml(&objects::namespace(model, objects::ASOGEN)).into());
+        texts.push(crate::emit::to_yaml(&objects::namespace(model, installer)).into());
     }
-    texts.extend(objects::object_texts(model, objects::ASOGEN));
+    texts.extend(objects::object_texts(model, installer));
     stream_texts(&texts, header)
 }
 
@@ -105,6 +143,11 @@ pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
 pub fn stream(objects: &[Value], header: &str) -> String {
     let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
     stream_texts(&texts, header)
+}
+
+/// Objects already written as YAML, as one stream with no header.
+pub fn stream_of_texts<T: AsRef<str>>(texts: &[T]) -> String {
+    stream_texts(texts, "")
 }
 
 /// Objects already written as YAML, as one stream.
@@ -132,8 +175,16 @@ pub fn deployment(model: &Model) -> Value {
 /// read and checked (an invalid profile stops the render before anything
 /// is rendered), then the chart, each profile's install manifest, the
 /// kustomize base and the components are rendered into one map.
-pub fn render_all(profiles_dir: &Path, release: &Release) -> Result<Artifacts, RenderError> {
-    let profiles: Vec<(Profile, Vec<read::Source>)> = profiles(profiles_dir)?
+/// `profiles_dir` None renders the built-in profiles.
+pub fn render_all(
+    profiles_dir: Option<&Path>,
+    release: &Release,
+) -> Result<Artifacts, RenderError> {
+    let listed = match profiles_dir {
+        Some(dir) => profiles(dir)?,
+        None => builtin_profiles(),
+    };
+    let profiles: Vec<(Profile, Vec<read::Source>)> = listed
         .into_iter()
         .map(|profile| {
             let sources = read_profile(&profile)?;
@@ -193,7 +244,11 @@ fn check_profiles(
 }
 
 fn read_profile(profile: &Profile) -> Result<Vec<read::Source>, RenderError> {
-    let source = read::read_source(&profile.path).map_err(|err| match err {
+    let read = match profile.builtin {
+        Some(text) => read::parse_source(profile.path.display().to_string(), text.to_string()),
+        None => read::read_source(&profile.path),
+    };
+    let source = read.map_err(|err| match err {
         read::LoadError::Io(d) | read::LoadError::Invalid(d) => RenderError::InvalidProfile {
             profile: profile.path.display().to_string(),
             diagnostics: d,
@@ -227,5 +282,33 @@ fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) {
         let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
         texts.extend(objects::object_texts(model, objects::ASOGEN));
         artifacts.insert(manifest, stream_texts(&texts, &header));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile added to values/profiles/ must be built in too, or a
+    /// released binary would render without it.
+    #[test]
+    fn every_profile_file_is_built_in_as_it_is() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("values/profiles");
+        let files = profiles(&dir).expect("values/profiles lists");
+        let builtin = builtin_profiles();
+        let names = |list: &[Profile]| list.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&builtin),
+            names(&files),
+            "add every values/profiles file to BUILTIN_PROFILES in src/render/mod.rs"
+        );
+        for (file, builtin) in files.iter().zip(&builtin) {
+            assert_eq!(
+                std::fs::read_to_string(&file.path).unwrap(),
+                builtin.builtin.unwrap(),
+                "{}",
+                file.name
+            );
+        }
     }
 }

@@ -8,26 +8,40 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
-use crate::describe::{self, Resource, Scope};
+use crate::describe::{self, Capabilities, Resource, Scope};
 use crate::model::{Model, Release};
 
-/// The tool that rendered an object, for the labels that say so.
+/// The tool that rendered an object, for the labels that say so, and the
+/// cluster it renders for.
 #[derive(Debug, Clone, Copy)]
-pub struct Installer {
+pub struct Installer<'a> {
     /// `app.kubernetes.io/managed-by` (Helm's `.Release.Service`).
     pub managed_by: &'static str,
     /// `app.kubernetes.io/instance` (Helm's `.Release.Name`).
-    pub instance: &'static str,
+    pub instance: &'a str,
+    /// What the cluster serves (Helm's `.Capabilities`).
+    pub capabilities: &'a Capabilities,
 }
 
-/// asogen's own installs (manifests, kustomize, `template`).
-pub const ASOGEN: Installer = Installer {
+/// A current cluster: every API the chart asks about is served.
+static CURRENT_CLUSTER: Capabilities = Capabilities {
+    kube_version: None,
+    api_versions: Vec::new(),
+};
+
+/// The release name of asogen's own installs (`.Release.Name`).
+pub const DEFAULT_INSTANCE: &str = "azure-service-operator";
+
+/// asogen's own installs (manifests, kustomize, `template`) for a current
+/// cluster.
+pub const ASOGEN: Installer<'static> = Installer {
     managed_by: "asogen",
-    instance: "azure-service-operator",
+    instance: DEFAULT_INSTANCE,
+    capabilities: &CURRENT_CLUSTER,
 };
 
 /// The chart's inputs as asogen's own objects see them.
-fn scope<'a>(model: &'a Model, values: &'a Value, installer: Installer) -> Scope<'a> {
+fn scope<'a>(model: &'a Model, values: &'a Value, installer: Installer<'a>) -> Scope<'a> {
     Scope {
         values,
         namespace: &model.namespace,
@@ -35,6 +49,7 @@ fn scope<'a>(model: &'a Model, values: &'a Value, installer: Installer) -> Scope
         release_service: installer.managed_by,
         chart_version: &model.release.chart_version,
         app_version: &model.release.app_version,
+        capabilities: installer.capabilities,
     }
 }
 
@@ -51,6 +66,15 @@ pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
 /// fleet of clusters that differ in a few values writes the 92 webhook
 /// configurations once, not once per cluster.
 pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
+    object_texts_by_file(model, installer)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// Every object of the install as YAML text, each with the chart template
+/// file it comes from (its path under `templates/`).
+pub fn object_texts_by_file(model: &Model, installer: Installer) -> Vec<(String, Arc<str>)> {
     let values = serde_json::to_value(&model.values).expect("values serialize");
     let scope = scope(model, &values, installer);
     let described = described(&model.catalog, &model.release);
@@ -81,9 +105,39 @@ pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
                 text
             }
         };
-        texts.extend(text);
+        texts.extend(text.map(|text| (resource.file.clone(), text)));
     }
     texts
+}
+
+/// Every object of the install, each with the chart template file it comes
+/// from (its path under `templates/`).
+pub fn objects_by_file(model: &Model, installer: Installer) -> Vec<(String, Value)> {
+    let values = serde_json::to_value(&model.values).expect("values serialize");
+    let scope = scope(model, &values, installer);
+    let described = described(&model.catalog, &model.release);
+    described
+        .resources
+        .iter()
+        .filter_map(|resource| {
+            describe::evaluate(std::slice::from_ref(resource), &scope)
+                .unwrap_or_else(|err| {
+                    panic!("a description does not evaluate over checked values: {err}")
+                })
+                .pop()
+                .map(|object| (resource.file.clone(), object))
+        })
+        .collect()
+}
+
+/// The chart's template files (paths under `templates/`) that render an
+/// object, in install order.
+pub fn template_files(model: &Model) -> Vec<String> {
+    described(&model.catalog, &model.release)
+        .resources
+        .iter()
+        .map(|resource| resource.file.clone())
+        .collect()
 }
 
 /// The inputs' values of the resource at `index`, as the text-cache key.

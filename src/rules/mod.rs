@@ -4,9 +4,11 @@
 //! breach as conditions over a closed set of typed rule keys. Everything
 //! else is generated from the entries: the Rust check ([`check`]), the
 //! `if`/`then` rules of `values.schema.json` ([`schema`]), the chart's `fail`
-//! guard with its variables ([`guard`]) and the README's table
+//! guard with its variables ([`guard`]), the in-cluster admission policy's
+//! CEL ([`cel`]) and the README's table
 //! ([`markdown_table`]). A rule is added here and nowhere else.
 
+pub mod cel;
 pub mod check;
 pub mod guard;
 pub mod schema;

@@ -10,6 +10,9 @@ use std::process::{Command, Output};
 use serde::Deserialize;
 use serde_json::Value;
 
+/// A real kube-apiserver for the tests, and kubectl pointed at it.
+pub mod apiserver;
+
 /// The repository root.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -223,13 +226,27 @@ fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
     bin
 }
 
-/// The real Helm v4 engine (tests/tools/helm-render).
+/// The real Helm v4 engine (tests/tools/helm-render). Its stand-in API
+/// server (Python, on loopback) has reset a connection now and then on a
+/// busy machine; that says nothing about the chart, so such a run gets up
+/// to two more tries.
 pub fn helm_render(args: &[&str]) -> Output {
-    Command::new("python3")
-        .arg(root().join("tests/tools/helm-render"))
-        .args(args)
-        .output()
-        .expect("helm-render runs")
+    let run = || {
+        Command::new("python3")
+            .arg(root().join("tests/tools/helm-render"))
+            .args(args)
+            .output()
+            .expect("helm-render runs")
+    };
+    let mut out = run();
+    for _ in 0..2 {
+        if out.status.success() || !text(&out.stderr).contains("connection reset by peer") {
+            break;
+        }
+        eprintln!("helm-render: its stand-in server reset a connection; trying again");
+        out = run();
+    }
+    out
 }
 
 /// The generated chart folder.
@@ -259,4 +276,86 @@ pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
         .lines()
         .map(|line| serde_json::from_str(line).expect("one JSON diagnostic per line"))
         .collect()
+}
+
+/// Helm's own merge of values flags (tests/tools/strvals, a Go program
+/// calling Helm's values.Options.MergeValues), built on first use into a
+/// cache keyed by a hash of its sources. Each case is the argument list
+/// (`-f`, `--set`, `--set-string`, `--set-file`, `--set-json`); each
+/// answer is `{"values": ...}` or `{"error": "..."}`. Run in `dir`.
+pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
+    use sha2::Digest as _;
+    use std::io::Write as _;
+    let source = root().join("tests/tools/strvals");
+    let mut hash = sha2::Sha256::new();
+    for file in ["go.mod", "go.sum", "main.go"] {
+        hash.update(std::fs::read(source.join(file)).expect("tests/tools/strvals"));
+    }
+    let key: String = hash
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let cache = std::env::var_os("ASOGEN_TOOLS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
+        });
+    let folder = cache.join(format!("helm-values-{key}"));
+    let binary = folder.join("helm-values");
+    std::fs::create_dir_all(&cache).unwrap();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(cache.join(".lock-helm-values"))
+        .unwrap();
+    lock.lock().unwrap();
+    if !binary.exists() {
+        std::fs::create_dir_all(&folder).unwrap();
+        let built = Command::new("go")
+            .args(["build", "-mod=mod", "-o"])
+            .arg(&binary)
+            .arg(".")
+            .current_dir(&source)
+            .output()
+            .unwrap_or_else(|err| {
+                panic!(
+                    "the --set differential test needs Go (go1.26 or later) on PATH to build \
+                     tests/tools/strvals against Helm's own code: {err}"
+                )
+            });
+        assert!(
+            built.status.success(),
+            "go build tests/tools/strvals failed:\n{}",
+            text(&built.stderr)
+        );
+    }
+    drop(lock);
+    let mut child = Command::new(&binary)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("helm-values runs");
+    let mut input = String::new();
+    for case in cases {
+        input.push_str(&serde_json::to_string(case).unwrap());
+        input.push('\n');
+    }
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "helm-values failed");
+    let answers: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(answers.len(), cases.len(), "one answer per case");
+    answers
 }

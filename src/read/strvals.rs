@@ -1,0 +1,522 @@
+//! Helm's `--set` language (its `strvals` package), reimplemented from its
+//! documented and observed behaviour, so that `--set` means here what it
+//! means to `helm install`:
+//!
+//! - `a.b=v` sets a nested key; `a=1,b=2` sets two; `\` escapes the next
+//!   character anywhere (`nodeSelector.kubernetes\.io/os=linux`, `a=x\,y`).
+//! - `a[0].b=v` sets inside a list, growing it with nulls; `a={x,y}` is a
+//!   list.
+//! - `--set` types only `true`, `false`, `null` (any case), `0` and
+//!   integers within 64 bits that do not start with `0`; everything else,
+//!   `1e3`, `010`, `0x10`, `p4ss #w0rd`, is the literal text. No YAML.
+//! - `--set-string` types nothing, `--set-file` reads the value from a
+//!   file, `--set-json` takes a JSON value (numbers as 64-bit floats, as Go
+//!   decodes them).
+//!
+//! Expressions apply into one map, over the values files (a list index
+//! edits the list the files set, it does not replace it). The quirks are
+//! Helm's too and are kept on purpose: `a=` is the empty string, `a[0]`
+//! without `=` sets an empty list, an index that never closes sets nothing.
+//! The differential test `tests/set_strvals.rs` holds these to Helm's own
+//! code.
+
+use serde_json::{Map, Number, Value};
+
+use crate::pointer::escape_segment;
+
+/// Helm's bound on a list index.
+pub const MAX_INDEX: i64 = 65_536;
+
+/// Helm's bound on how deep a key path may nest.
+pub const MAX_NESTING: usize = 30;
+
+/// How a flag turns the text after `=` into a value.
+pub enum Typing<'a> {
+    /// `--set`: booleans, null and 64-bit integers; else the text.
+    Typed,
+    /// `--set-string`: always the text.
+    Strings,
+    /// `--set-json`: a JSON value.
+    Json,
+    /// `--set-file`: the text names a file; the value is what it reads.
+    File(&'a mut dyn FnMut(&str) -> Result<Value, String>),
+    /// `--set-literal`: the rest of the expression, as it is.
+    Literal,
+}
+
+/// Why an expression stopped: the end of the text (Helm then keeps what was
+/// set, even mid-expression), or an error that refuses the whole command.
+enum Halt {
+    End,
+    Error(String),
+}
+
+type Step<T> = Result<T, Halt>;
+
+fn error<T>(message: impl Into<String>) -> Step<T> {
+    Err(Halt::Error(message.into()))
+}
+
+/// Applies one expression to `data`. Returns the JSON pointers of the
+/// nodes it set (a list is set as a whole: the pointer stops at it), or
+/// Helm's reason for refusing the expression.
+pub fn apply(
+    expression: &str,
+    data: &mut Map<String, Value>,
+    typing: Typing<'_>,
+) -> Result<Vec<String>, String> {
+    let mut parser = Parser {
+        chars: expression.chars().collect(),
+        at: 0,
+        typing,
+        set: Vec::new(),
+    };
+    loop {
+        match parser.key(data, 0, "", false) {
+            Ok(()) => {}
+            Err(Halt::End) => return Ok(parser.set),
+            Err(Halt::Error(message)) => return Err(message),
+        }
+    }
+}
+
+struct Parser<'a> {
+    chars: Vec<char>,
+    at: usize,
+    typing: Typing<'a>,
+    /// Pointers of the nodes set so far.
+    set: Vec<String>,
+}
+
+/// Text up to a stop character (`None` at the end), `\` escaping any
+/// character.
+struct Run {
+    text: String,
+    stop: Option<char>,
+}
+
+impl Parser<'_> {
+    fn next_char(&mut self) -> Option<char> {
+        let c = self.chars.get(self.at).copied();
+        if c.is_some() {
+            self.at += 1;
+        }
+        c
+    }
+
+    fn literal(&self) -> bool {
+        matches!(self.typing, Typing::Literal)
+    }
+
+    fn until(&mut self, stops: &[char]) -> Run {
+        let escapes = !self.literal();
+        let mut text = String::new();
+        loop {
+            match self.next_char() {
+                None => return Run { text, stop: None },
+                Some(c) if stops.contains(&c) => {
+                    return Run {
+                        text,
+                        stop: Some(c),
+                    };
+                }
+                Some('\\') if escapes => match self.next_char() {
+                    Some(c) => text.push(c),
+                    None => return Run { text, stop: None },
+                },
+                Some(c) => text.push(c),
+            }
+        }
+    }
+
+    fn record(&mut self, pointer: String, in_list: bool) {
+        if !in_list {
+            self.set.push(pointer);
+        }
+    }
+
+    /// One `key...=value` into the map `data` at `pointer`; `in_list` when
+    /// the map sits inside a list (whose pointer was recorded already).
+    fn key(
+        &mut self,
+        data: &mut Map<String, Value>,
+        depth: usize,
+        pointer: &str,
+        in_list: bool,
+    ) -> Step<()> {
+        let stops: &[char] = if self.literal() {
+            &['=', '[', '.']
+        } else {
+            &['=', '[', ',', '.']
+        };
+        let run = self.until(stops);
+        let key = run.text;
+        let child = format!("{pointer}/{}", escape_segment(&key));
+        match run.stop {
+            None if key.is_empty() => Err(Halt::End),
+            None => error(format!("key `{key}` has no value")),
+            Some('[') => {
+                let index = self.index()?;
+                let mut list = match data.get(&key) {
+                    None => Vec::new(),
+                    Some(Value::Array(items)) => items.clone(),
+                    Some(other) => return error(not_a(&key, other, "a list")),
+                };
+                let result = self.list_item(&mut list, index, depth, &child);
+                set(data, &key, Value::Array(list));
+                if !key.is_empty() {
+                    self.record(child, in_list);
+                }
+                result
+            }
+            Some('=') => {
+                let value = self.value()?;
+                if !key.is_empty() {
+                    self.record(child, in_list);
+                }
+                let end = value.1;
+                set(data, &key, value.0);
+                if end { Err(Halt::End) } else { Ok(()) }
+            }
+            Some(',') => error(format!("key `{key}` has no value (cannot end with `,`)")),
+            Some(_) => {
+                let depth = depth + 1;
+                if depth > MAX_NESTING {
+                    return error(format!(
+                        "the key path nests deeper than {MAX_NESTING} levels"
+                    ));
+                }
+                let mut inner = match data.get(&key) {
+                    None => Map::new(),
+                    Some(Value::Object(map)) => map.clone(),
+                    Some(other) => return error(not_a(&key, other, "a map")),
+                };
+                let result = self.key(&mut inner, depth, &child, in_list);
+                if result.is_ok() && inner.is_empty() {
+                    return error(format!("key map `{key}` has no value"));
+                }
+                if !inner.is_empty() {
+                    set(data, &key, Value::Object(inner));
+                }
+                result
+            }
+        }
+    }
+
+    /// The value after `=`, and whether the text ended there.
+    fn value(&mut self) -> Step<(Value, bool)> {
+        if let Typing::Json = self.typing {
+            return self.json_value().map(|value| (value, false));
+        }
+        if self.literal() {
+            let rest: String = self.chars[self.at..].iter().collect();
+            self.at = self.chars.len();
+            return Ok((Value::String(rest), false));
+        }
+        match self.list_literal() {
+            Some(Ok(list)) => Ok((list, false)),
+            Some(Err(halt)) => Err(halt),
+            // `a=` at the very end: the empty string, and the end.
+            None if self.at >= self.chars.len() => Ok((Value::String(String::new()), true)),
+            None => {
+                let text = self.until(&[',']).text;
+                Ok((self.convert(&text)?, false))
+            }
+        }
+    }
+
+    /// `{a,b}`: `None` when the value does not start with `{`.
+    fn list_literal(&mut self) -> Option<Step<Value>> {
+        if self.chars.get(self.at) != Some(&'{') {
+            return None;
+        }
+        self.at += 1;
+        let mut items = Vec::new();
+        loop {
+            let run = self.until(&[',', '}']);
+            match run.stop {
+                None => return Some(error("a list must end with `}`")),
+                Some('}') => {
+                    // A `,` right after the list is its separator.
+                    if self.chars.get(self.at) == Some(&',') {
+                        self.at += 1;
+                    }
+                    return Some(self.convert(&run.text).map(|item| {
+                        items.push(item);
+                        Value::Array(items)
+                    }));
+                }
+                Some(_) => match self.convert(&run.text) {
+                    Ok(item) => items.push(item),
+                    Err(halt) => return Some(Err(halt)),
+                },
+            }
+        }
+    }
+
+    fn convert(&mut self, text: &str) -> Step<Value> {
+        match &mut self.typing {
+            Typing::Typed => Ok(typed(text)),
+            Typing::Strings | Typing::Json | Typing::Literal => Ok(Value::String(text.to_string())),
+            Typing::File(read) => read(text).map_err(Halt::Error),
+        }
+    }
+
+    /// Skips blanks up to a `,` or the end (true: no value there); stops
+    /// before anything else (false).
+    fn empty_value(&mut self) -> bool {
+        while let Some(&c) = self.chars.get(self.at) {
+            if c == ',' {
+                self.at += 1;
+                return true;
+            }
+            if !c.is_whitespace() {
+                return false;
+            }
+            self.at += 1;
+        }
+        true
+    }
+
+    /// `--set-json`: one JSON value (nothing is null), then an optional `,`.
+    fn json_value(&mut self) -> Step<Value> {
+        if self.empty_value() {
+            return Ok(Value::Null);
+        }
+        let rest: String = self.chars[self.at..].iter().collect();
+        let mut stream = serde_json::Deserializer::from_str(&rest).into_iter::<Value>();
+        let value = match stream.next() {
+            Some(Ok(value)) => value,
+            Some(Err(err)) => return error(format!("not JSON: {err}")),
+            None => return error("not JSON: no value"),
+        };
+        let used = rest[..stream.byte_offset()].chars().count();
+        self.at += used;
+        self.empty_value();
+        Ok(go_json_numbers(value))
+    }
+
+    /// `[N]`: the index (refused below 0 or above [`MAX_INDEX`]).
+    fn index(&mut self) -> Step<i64> {
+        let run = self.until(&[']']);
+        if run.stop.is_none() {
+            // Helm stops here and keeps what was set before.
+            return Err(Halt::End);
+        }
+        go_atoi(&run.text)
+            .map_err(|()| Halt::Error(format!("`[{}]` is not a list index", run.text)))
+    }
+
+    /// What follows `[i]`: `=value`, `.key...` or another `[j]`.
+    fn list_item(
+        &mut self,
+        list: &mut Vec<Value>,
+        index: i64,
+        depth: usize,
+        pointer: &str,
+    ) -> Step<()> {
+        if index < 0 {
+            return error(format!("negative list index {index}"));
+        }
+        let run = self.until(&['[', '.', '=']);
+        if !run.text.is_empty() {
+            return error(format!("unexpected `{}` after a list index", run.text));
+        }
+        match run.stop {
+            None => Err(Halt::End),
+            Some('=') => {
+                let (value, _) = self.value()?;
+                set_index(list, index, value)
+            }
+            Some('[') => {
+                let next = self.index()?;
+                let mut inner = match list.get(index as usize) {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items.clone(),
+                    Some(other) => {
+                        return error(not_a(&format!("[{index}]"), other, "a list"));
+                    }
+                };
+                self.list_item(&mut inner, next, depth, pointer)?;
+                set_index(list, index, Value::Array(inner))
+            }
+            Some(_) => {
+                let mut inner = match list.get(index as usize) {
+                    Some(Value::Object(map)) => map.clone(),
+                    _ => Map::new(),
+                };
+                if let Some(slot) = list.get_mut(index as usize)
+                    && !slot.is_object()
+                {
+                    *slot = Value::Object(Map::new());
+                }
+                match self.key(&mut inner, depth, pointer, true) {
+                    Ok(()) => set_index(list, index, Value::Object(inner)),
+                    // Helm edits an existing element in place, so what was
+                    // set before the end stays; a new element is dropped.
+                    Err(Halt::End) => {
+                        if let Some(slot) = list.get_mut(index as usize) {
+                            *slot = Value::Object(inner);
+                        }
+                        Err(Halt::End)
+                    }
+                    Err(halt) => Err(halt),
+                }
+            }
+        }
+    }
+}
+
+/// Sets `key`, unless it is empty (Helm ignores an empty key).
+fn set(data: &mut Map<String, Value>, key: &str, value: Value) {
+    if !key.is_empty() {
+        data.insert(key.to_string(), value);
+    }
+}
+
+fn set_index(list: &mut Vec<Value>, index: i64, value: Value) -> Step<()> {
+    if index < 0 {
+        return error(format!("negative list index {index}"));
+    }
+    if index > MAX_INDEX {
+        return error(format!(
+            "list index {index} is larger than {MAX_INDEX}, the largest Helm allows"
+        ));
+    }
+    let index = index as usize;
+    if list.len() <= index {
+        list.resize(index + 1, Value::Null);
+    }
+    list[index] = value;
+    Ok(())
+}
+
+fn not_a(key: &str, found: &Value, wanted: &str) -> String {
+    let kind = match found {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    };
+    format!("`{key}` is already {kind}, so it cannot be used as {wanted}")
+}
+
+/// Go's `strconv.Atoi`: an optional sign, then decimal digits, within 64 bits.
+fn go_atoi(text: &str) -> Result<i64, ()> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(());
+    }
+    text.parse().map_err(|_| ())
+}
+
+/// Go's `strings.EqualFold` against a lowercase ASCII word: ASCII case
+/// folding, plus the long s (U+017F), which folds to `s`.
+fn equal_fold(text: &str, word: &str) -> bool {
+    text.chars().count() == word.len()
+        && text
+            .chars()
+            .zip(word.chars())
+            .all(|(c, w)| c.eq_ignore_ascii_case(&w) || (w == 's' && c == '\u{17f}'))
+}
+
+/// `--set`'s typing: `true`/`false`/`null` in any case, `0`, and decimal
+/// integers within 64 bits that do not start with `0`; else the text.
+pub fn typed(text: &str) -> Value {
+    if equal_fold(text, "true") {
+        return Value::Bool(true);
+    }
+    if equal_fold(text, "false") {
+        return Value::Bool(false);
+    }
+    if equal_fold(text, "null") {
+        return Value::Null;
+    }
+    if text == "0" {
+        return Value::from(0);
+    }
+    if !text.starts_with('0')
+        && let Ok(n) = go_atoi(text)
+    {
+        return Value::from(n);
+    }
+    Value::String(text.to_string())
+}
+
+/// JSON numbers as Go decodes them into an interface: 64-bit floats. An
+/// integral float within 64 bits is kept as an integer, which prints the
+/// same.
+pub fn go_json_numbers(value: Value) -> Value {
+    match value {
+        Value::Number(n) => {
+            let float = n.as_f64().unwrap_or(f64::NAN);
+            if float.fract() == 0.0 && float.abs() < 9.2e18 {
+                Value::from(float as i64)
+            } else {
+                Number::from_f64(float).map_or(Value::Null, Value::Number)
+            }
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(go_json_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, go_json_numbers(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(expression: &str) -> Result<Value, String> {
+        let mut data = Map::new();
+        apply(expression, &mut data, Typing::Typed).map(|_| Value::Object(data))
+    }
+
+    #[test]
+    fn values_are_text_unless_helm_types_them() {
+        assert_eq!(
+            parse("a=p4ss #w0rd,b=1e3,c=010,d=-5,e=TRUE,f=Null,g=0,h=0x10").unwrap(),
+            json!({"a": "p4ss #w0rd", "b": "1e3", "c": "010", "d": -5, "e": true,
+                   "f": null, "g": 0, "h": "0x10"})
+        );
+        assert_eq!(typed("99999999999999999999"), json!("99999999999999999999"));
+        assert_eq!(typed("fal\u{17f}e"), json!(false));
+    }
+
+    #[test]
+    fn escapes_indexes_and_lists() {
+        assert_eq!(
+            parse(r"nodeSelector.kubernetes\.io/os=linux,l[1].name=acr,m={a,b},n=x\,y").unwrap(),
+            json!({"nodeSelector": {"kubernetes.io/os": "linux"},
+                   "l": [null, {"name": "acr"}], "m": ["a", "b"], "n": "x,y"})
+        );
+    }
+
+    #[test]
+    fn records_what_it_set() {
+        let mut data = Map::new();
+        let set = apply("a.b=1,l[0].x=2", &mut data, Typing::Typed).unwrap();
+        assert_eq!(set, ["/a/b", "/l"]);
+    }
+
+    #[test]
+    fn refuses_what_helm_refuses() {
+        for bad in [
+            "a",
+            "a=1,b",
+            "a=x,y",
+            "a={x",
+            "a[x]=1",
+            "a[-1]=1",
+            "a[65537]=1",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! How Helm types a plain (unquoted, untagged) YAML scalar. Helm reads
+//! values files with YAML 1.1 rules (its YAML library is go-yaml v2, behind
+//! `sigs.k8s.io/yaml`), where editors and most other tools read YAML 1.2:
+//!
+//! - `y`, `Y`, `yes`, `Yes`, `YES`, `on`, `On`, `ON` are true and
+//!   `n`, `N`, `no`, `No`, `NO`, `off`, `Off`, `OFF` false (1.2: strings);
+//! - integers may carry `_` (`1_000`), `0b`/`0o` prefixes, and a leading
+//!   `0` means octal (`0777` is 511; 1.2: 777);
+//! - a number too large for a 64-bit float (`1e400`) is a string.
+//!
+//! [`crate::yaml`] types values this way, so they mean what they mean to
+//! Helm, and notes where YAML 1.2 reads the same text otherwise. The facts
+//! were measured against Helm's own loader (tests/yaml11.rs).
+
+use serde_json::{Number, Value};
+
+/// What a plain scalar is under YAML 1.1, as Helm reads it; `None` when it
+/// is none of the cases below (the caller types it as YAML 1.2 does, which
+/// agrees there: nulls, `true`/`false`, strings).
+pub enum Resolved {
+    /// An integer within 64 bits.
+    Integer(i64),
+    /// An integer beyond 64 bits (Helm reads it as a float, with loss).
+    TooLarge,
+    /// A finite float.
+    Float(f64),
+    /// Text (e.g. `1e400`, which YAML 1.2 would read as a number).
+    Text,
+}
+
+/// YAML 1.1's booleans beyond YAML 1.2's `true`/`false`.
+pub fn boolean(text: &str) -> Option<bool> {
+    match text {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    }
+}
+
+/// A number as Helm's loader reads it: a plain scalar starting with a
+/// digit or a sign (integer first, then float), or with `.` (a float).
+pub fn number(text: &str) -> Option<Resolved> {
+    let first = text.chars().next()?;
+    if first == '.' {
+        return go_float(text).map(Resolved::Float);
+    }
+    if !(first.is_ascii_digit() || first == '+' || first == '-') {
+        return None;
+    }
+    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    if let Some(n) = go_int(&plain) {
+        return Some(match n {
+            Ok(n) => Resolved::Integer(n),
+            Err(()) => Resolved::TooLarge,
+        });
+    }
+    if is_yaml_float(&plain) {
+        return Some(match go_float(&plain) {
+            Some(f) => Resolved::Float(f),
+            None => Resolved::Text,
+        });
+    }
+    None
+}
+
+/// Go's `strconv.ParseInt(text, 0, 64)` (and `ParseUint` for the positive
+/// overflow): `Some(Ok)` within i64, `Some(Err)` above it, `None` when it
+/// is not an integer.
+fn go_int(text: &str) -> Option<Result<i64, ()>> {
+    let (negative, body) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let lower = body.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    let limit = if negative {
+        i64::MIN.unsigned_abs() as u128
+    } else {
+        i64::MAX as u128
+    };
+    // Beyond 64 bits Helm reads a float and loses digits; asogen refuses
+    // it, as no values key holds such a number.
+    let Some(magnitude) = u128::from_str_radix(digits, radix)
+        .ok()
+        .filter(|m| *m <= limit)
+    else {
+        return Some(Err(()));
+    };
+    Some(Ok(if negative {
+        (magnitude as i128).wrapping_neg() as i64
+    } else {
+        magnitude as i64
+    }))
+}
+
+/// go-yaml v2's float form: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.
+fn is_yaml_float(text: &str) -> bool {
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(at) => (&body[..at], Some(&body[at + 1..])),
+        None => (body, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some(("", fraction)) => digits(fraction),
+        Some((whole, fraction)) => digits(whole) && fraction.bytes().all(|b| b.is_ascii_digit()),
+        None => digits(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| digits(e.strip_prefix(['-', '+']).unwrap_or(e)));
+    mantissa_ok && exponent_ok
+}
+
+/// A finite float in Go's decimal syntax, else `None` (Go's ParseFloat
+/// fails on overflow, and YAML's `.inf` and `.nan` are refused elsewhere).
+fn go_float(text: &str) -> Option<f64> {
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if body.is_empty()
+        || !body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+    {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// The JSON value of a resolved number, when it has one.
+pub fn to_json(resolved: &Resolved) -> Option<Value> {
+    match resolved {
+        Resolved::Integer(n) => Some(Value::from(*n)),
+        Resolved::Float(f) => Number::from_f64(*f).map(Value::Number),
+        Resolved::TooLarge | Resolved::Text => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json(text: &str) -> Option<Value> {
+        number(text).and_then(|r| match r {
+            Resolved::Text => Some(Value::String(text.into())),
+            other => to_json(&other),
+        })
+    }
+
+    #[test]
+    fn numbers_as_helm_reads_them() {
+        assert_eq!(json("0777"), Some(Value::from(511)));
+        assert_eq!(json("0o17"), Some(Value::from(15)));
+        assert_eq!(json("0x1F"), Some(Value::from(31)));
+        assert_eq!(json("0b101"), Some(Value::from(5)));
+        assert_eq!(json("1_000"), Some(Value::from(1000)));
+        assert_eq!(json("09"), Some(serde_json::json!(9.0)));
+        assert_eq!(json("1e3"), Some(serde_json::json!(1000.0)));
+        assert_eq!(json(".5"), Some(serde_json::json!(0.5)));
+        assert_eq!(json("1e400"), Some(Value::from("1e400")));
+        assert_eq!(json("190:20:30"), None);
+        assert_eq!(json("2001-12-14"), None);
+        assert!(matches!(
+            number("18446744073709551615"),
+            Some(Resolved::TooLarge)
+        ));
+    }
+}

@@ -1,0 +1,779 @@
+//! Against a real kube-apiserver (tests/kube-apiserver, Kubernetes v1.37.2):
+//! every install artifact is accepted by server-side apply without a
+//! warning, and every upgrade path from a 2.12-era and a 2.20.0 controller
+//! Deployment does what `asogen upgrade-check` predicts, its remedy
+//! included.
+
+mod common;
+
+use std::path::Path;
+
+use common::apiserver::{ApiServer, fixture, install_crds, server};
+use common::{asogen, chart, helm_render, python_tools, root, text};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// The namespace every artifact is rendered for; each test moves it to a
+/// namespace of its own.
+const RELEASE_NAMESPACE: &str = "azureserviceoperator-system";
+const DEPLOYMENT: &str = "azureserviceoperator-controller-manager";
+/// The API server's refusal of a Recreate Deployment that keeps the block.
+const API_ERROR: &str = "spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'";
+
+/// The documents of a YAML stream, as JSON values (empty documents left out).
+fn documents(stream: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(stream)
+        .map(|document| Value::deserialize(document).expect("YAML parses"))
+        .filter(|value| !value.is_null())
+        .collect()
+}
+
+/// Applies a stream server-side into `namespace` (every mention of the
+/// release namespace moved there) and asserts each object was accepted,
+/// without a warning.
+fn apply_install(server: &ApiServer, what: &str, stream: &str, namespace: &str) {
+    let stream = stream.replace(RELEASE_NAMESPACE, namespace);
+    let objects = documents(&stream);
+    assert!(objects.len() > 10, "{what}: only {} objects", objects.len());
+    let out = server.kubectl(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=asogen-install-test",
+            "-f",
+            "-",
+        ],
+        &stream,
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what}: the API server refused the install:\n{stderr}"
+    );
+    assert!(!stderr.contains("Warning:"), "{what}: warnings:\n{stderr}");
+    let applied = text(&out.stdout)
+        .lines()
+        .filter(|line| line.ends_with(" serverside-applied"))
+        .count();
+    assert_eq!(
+        applied,
+        objects.len(),
+        "{what}: every object applied:\n{}",
+        text(&out.stdout)
+    );
+    // what was stored is what was sent: read the Deployment back
+    let deployment = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .unwrap_or_else(|| panic!("{what}: no Deployment"));
+    let live: Value = serde_json::from_str(&server.kubectl_ok(
+        &[
+            "get",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        ],
+        "",
+    ))
+    .unwrap();
+    assert_eq!(
+        live["spec"]["replicas"], deployment["spec"]["replicas"],
+        "{what}"
+    );
+    assert_eq!(
+        live["spec"]["strategy"]["type"], deployment["spec"]["strategy"]["type"],
+        "{what}"
+    );
+}
+
+#[test]
+fn every_install_manifest_is_accepted() {
+    let server = server();
+    install_crds(server);
+    let mut seen = 0;
+    for entry in std::fs::read_dir(root().join("generated/manifests")).unwrap() {
+        let path = entry.unwrap().path();
+        let stream = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_stem().unwrap().to_str().unwrap().to_string();
+        // the manifest creates its Namespace itself
+        let namespace = format!("manifest-{name}");
+        apply_install(server, &path.display().to_string(), &stream, &namespace);
+        seen += 1;
+    }
+    assert!(seen >= 2, "expected the profiles' manifests, found {seen}");
+}
+
+#[test]
+fn the_chart_rendered_by_helm_is_accepted() {
+    let server = server();
+    install_crds(server);
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        ("defaults", String::new()),
+        (
+            "single-replica-rolling",
+            std::fs::read_to_string(root().join("values/profiles/single-replica-rolling.yaml"))
+                .unwrap(),
+        ),
+        (
+            "aad-pod-identity",
+            "aadPodIdentity:\n  enable: true\n  azureManagedIdentityResourceId: /subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/aso\n".into(),
+        ),
+        (
+            "multitenant-webhooks",
+            "multitenant:\n  enable: true\nazureOperatorMode: webhooks\n".into(),
+        ),
+        (
+            "multitenant-watchers",
+            "multitenant:\n  enable: true\nazureOperatorMode: watchers\n".into(),
+        ),
+    ];
+    for (name, values) in variants {
+        let file = dir.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, values).unwrap();
+        let namespace = server.fresh_namespace(&format!("chart-{name}"));
+        let args = [
+            "template",
+            &chart(),
+            "-n",
+            &namespace,
+            "-f",
+            file.to_str().unwrap(),
+        ];
+        let out = helm_render(&args);
+        assert!(
+            out.status.success(),
+            "helm-render {name}: {}",
+            text(&out.stderr)
+        );
+        let stream = text(&out.stdout);
+        if name == "aad-pod-identity" {
+            assert!(stream.contains("kind: AzureIdentityBinding"), "{name}");
+        }
+        if name == "multitenant-watchers" {
+            // watchers-only installs no webhook configurations
+            assert!(!stream.contains("WebhookConfiguration"), "{name}");
+            let objects = documents(&stream);
+            assert!(objects.iter().any(|o| o["kind"] == "Deployment"), "{name}");
+            server.kubectl_ok(
+                &[
+                    "apply",
+                    "--server-side",
+                    "--field-manager=asogen-install-test",
+                    "-f",
+                    "-",
+                ],
+                &stream,
+            );
+            continue;
+        }
+        apply_install(server, &format!("chart ({name})"), &stream, &namespace);
+    }
+}
+
+fn kustomize(dir: &Path) -> String {
+    let out = std::process::Command::new(python_tools().join("kubectl"))
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {}: {}",
+        dir.display(),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+#[test]
+fn the_kustomize_base_and_component_are_accepted() {
+    let server = server();
+    install_crds(server);
+    let generated = root().join("generated/kustomize");
+    let base = kustomize(&generated.join("base"));
+    apply_install(server, "kustomize base", &base, "kustomize-base");
+    // kustomize takes relative paths only: the overlay sits beside a copy
+    let dir = tempfile::tempdir().unwrap();
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&generated)
+        .arg(dir.path().join("kustomize"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir(&overlay).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/single-replica-rolling\n",
+    )
+    .unwrap();
+    let built = kustomize(&overlay);
+    assert!(built.contains("type: RollingUpdate"), "{built}");
+    apply_install(
+        server,
+        "kustomize base + single-replica-rolling",
+        &built,
+        "kustomize-single-replica-rolling",
+    );
+}
+
+// ------------------------------------------------------------ upgrades
+
+/// How an applier writes a Deployment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Applier {
+    /// `kubectl apply` (client-side, last-applied annotation).
+    KubectlClientSide,
+    /// Helm 3: created by the `helm` manager, upgraded by a three-way
+    /// strategic merge patch from the old manifest, the new one and the live
+    /// object. kubectl's client-side apply computes the same patch (the same
+    /// `CreateThreeWayMergePatch`) when the old manifest is its last-applied
+    /// configuration, so the install saves it (`--save-config`) and the
+    /// upgrade is a client-side apply as manager `helm`.
+    Helm3,
+    /// Helm 4: server-side apply as `helm`, conflicts not forced.
+    Helm4,
+    /// Flux kustomize-controller: a forced server-side dry-run, then the
+    /// take-over of `kubectl*` and `before-first-apply` managers, then a
+    /// forced server-side apply, as `kustomize-controller`.
+    Flux,
+    /// Argo CD's default sync: kubectl apply semantics as `argocd-controller`.
+    ArgoClientSide,
+    /// Argo CD with `ServerSideApply=true`: a forced server-side apply as
+    /// `argocd-controller`.
+    ArgoServerSide,
+}
+
+impl Applier {
+    fn install(self, server: &ApiServer, namespace: &str, manifest: &str) {
+        let args: &[&str] = match self {
+            Applier::KubectlClientSide => &["apply"],
+            Applier::Helm3 => &["create", "--save-config", "--field-manager=helm"],
+            Applier::Helm4 => &["apply", "--server-side", "--field-manager=helm"],
+            Applier::Flux => &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=kustomize-controller",
+            ],
+            Applier::ArgoClientSide => &["apply", "--field-manager=argocd-controller"],
+            Applier::ArgoServerSide => &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=argocd-controller",
+            ],
+        };
+        let mut args = args.to_vec();
+        args.extend(["-n", namespace, "-f", "-"]);
+        server.kubectl_ok(&args, manifest);
+    }
+
+    /// Upgrades to `manifest`; Err holds the API server's refusal.
+    fn upgrade(self, server: &ApiServer, namespace: &str, manifest: &str) -> Result<(), String> {
+        let run = |args: &[&str]| {
+            let mut args = args.to_vec();
+            args.extend(["-n", namespace, "-f", "-"]);
+            let out = server.kubectl(&args, manifest);
+            let stderr = text(&out.stderr);
+            assert!(!stderr.contains("Warning:"), "{self:?}: {stderr}");
+            if out.status.success() {
+                Ok(())
+            } else {
+                Err(stderr)
+            }
+        };
+        match self {
+            Applier::KubectlClientSide => run(&["apply"]),
+            Applier::Helm3 => run(&["apply", "--field-manager=helm"]),
+            Applier::Helm4 => run(&["apply", "--server-side", "--field-manager=helm"]),
+            Applier::Flux => {
+                let ssa = [
+                    "apply",
+                    "--server-side",
+                    "--force-conflicts",
+                    "--field-manager=kustomize-controller",
+                ];
+                let mut dry_run = ssa.to_vec();
+                dry_run.push("--dry-run=server");
+                run(&dry_run)?;
+                flux_take_over(server, namespace);
+                run(&ssa)
+            }
+            Applier::ArgoClientSide => run(&["apply", "--field-manager=argocd-controller"]),
+            Applier::ArgoServerSide => run(&[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=argocd-controller",
+            ]),
+        }
+    }
+}
+
+/// Flux's take-over of other managers before it applies (fluxcd/pkg ssa,
+/// `PatchReplaceFieldsManagers`, with kustomize-controller's list): the
+/// fields of every main-resource entry of a `kubectl*` manager (Update or
+/// Apply), of `before-first-apply` and of its own Update entry join its
+/// Apply entry, and the last-applied annotation goes, in one JSON patch.
+fn flux_take_over(server: &ApiServer, namespace: &str) {
+    const ME: &str = "kustomize-controller";
+    let live = live(server, namespace);
+    let entries = live["metadata"]["managedFields"].as_array().unwrap();
+    let taken = |entry: &Value| {
+        let manager = entry["manager"].as_str().unwrap_or("");
+        let operation = entry["operation"].as_str().unwrap_or("");
+        entry["subresource"].as_str().unwrap_or("").is_empty()
+            && (manager.starts_with("kubectl")
+                || (manager == "before-first-apply" && operation == "Update")
+                || (manager == ME && operation == "Update"))
+    };
+    if !entries.iter().any(taken) {
+        return;
+    }
+    let mut fields = json!({});
+    let mut kept = Vec::new();
+    for entry in entries {
+        if taken(entry) || (entry["manager"] == ME && entry["operation"] == "Apply") {
+            merge_fields(&mut fields, &entry["fieldsV1"]);
+        } else {
+            kept.push(entry.clone());
+        }
+    }
+    kept.push(json!({
+        "manager": ME,
+        "operation": "Apply",
+        "apiVersion": "apps/v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }));
+    let mut patch =
+        vec![json!({"op": "replace", "path": "/metadata/managedFields", "value": kept})];
+    if live["metadata"]["annotations"]
+        .get("kubectl.kubernetes.io/last-applied-configuration")
+        .is_some()
+    {
+        patch.push(json!({"op": "remove", "path": "/metadata/annotations/kubectl.kubernetes.io~1last-applied-configuration"}));
+    }
+    server.kubectl_ok(
+        &[
+            "patch",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            namespace,
+            "--type=json",
+            "--field-manager",
+            ME,
+            "-p",
+            &serde_json::to_string(&patch).unwrap(),
+        ],
+        "",
+    );
+}
+
+/// The union of two field sets (FieldsV1 trees).
+fn merge_fields(into: &mut Value, from: &Value) {
+    if let (Value::Object(into), Value::Object(from)) = (into, from) {
+        for (key, value) in from {
+            merge_fields(into.entry(key.clone()).or_insert(json!({})), value);
+        }
+    }
+}
+
+fn live(server: &ApiServer, namespace: &str) -> Value {
+    serde_json::from_str(&server.kubectl_ok(
+        &[
+            "get",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            namespace,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ],
+        "",
+    ))
+    .unwrap()
+}
+
+/// asogen's Deployment (default values) for `namespace`, as JSON.
+fn asogen_deployment(namespace: &str) -> String {
+    let out = asogen(&["template", "-n", namespace]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let deployment = documents(&text(&out.stdout))
+        .into_iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("a Deployment");
+    serde_json::to_string(&deployment).unwrap()
+}
+
+/// `asogen upgrade-check` on the live object: exit code and JSON report.
+fn upgrade_check(live: &Value, extra: &[&str]) -> (Option<i32>, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.json");
+    std::fs::write(&file, serde_json::to_string_pretty(live).unwrap()).unwrap();
+    let mut args = vec![
+        "upgrade-check",
+        "--live",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let out = asogen(&args);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|err| panic!("{err}: {}{}", text(&out.stdout), text(&out.stderr)));
+    (out.status.code(), report)
+}
+
+/// Runs a command line as printed by upgrade-check, in a shell with kubectl
+/// on PATH and this server's kubeconfig.
+fn run_as_printed(server: &ApiServer, command: &str) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        python_tools().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .args(["-c", command])
+        .env("PATH", path)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .output()
+        .unwrap()
+}
+
+/// As [`run_as_printed`], without waiting; its errors go to the test's output.
+fn run_as_printed_in_background(server: &ApiServer, command: &str) -> std::process::Child {
+    let path = format!(
+        "{}:{}",
+        python_tools().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("sh")
+        .args(["-c", command])
+        .env("PATH", path)
+        .env("KUBECONFIG", &server.kubeconfig)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// One observed upgrade: (start, how it was installed and upgraded,
+/// predicted, observed).
+type Row = (&'static str, String, String, String);
+
+fn observe(
+    server: &ApiServer,
+    start: &'static str,
+    old: &str,
+    installer: Applier,
+    applier: Applier,
+    check_args: &[&str],
+) -> Row {
+    let what = format!("{start}, installed by {installer:?}, upgraded by {applier:?}");
+    let namespace = server.fresh_namespace(&format!("up-{start}-{installer:?}-{applier:?}"));
+    installer.install(
+        server,
+        &namespace,
+        &old.replace(RELEASE_NAMESPACE, &namespace),
+    );
+    let before = live(server, &namespace);
+    let (code, report) = upgrade_check(&before, check_args);
+    let predictions = report["predictions"].as_array().unwrap();
+    assert_eq!(predictions.len(), 1, "{what}: one path checked: {report:#}");
+    let predicted = predictions[0]["verdict"].as_str().unwrap().to_string();
+    assert_eq!(
+        code,
+        Some(if predicted == "refused" { 1 } else { 0 }),
+        "{what}"
+    );
+    let new = asogen_deployment(&namespace);
+    let observed = match applier.upgrade(server, &namespace, &new) {
+        Ok(()) => "safe".to_string(),
+        Err(refusal) => {
+            // upgrade-check quotes the API server word for word
+            assert!(refusal.contains(API_ERROR), "{what}: {refusal}");
+            assert!(
+                predictions[0]["why"].as_str().unwrap().contains(API_ERROR),
+                "{what}: {report:#}"
+            );
+            "refused".to_string()
+        }
+    };
+    assert_eq!(
+        predicted, observed,
+        "{what}: upgrade-check predicted {predicted}, the API server did {observed}: {report:#}"
+    );
+    if observed == "refused" {
+        // the remedy, run as printed, clears the way for the same apply
+        let remedy = report["remedy"].as_str().expect("a refusal has a remedy");
+        let out = run_as_printed(server, remedy);
+        assert!(
+            out.status.success(),
+            "{what}: the remedy failed: {remedy}\n{}",
+            text(&out.stderr)
+        );
+        applier
+            .upgrade(server, &namespace, &new)
+            .unwrap_or_else(|err| panic!("{what}: refused after the remedy: {err}"));
+    }
+    let after = live(server, &namespace);
+    let wanted: Value = serde_json::from_str(&new).unwrap();
+    assert_eq!(
+        after["spec"]["strategy"],
+        wanted["spec"]["strategy"]["type"]
+            .as_str()
+            .map_or(json!(null), |t| json!({"type": t})),
+        "{what}: the upgraded strategy"
+    );
+    assert_eq!(
+        after["spec"]["replicas"], wanted["spec"]["replicas"],
+        "{what}"
+    );
+    // and on the upgraded object every path is clear
+    let (code, report) = upgrade_check(&after, &[]);
+    assert_eq!(code, Some(0), "{what}: after the upgrade: {report:#}");
+    let how = if installer == applier {
+        format!("{applier:?}")
+    } else {
+        format!("{installer:?} -> {applier:?}")
+    };
+    (start, how, predicted, observed)
+}
+
+#[test]
+fn every_upgrade_path_does_what_upgrade_check_predicts() {
+    let server = server();
+    let starts = [
+        (
+            "2.12",
+            fixture("tests/fixtures/apiserver/deployment-2.12.yaml"),
+        ),
+        (
+            "2.20.0",
+            fixture("tests/fixtures/apiserver/deployment-2.20.0.yaml"),
+        ),
+    ];
+    let appliers = [
+        Applier::KubectlClientSide,
+        Applier::Helm3,
+        Applier::Helm4,
+        Applier::Flux,
+        Applier::ArgoClientSide,
+        Applier::ArgoServerSide,
+    ];
+    let mut rows: Vec<Row> = Vec::new();
+    for (start, old) in &starts {
+        for applier in appliers {
+            // upgrade-check's default: the path in use, read from managedFields
+            rows.push(observe(server, start, old, applier, applier, &[]));
+        }
+        // Flux taking over an install made with kubectl client-side apply
+        rows.push(observe(
+            server,
+            start,
+            old,
+            Applier::KubectlClientSide,
+            Applier::Flux,
+            &[
+                "--via",
+                "server-side",
+                "--field-manager",
+                "kustomize-controller",
+            ],
+        ));
+    }
+    eprintln!("start   applier                      predicted  observed");
+    for (start, how, predicted, observed) in &rows {
+        eprintln!("{start:<7} {how:<28} {predicted:<10} {observed}");
+    }
+    // the 2.12-era block is refused somewhere, so the test can tell paths apart
+    assert!(rows.iter().any(|r| r.3 == "refused"));
+    assert!(rows.iter().any(|r| r.0 == "2.12" && r.3 == "safe"));
+}
+
+#[test]
+fn a_changed_selector_is_refused_and_the_printed_orphaning_delete_works() {
+    // a Deployment whose selector is not the release's, as an earlier
+    // asogen rendered it: the selector is immutable, on every path
+    let server = server();
+    let namespace = server.fresh_namespace("selector");
+    let old = fixture("tests/fixtures/apiserver/deployment-2.20.0.yaml")
+        .replace(RELEASE_NAMESPACE, &namespace)
+        .replacen(
+            "    matchLabels:\n      control-plane: controller-manager\n",
+            "    matchLabels:\n      app.kubernetes.io/name: azure-service-operator\n      control-plane: controller-manager\n",
+            1,
+        );
+    assert!(old.contains("app.kubernetes.io/name: azure-service-operator\n      control-plane"));
+    Applier::KubectlClientSide.install(server, &namespace, &old);
+    let (code, report) = upgrade_check(&live(server, &namespace), &[]);
+    assert_eq!(code, Some(1), "{report:#}");
+    let new = asogen_deployment(&namespace);
+    let refusal = Applier::KubectlClientSide
+        .upgrade(server, &namespace, &new)
+        .expect_err("a new selector is refused");
+    assert!(refusal.contains("field is immutable"), "{refusal}");
+    let remedy = report["remedy"].as_str().unwrap();
+    assert!(remedy.contains("--cascade=orphan"), "{remedy}");
+    // An orphaning delete leaves the `orphan` finalizer for the garbage
+    // collector, a controller this server does not run: the test does its
+    // part (there are no ReplicaSets to orphan, so only the finalizer goes)
+    // while the printed command waits for the deletion.
+    let mut command = run_as_printed_in_background(server, remedy);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let object = live(server, &namespace);
+        if object["metadata"]["deletionTimestamp"].is_string() {
+            assert_eq!(object["metadata"]["finalizers"], json!(["orphan"]));
+            server.kubectl_ok(
+                &[
+                    "patch",
+                    "deployment",
+                    DEPLOYMENT,
+                    "-n",
+                    &namespace,
+                    "--type=merge",
+                    "-p",
+                    r#"{"metadata":{"finalizers":null}}"#,
+                ],
+                "",
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{remedy}: no deletion after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let status = command.wait().unwrap();
+    assert!(status.success(), "{remedy} failed");
+    Applier::KubectlClientSide
+        .upgrade(server, &namespace, &new)
+        .unwrap_or_else(|err| panic!("refused after the remedy: {err}"));
+    assert_eq!(
+        live(server, &namespace)["spec"]["selector"],
+        json!({"matchLabels": {"control-plane": "controller-manager"}})
+    );
+}
+
+/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
+fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
+    let out = server.kubectl(args, "");
+    if out.status.success() {
+        Ok(text(&out.stdout))
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+/// The in-cluster guard (admissionPolicy.enable): on a real server, the
+/// Deployment shapes the rules forbid are refused with the rule id, by
+/// `kubectl patch` (as `kubectl edit` sends) and by `kubectl scale`, and
+/// compliant changes pass.
+#[test]
+fn the_admission_policies_refuse_what_the_rules_forbid() {
+    let server = server();
+    install_crds(server);
+    let namespace = server.fresh_namespace("guard");
+    let values = root().join("values/profiles/single-replica-rolling.yaml");
+    let out = asogen(&["template", "-f", values.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    assert_eq!(
+        documents(&stream)
+            .iter()
+            .filter(|o| o["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("ValidatingAdmissionPolicy"))
+            .count(),
+        4,
+        "two policies and their bindings"
+    );
+    apply_install(server, "single-replica-rolling", &stream, &namespace);
+    let ns = namespace.as_str();
+    let scale = |replicas: &str, dry_run: bool| {
+        let replicas = format!("--replicas={replicas}");
+        let mut args = vec![
+            "scale",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            ns,
+            replicas.as_str(),
+        ];
+        if dry_run {
+            args.push("--dry-run=server");
+        }
+        attempt(server, &args)
+    };
+    // A new policy takes a moment to be enforced: wait for it with a
+    // server-side dry run, which admission sees but nothing stores.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while scale("2", true).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scale guard was never enforced:\n{}",
+            server.log_tail()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let refused = |result: Result<String, String>, rule: &str, what: &str| {
+        let stderr = result.expect_err(what);
+        assert!(
+            stderr.contains("ValidatingAdmissionPolicy") && stderr.contains(rule),
+            "{what}: {stderr}"
+        );
+    };
+    // Scaling a single-replica RollingUpdate Deployment.
+    refused(scale("2", false), "ha-requires-recreate", "scale to 2");
+    refused(scale("0", false), "replica-count-positive", "scale to 0");
+    scale("1", false).expect("scaling to the same single replica passes");
+    // Editing the Deployment (kubectl edit sends such a patch).
+    let patch = |body: &str| {
+        attempt(
+            server,
+            &[
+                "patch",
+                "deployment",
+                DEPLOYMENT,
+                "-n",
+                ns,
+                "--type=merge",
+                "-p",
+                body,
+            ],
+        )
+    };
+    refused(
+        patch(r#"{"spec":{"replicas":3}}"#),
+        "ha-requires-recreate",
+        "two replicas with RollingUpdate",
+    );
+    // Recreate with the block left: the API server's own validation or the
+    // guard refuses it, whichever runs first.
+    let stderr = patch(r#"{"spec":{"strategy":{"type":"Recreate"}}}"#)
+        .expect_err("Recreate with a rollingUpdate block");
+    assert!(
+        stderr.contains("recreate-forbids-rolling-update") || stderr.contains(API_ERROR),
+        "{stderr}"
+    );
+    // The compliant way to more replicas: Recreate without the block, then scale.
+    patch(r#"{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null},"replicas":2}}"#)
+        .expect("Recreate with 2 replicas passes");
+    scale("3", false).expect("a Recreate Deployment scales");
+    refused(scale("0", false), "replica-count-positive", "scale to 0");
+    // With the guard turned off, the chart renders none of it.
+    let off = asogen(&["template", "--set", "admissionPolicy.enable=false"]);
+    assert!(off.status.success(), "{}", text(&off.stderr));
+    assert!(!text(&off.stdout).contains("ValidatingAdmissionPolicy"));
+}
