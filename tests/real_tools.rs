@@ -250,8 +250,11 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
         // lines, with the same rule ids.
         let ours = asogen(&["validate", "-f", file, "--format", "json"]);
         let ours: Vec<serde_json::Value> = serde_json::from_slice(&ours.stdout).unwrap();
+        // Warnings (YAML 1.1 readings, values the controller ignores) are
+        // asogen's own notes on valid values; the schema has no such thing.
         let our_lines: std::collections::BTreeSet<(u64, String)> = ours
             .iter()
+            .filter(|d| d["severity"] == "error")
             .map(|d| {
                 let code = d["rule"].as_str().unwrap_or("schema").to_string();
                 (d["line"].as_u64().unwrap(), code)
