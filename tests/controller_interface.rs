@@ -9,9 +9,10 @@ mod common;
 use asogen::catalog::{Catalog, flag_name};
 use common::{Expect, asogen, cases, text};
 
-fn unknown_flags(stream: &str) -> Vec<String> {
-    let controller = Catalog::builtin().controller.clone();
-    let mut unknown = Vec::new();
+/// The items of `field` (`args`, `env`) of every container of every
+/// Deployment in a stream.
+fn container_items(stream: &str, field: &str) -> Vec<serde_json::Value> {
+    let mut items = Vec::new();
     for object in common::objects(stream).into_values() {
         if object["kind"] != "Deployment" {
             continue;
@@ -20,15 +21,19 @@ fn unknown_flags(stream: &str) -> Vec<String> {
             .as_array()
             .unwrap()
         {
-            for arg in container["args"].as_array().into_iter().flatten() {
-                let arg = arg.as_str().unwrap();
-                if !flag_name(arg).is_some_and(|flag| controller.defines(flag)) {
-                    unknown.push(arg.to_string());
-                }
-            }
+            items.extend(container[field].as_array().into_iter().flatten().cloned());
         }
     }
-    unknown
+    items
+}
+
+fn unknown_flags(stream: &str) -> Vec<String> {
+    let controller = &Catalog::builtin().controller;
+    container_items(stream, "args")
+        .iter()
+        .map(|arg| arg.as_str().unwrap().to_string())
+        .filter(|arg| !flag_name(arg).is_some_and(|flag| controller.defines(flag)))
+        .collect()
 }
 
 #[test]
@@ -66,24 +71,11 @@ fn every_rendered_argument_is_a_flag_the_controller_defines() {
 /// The names of the environment variables a Deployment sets, except those
 /// the values add through `extraEnv`.
 fn env_names(stream: &str, extra: &[String]) -> Vec<String> {
-    let mut names = Vec::new();
-    for object in common::objects(stream).into_values() {
-        if object["kind"] != "Deployment" {
-            continue;
-        }
-        for container in object["spec"]["template"]["spec"]["containers"]
-            .as_array()
-            .unwrap()
-        {
-            for var in container["env"].as_array().into_iter().flatten() {
-                let name = var["name"].as_str().unwrap().to_string();
-                if !extra.contains(&name) {
-                    names.push(name);
-                }
-            }
-        }
-    }
-    names
+    container_items(stream, "env")
+        .iter()
+        .map(|var| var["name"].as_str().unwrap().to_string())
+        .filter(|name| !extra.contains(name))
+        .collect()
 }
 
 #[test]
