@@ -6,10 +6,8 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::apiserver::{ApiServer, fixture, install_crds, server};
-use common::{asogen, chart, helm_render, python_tools, root, text};
+use common::{asogen, chart, helm_render, kustomize, python_tools, root, text};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -172,21 +170,6 @@ fn the_chart_rendered_by_helm_is_accepted() {
         }
         apply_install(server, &format!("chart ({name})"), &stream, &namespace);
     }
-}
-
-fn kustomize(dir: &Path) -> String {
-    let out = std::process::Command::new(python_tools().join("kubectl"))
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl kustomize {}: {}",
-        dir.display(),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
 }
 
 #[test]

