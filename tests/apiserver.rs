@@ -6,6 +6,7 @@
 
 mod common;
 
+use asogen::rules::cel::NOT_CURRENT;
 use common::apiserver::{ApiServer, fixture, install_crds, server};
 use common::{asogen, chart, helm_render, kustomize, python_tools, root, text};
 use serde::Deserialize;
@@ -658,10 +659,127 @@ fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// The in-cluster guard (admissionPolicy.enable): on a real server, the
-/// Deployment shapes the rules forbid are refused with the rule id, by
-/// `kubectl patch` (as `kubectl edit` sends) and by `kubectl scale`, and
-/// compliant changes pass.
+/// `kubectl scale` of `name` in `namespace` to `replicas`.
+fn scale(
+    server: &ApiServer,
+    namespace: &str,
+    name: &str,
+    replicas: &str,
+    dry_run: bool,
+) -> Result<String, String> {
+    let replicas = format!("--replicas={replicas}");
+    let mut args = vec!["scale", "deployment", name, "-n", namespace, &replicas];
+    if dry_run {
+        args.push("--dry-run=server");
+    }
+    attempt(server, &args)
+}
+
+/// As [`scale`], sent again (up to 20 times) while the scale guard answers
+/// that its copy of the Deployment is not current yet: what docs/rules.md
+/// tells a user to do right after another change to the Deployment.
+fn scale_retrying(
+    server: &ApiServer,
+    namespace: &str,
+    name: &str,
+    replicas: &str,
+) -> Result<String, String> {
+    let mut result = scale(server, namespace, name, replicas, false);
+    for _ in 0..20 {
+        match &result {
+            Err(stderr) if stderr.contains(NOT_CURRENT) => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                result = scale(server, namespace, name, replicas, false);
+            }
+            _ => break,
+        }
+    }
+    result
+}
+
+/// On a real server, the guard of the single-replica RollingUpdate
+/// Deployment `name` in `namespace` refuses the shapes the rules forbid,
+/// with the rule id, by `kubectl patch` (as `kubectl edit` sends) and by
+/// `kubectl scale`, and lets compliant changes pass.
+fn assert_guarded(server: &ApiServer, what: &str, namespace: &str, name: &str) {
+    let ns = namespace;
+    // A new policy takes a moment to be enforced: wait for it with a
+    // server-side dry run, which admission sees but nothing stores.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while scale(server, ns, name, "2", true).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: the scale guard was never enforced:\n{}",
+            server.log_tail()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let refused = |result: Result<String, String>, rule: &str, step: &str| {
+        let stderr = result.expect_err(&format!("{what}: {step}"));
+        assert!(
+            stderr.contains("ValidatingAdmissionPolicy") && stderr.contains(rule),
+            "{what}: {step}: {stderr}"
+        );
+    };
+    // Scaling a single-replica RollingUpdate Deployment.
+    refused(
+        scale(server, ns, name, "2", false),
+        "ha-requires-recreate",
+        "scale to 2",
+    );
+    refused(
+        scale(server, ns, name, "0", false),
+        "replica-count-positive",
+        "scale to 0",
+    );
+    scale(server, ns, name, "1", false)
+        .unwrap_or_else(|err| panic!("{what}: scaling to the same single replica: {err}"));
+    // Editing the Deployment (kubectl edit sends such a patch).
+    let patch = |body: &str| {
+        attempt(
+            server,
+            &[
+                "patch",
+                "deployment",
+                name,
+                "-n",
+                ns,
+                "--type=merge",
+                "-p",
+                body,
+            ],
+        )
+    };
+    refused(
+        patch(r#"{"spec":{"replicas":3}}"#),
+        "ha-requires-recreate",
+        "two replicas with RollingUpdate",
+    );
+    // Recreate with the block left: the API server's own validation or the
+    // guard refuses it, whichever runs first.
+    let stderr = patch(r#"{"spec":{"strategy":{"type":"Recreate"}}}"#)
+        .expect_err("Recreate with a rollingUpdate block");
+    assert!(
+        stderr.contains("recreate-forbids-rolling-update") || stderr.contains(API_ERROR),
+        "{what}: {stderr}"
+    );
+    // The compliant way to more replicas: Recreate without the block, then scale.
+    patch(r#"{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null},"replicas":2}}"#)
+        .unwrap_or_else(|err| panic!("{what}: Recreate with 2 replicas: {err}"));
+    scale_retrying(server, ns, name, "3")
+        .unwrap_or_else(|err| panic!("{what}: a Recreate Deployment scales: {err}"));
+    refused(
+        scale(server, ns, name, "0", false),
+        "replica-count-positive",
+        "scale to 0",
+    );
+    // Back to the single-replica rolling shape, for the next caller.
+    patch(r#"{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}},"replicas":1}}"#)
+        .unwrap_or_else(|err| panic!("{what}: back to one rolling replica: {err}"));
+}
+
+/// The in-cluster guard (admissionPolicy.enable) on the install `asogen
+/// template` renders.
 #[test]
 fn the_admission_policies_refuse_what_the_rules_forbid() {
     let server = server();
@@ -683,80 +801,228 @@ fn the_admission_policies_refuse_what_the_rules_forbid() {
         "two policies and their bindings"
     );
     apply_install(server, "single-replica-rolling", &stream, &namespace);
-    let ns = namespace.as_str();
-    let scale = |replicas: &str, dry_run: bool| {
-        let replicas = format!("--replicas={replicas}");
-        let mut args = vec![
-            "scale",
-            "deployment",
-            DEPLOYMENT,
-            "-n",
-            ns,
-            replicas.as_str(),
-        ];
-        if dry_run {
-            args.push("--dry-run=server");
-        }
-        attempt(server, &args)
-    };
-    // A new policy takes a moment to be enforced: wait for it with a
-    // server-side dry run, which admission sees but nothing stores.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while scale("2", true).is_ok() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the scale guard was never enforced:\n{}",
-            server.log_tail()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(500));
-    }
-    let refused = |result: Result<String, String>, rule: &str, what: &str| {
-        let stderr = result.expect_err(what);
-        assert!(
-            stderr.contains("ValidatingAdmissionPolicy") && stderr.contains(rule),
-            "{what}: {stderr}"
-        );
-    };
-    // Scaling a single-replica RollingUpdate Deployment.
-    refused(scale("2", false), "ha-requires-recreate", "scale to 2");
-    refused(scale("0", false), "replica-count-positive", "scale to 0");
-    scale("1", false).expect("scaling to the same single replica passes");
-    // Editing the Deployment (kubectl edit sends such a patch).
-    let patch = |body: &str| {
-        attempt(
-            server,
-            &[
-                "patch",
-                "deployment",
-                DEPLOYMENT,
-                "-n",
-                ns,
-                "--type=merge",
-                "-p",
-                body,
-            ],
-        )
-    };
-    refused(
-        patch(r#"{"spec":{"replicas":3}}"#),
-        "ha-requires-recreate",
-        "two replicas with RollingUpdate",
-    );
-    // Recreate with the block left: the API server's own validation or the
-    // guard refuses it, whichever runs first.
-    let stderr = patch(r#"{"spec":{"strategy":{"type":"Recreate"}}}"#)
-        .expect_err("Recreate with a rollingUpdate block");
-    assert!(
-        stderr.contains("recreate-forbids-rolling-update") || stderr.contains(API_ERROR),
-        "{stderr}"
-    );
-    // The compliant way to more replicas: Recreate without the block, then scale.
-    patch(r#"{"spec":{"strategy":{"type":"Recreate","rollingUpdate":null},"replicas":2}}"#)
-        .expect("Recreate with 2 replicas passes");
-    scale("3", false).expect("a Recreate Deployment scales");
-    refused(scale("0", false), "replica-count-positive", "scale to 0");
+    assert_guarded(server, "asogen template", &namespace, DEPLOYMENT);
     // With the guard turned off, the chart renders none of it.
     let off = asogen(&["template", "--set", "admissionPolicy.enable=false"]);
     assert!(off.status.success(), "{}", text(&off.stderr));
     assert!(!text(&off.stdout).contains("ValidatingAdmissionPolicy"));
+}
+
+/// Two writes that are each allowed, sent at once, never reach a shape the
+/// rules forbid: a patch to RollingUpdate (one replica) and a scale to 3,
+/// raced 200 times from a compliant Recreate Deployment with one replica,
+/// half of them at the same moment on two connections, half pipelined on
+/// one (the scale judged the moment the patch is stored). See
+/// docs/rules.md, "Concurrent writes".
+#[test]
+fn racing_a_strategy_patch_and_a_scale_never_reaches_a_forbidden_shape() {
+    let server = server();
+    install_crds(server);
+    let namespace = server.fresh_namespace("race");
+    let out = asogen(&["template"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    apply_install(server, "defaults", &text(&out.stdout), &namespace);
+    let reset = r#"{"spec":{"replicas":1,"strategy":{"type":"Recreate","rollingUpdate":null}}}"#;
+    let rolling = r#"{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}"#;
+    // wait until the guard is enforced: a rolling Deployment cannot scale
+    server.kubectl_ok(
+        &[
+            "patch",
+            "deployment",
+            DEPLOYMENT,
+            "-n",
+            &namespace,
+            "--type=merge",
+            "-p",
+            &rolling.replace(r#""spec":{"#, r#""spec":{"replicas":1,"#),
+        ],
+        "",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while scale(server, &namespace, DEPLOYMENT, "2", true).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the scale guard was never enforced"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let out = std::process::Command::new("python3")
+        .arg(root().join("tests/tools/apiserver-race"))
+        .arg("--kubeconfig")
+        .arg(&server.kubeconfig)
+        .args([
+            "--namespace",
+            &namespace,
+            "--name",
+            DEPLOYMENT,
+            "--attempts",
+            "200",
+            "--reset",
+            reset,
+            "--patch",
+            rolling,
+            "--scale",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "apiserver-race: {}",
+        text(&out.stderr)
+    );
+    let attempts: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(attempts.len(), 200);
+    let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+    for a in &attempts {
+        let (patched, scaled) = (a["patch"]["status"] == 200, a["scale"]["status"] == 200);
+        // the stored shape is always one the rules allow
+        assert!(
+            !(a["strategy"] == "RollingUpdate" && a["replicas"].as_i64().unwrap() > 1),
+            "both writes passed and made a forbidden shape: {a}"
+        );
+        assert!(!(patched && scaled), "both writes passed: {a}");
+        // a refusal names the rule
+        for (ok, answer) in [(patched, &a["patch"]), (scaled, &a["scale"])] {
+            if !ok {
+                let message = answer["message"].as_str().unwrap();
+                assert!(message.contains("ha-requires-recreate"), "{a}");
+            }
+        }
+        // pipelined, the scale comes after the stored patch: refused
+        if a["mode"] == "pipelined" {
+            assert!(patched && !scaled, "{a}");
+        }
+        let stale = a["scale"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(NOT_CURRENT);
+        *outcomes
+            .entry(format!(
+                "{:<9} {} {}",
+                a["mode"].as_str().unwrap(),
+                if patched {
+                    "patch stored, "
+                } else {
+                    "scale stored, "
+                },
+                if stale {
+                    "scale refused: not current"
+                } else if scaled {
+                    "patch refused"
+                } else {
+                    "scale refused by the rule"
+                }
+            ))
+            .or_default() += 1;
+    }
+    for (outcome, count) in &outcomes {
+        eprintln!("{count:>4}  {outcome}");
+    }
+    // the two writes did race: each won at least once at the same moment
+    let parallel = |won: &str| {
+        outcomes
+            .iter()
+            .any(|(k, n)| k.starts_with("parallel") && k.contains(won) && *n > 0)
+    };
+    assert!(
+        parallel("patch stored") && parallel("scale stored"),
+        "{outcomes:#?}"
+    );
+}
+
+/// A kustomize overlay over the base (with the single-replica component)
+/// that renames with `namePrefix`, `nameSuffix`, `namespace:`, all three,
+/// a patch or a replacement keeps the guard on the renamed Deployment:
+/// built by the real kustomize, applied to the real server. (Short affixes: the metrics Service's name
+/// has 8 characters to spare.)
+#[test]
+fn the_guard_follows_kustomize_renames() {
+    let server = server();
+    install_crds(server);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(root().join("generated/kustomize"))
+        .arg(dir.path().join("kustomize"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let moved = server.fresh_namespace("kustomize-moved");
+    let all = server.fresh_namespace("kustomize-all");
+    // (name, resources besides the base, the overlay's transformation)
+    let overlays = [
+        ("prefix", "", "namePrefix: a-\n".to_string()),
+        ("suffix", "", "nameSuffix: -b\n".to_string()),
+        ("namespace", "", format!("namespace: {moved}\n")),
+        (
+            "all",
+            "",
+            format!("namePrefix: c-\nnameSuffix: -c\nnamespace: {all}\n"),
+        ),
+        // kustomize follows a rename by a patch or a replacement too
+        (
+            "patch",
+            "",
+            "patches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: replace\n      path: /metadata/name\n      value: aso-by-patch\n".to_string(),
+        ),
+        (
+            "replacement",
+            "- naming.yaml\n",
+            "replacements:\n- source: {kind: ConfigMap, name: naming, fieldPath: data.deployment}\n  targets:\n  - select: {kind: Deployment}\n    fieldPaths: [metadata.name]\n".to_string(),
+        ),
+    ];
+    for (name, resources, transform) in overlays {
+        let overlay = dir.path().join(name);
+        std::fs::create_dir(&overlay).unwrap();
+        std::fs::write(
+            overlay.join("naming.yaml"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: naming\n  namespace: {RELEASE_NAMESPACE}\ndata:\n  deployment: aso-by-replacement\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            overlay.join("kustomization.yaml"),
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\n{resources}components:\n- ../kustomize/components/single-replica-rolling\n{transform}"),
+        )
+        .unwrap();
+        let built = kustomize(&overlay);
+        let deployment = documents(&built)
+            .into_iter()
+            .find(|o| o["kind"] == "Deployment")
+            .expect("the overlay has the Deployment");
+        let (namespace, deployment_name) = (
+            deployment["metadata"]["namespace"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            deployment["metadata"]["name"].as_str().unwrap().to_string(),
+        );
+        assert_ne!(
+            (namespace.as_str(), deployment_name.as_str()),
+            (RELEASE_NAMESPACE, DEPLOYMENT),
+            "{name}: the overlay renames"
+        );
+        let out = server.kubectl(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=asogen-install-test",
+                "-f",
+                "-",
+            ],
+            &built,
+        );
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{name}: {stderr}");
+        assert!(!stderr.contains("Warning:"), "{name}: {stderr}");
+        assert_guarded(
+            server,
+            &format!("overlay {name}"),
+            &namespace,
+            &deployment_name,
+        );
+    }
 }

@@ -6,6 +6,10 @@
 //! Deployment does not see, reading the Deployment's strategy as its
 //! parameter. Both are cluster-scoped, so their names carry the release
 //! namespace: two installs never share one.
+//!
+//! The guard names the Deployment, the policies and the namespace in fields
+//! kustomize knows nothing of; [`kustomize_references`] tells it, so an
+//! overlay's `namePrefix`, `nameSuffix` and `namespace` reach them too.
 
 use serde_json::{Value, json};
 
@@ -18,11 +22,21 @@ use crate::rules::cel::{Subject, validations};
 /// The API the guard needs; where the cluster does not serve it (before
 /// Kubernetes 1.30) the chart leaves the guard out.
 const POLICY_API: &str = "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy";
+const GROUP: &str = "admissionregistration.k8s.io";
 const API_VERSION: &str = "admissionregistration.k8s.io/v1";
 
 /// The short names of the two guards.
 const DEPLOYMENT_GUARD: &str = "azureserviceoperator-deployment-guard";
 const SCALE_GUARD: &str = "azureserviceoperator-scale-guard";
+
+/// The policy's field naming the Deployment (a kustomize field path).
+const RESOURCE_NAMES: &str = "spec/matchConstraints/resourceRules/resourceNames";
+/// The scale binding's field naming the Deployment.
+const PARAM_NAME: &str = "spec/paramRef/name";
+/// The binding's field naming its policy.
+const POLICY_NAME: &str = "spec/policyName";
+/// The label the API server sets on every Namespace to its name.
+const NAMESPACE_LABEL: &str = "kubernetes.io/metadata.name";
 
 /// When the guard is rendered.
 fn enabled() -> Expr {
@@ -96,7 +110,7 @@ fn binding(file: &str, short: &str, params: bool) -> Resource {
                 "namespaceSelector",
                 vec![map(
                     "matchLabels",
-                    vec![json("kubernetes.io/metadata.name", Expr::Namespace)],
+                    vec![json(NAMESPACE_LABEL, Expr::Namespace)],
                 )],
             )],
         ),
@@ -105,17 +119,54 @@ fn binding(file: &str, short: &str, params: bool) -> Resource {
         spec.push(map(
             "paramRef",
             vec![
+                // No namespace: the request's, which the namespace selector
+                // above makes the release namespace (one name less for a
+                // kustomize overlay to follow).
                 text("name", DEPLOYMENT),
-                json("namespace", Expr::Namespace),
-                // A scale request always has its Deployment; were it gone,
-                // there would be nothing to protect.
-                text("parameterNotFoundAction", "Allow"),
+                // A scale request always has its Deployment (the API server
+                // reads it directly when its cache has none yet), so a
+                // missing one means this binding names the wrong object:
+                // refuse rather than let every scale through unchecked.
+                text("parameterNotFoundAction", "Deny"),
             ],
         ));
     }
     let mut object = cluster_header("ValidatingAdmissionPolicyBinding", short);
     object.push(map("spec", spec));
     resource(file, Some(enabled()), object)
+}
+
+/// kustomize transformer configuration (a base's `configurations:`, which
+/// kustomize keeps for every overlay built on it) for the guard's
+/// references: the Deployment named by the policies' `resourceNames` and
+/// the scale binding's `paramRef`, the policies named by their bindings,
+/// and the release namespace in the bindings' namespace selector. Without
+/// it, an overlay's renames leave the guard matching nothing.
+pub fn kustomize_references() -> Value {
+    let spec = |kind: &str, path: String| json!({"group": GROUP, "kind": kind, "path": path});
+    // A `/` inside a key is escaped in a kustomize field path.
+    let label_path = format!(
+        "spec/matchResources/namespaceSelector/matchLabels/{}",
+        NAMESPACE_LABEL.replace('/', "\\/")
+    );
+    json!({
+        "nameReference": [
+            {
+                "group": "apps",
+                "kind": "Deployment",
+                "fieldSpecs": [
+                    spec("ValidatingAdmissionPolicy", RESOURCE_NAMES.into()),
+                    spec("ValidatingAdmissionPolicyBinding", PARAM_NAME.into()),
+                ],
+            },
+            {
+                "group": GROUP,
+                "kind": "ValidatingAdmissionPolicy",
+                "fieldSpecs": [spec("ValidatingAdmissionPolicyBinding", POLICY_NAME.into())],
+            },
+        ],
+        "namespace": [spec("ValidatingAdmissionPolicyBinding", label_path)],
+    })
 }
 
 /// The guard's four objects: the policies, then their bindings (the order

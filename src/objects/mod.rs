@@ -17,6 +17,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::model::Release;
 
+pub use admission::kustomize_references;
 pub use deployment::{CRD_LABELS_FLAG, TEMPLATED_VALUES};
 pub use settings::SECRET_ENV;
 

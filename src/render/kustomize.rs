@@ -11,6 +11,9 @@ use crate::yaml;
 /// The kustomize folder under the output directory.
 pub const KUSTOMIZE_DIR: &str = "kustomize";
 
+/// The base's kustomize transformer configuration.
+const REFERENCES_FILE: &str = "kustomizeconfig.yaml";
+
 /// `kind-name.yaml`, lower case: the file a resource lives in.
 pub fn file_name(object: &Value) -> String {
     let kind = object["kind"].as_str().unwrap_or("object").to_lowercase();
@@ -46,11 +49,43 @@ pub fn render_base(
         artifacts.insert(format!("{KUSTOMIZE_DIR}/base/{file}"), header() + &text);
         resources.push(file);
     }
-    let kustomization = json!({
+    let mut kustomization = json!({
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization",
         "resources": resources,
     });
+    if objects
+        .iter()
+        .any(|o| o["kind"] == "ValidatingAdmissionPolicyBinding")
+    {
+        // Overlays built on the base keep its configurations: their
+        // renames reach the guard's references.
+        artifacts.insert(
+            format!("{KUSTOMIZE_DIR}/base/{REFERENCES_FILE}"),
+            format!(
+                "{}# The in-cluster guard's references to the Deployment, its policies and\n# the namespace, for kustomize's name reference and namespace transformers.\n{}",
+                header(),
+                yaml::to_yaml(&crate::objects::kustomize_references())
+            ),
+        );
+        kustomization["configurations"] = json!([REFERENCES_FILE]);
+        // kustomize renames a reference only to an object in the
+        // referrer's namespace, unless it knows the referrer is
+        // cluster-scoped; kustomize up to v5.8.1 (kyaml v0.21.1, in kubectl
+        // 1.37) does not know the policies and bindings are, and takes them
+        // for objects of the `default` namespace, so an overlay's
+        // `namePrefix` alone would not reach their references. The base's
+        // own namespace puts them beside the Deployment there (it changes
+        // nothing else: every namespaced object already has it, and a
+        // kustomize that knows them leaves cluster-scoped objects alone).
+        if let Some(namespace) = objects
+            .iter()
+            .find(|o| o["kind"] == "Namespace")
+            .and_then(|o| o["metadata"]["name"].as_str())
+        {
+            kustomization["namespace"] = json!(namespace);
+        }
+    }
     artifacts.insert(
         format!("{KUSTOMIZE_DIR}/base/kustomization.yaml"),
         format!(

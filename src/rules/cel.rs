@@ -7,6 +7,16 @@
 //! In the cluster a missing field means the API server's default, not the
 //! chart's: a Deployment without `replicas` has 1, without a strategy type
 //! RollingUpdate.
+//!
+//! A scale request reads the strategy from its `params`: the Deployment as
+//! the API server's informer last saw it, which lags the stored one for a
+//! moment after every change. The request's `oldObject`, in contrast, is
+//! the Scale of the Deployment being replaced (the storage runs validating
+//! admission inside its optimistic-concurrency update, again on a conflict,
+//! and the Scale carries the Deployment's resourceVersion). So a rule that
+//! reads `params` is judged only when both resourceVersions agree, and
+//! otherwise the request is refused with "retry": every scale that passes
+//! was judged on the strategy it is stored with.
 
 use super::{Condition, RULES, Rule, RuleKey, Test};
 
@@ -19,6 +29,15 @@ pub enum Subject {
     /// UPDATE of the Deployment's `scale` subresource.
     Scale,
 }
+
+/// True when the scale request's `params` are the Deployment being scaled,
+/// not an older copy of it.
+const PARAMS_CURRENT: &str =
+    "params.metadata.resourceVersion == oldObject.metadata.resourceVersion";
+
+/// What a scale guard refusal says, after the rule id, when its copy of the
+/// Deployment is not the one being scaled.
+pub const NOT_CURRENT: &str = "not checked yet: the Deployment changed a moment ago and the API server's copy of it is not current yet; retry the request";
 
 /// One validation of the policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,29 +89,57 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
     })
 }
 
-/// The validation for one rule on `subject`, or None when the rule cannot
-/// be checked there. A scale request changes only the replica count, so
-/// only rules that read it are checked on `scale`.
-pub fn validation(rule: &Rule, subject: Subject) -> Option<Validation> {
+/// Whether `key` is read from the scale request's `params` (the cached
+/// Deployment) rather than from the request itself.
+fn reads_params(key: RuleKey, subject: Subject) -> bool {
+    subject == Subject::Scale && key != RuleKey::ReplicaCount
+}
+
+/// The validations for one rule on `subject`: none when the rule cannot be
+/// checked there, else the rule, preceded on `scale` by its freshness
+/// check when it reads `params`. A scale request changes only the replica
+/// count, so only rules that read it are checked on `scale`.
+pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
     if subject == Subject::Scale && !rule.breach.iter().any(|c| c.key == RuleKey::ReplicaCount) {
-        return None;
+        return Vec::new();
     }
-    let breach: Vec<String> = rule
+    let Some(breach) = rule
         .breach
         .iter()
         .map(|c| condition(c, subject))
-        .collect::<Option<_>>()?;
-    Some(Validation {
+        .collect::<Option<Vec<String>>>()
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if rule.breach.iter().any(|c| reads_params(c.key, subject)) {
+        // Refused while the rule's other conditions hold and the copy is
+        // stale: then the verdict would rest on a strategy that may be gone.
+        let mut stale: Vec<String> = rule
+            .breach
+            .iter()
+            .zip(&breach)
+            .filter(|(c, _)| !reads_params(c.key, subject))
+            .map(|(_, cel)| cel.clone())
+            .collect();
+        stale.push(format!("!({PARAMS_CURRENT})"));
+        out.push(Validation {
+            expression: format!("!({})", stale.join(" && ")),
+            message: format!("{}: {NOT_CURRENT}", rule.id),
+        });
+    }
+    out.push(Validation {
         expression: format!("!({})", breach.join(" && ")),
         message: format!("{}: {}; {}", rule.id, rule.summary, rule.help),
-    })
+    });
+    out
 }
 
 /// Every validation for `subject`, in the rule table's order.
 pub fn validations(subject: Subject) -> Vec<Validation> {
     RULES
         .iter()
-        .filter_map(|rule| validation(rule, subject))
+        .flat_map(|rule| rule_validations(rule, subject))
         .collect()
 }
 
@@ -116,14 +163,27 @@ mod tests {
                 "replica-count-positive"
             ]
         );
+        // On scale, the rule that reads the cached Deployment is first
+        // checked for a current copy.
         assert_eq!(
             ids(Subject::Scale),
-            ["ha-requires-recreate", "replica-count-positive"]
+            [
+                "ha-requires-recreate",
+                "ha-requires-recreate",
+                "replica-count-positive"
+            ]
         );
-        let ha = &validations(Subject::Scale)[0];
+        let scale = validations(Subject::Scale);
         assert_eq!(
-            ha.expression,
+            scale[0].expression,
+            "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && !(params.metadata.resourceVersion == oldObject.metadata.resourceVersion))"
+        );
+        assert!(scale[0].message.contains("retry"), "{}", scale[0].message);
+        assert_eq!(
+            scale[1].expression,
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && (has(params.spec.strategy) && has(params.spec.strategy.type) ? params.spec.strategy.type : 'RollingUpdate') == 'RollingUpdate')"
         );
+        // a rule that does not read params needs no fresh copy
+        assert!(!scale[2].expression.contains("params"));
     }
 }
