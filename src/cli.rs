@@ -105,6 +105,14 @@ pub enum Command {
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
+    /// Show the chart's information, as `helm show` does: `values` prints every key
+    /// with its default and documentation, a values file to start from
+    /// (`asogen show values > my-values.yaml`).
+    Show {
+        /// What to show.
+        #[arg(value_enum)]
+        what: ShowWhat,
+    },
     /// The catalog of what an ASO release serves (values/catalog.json).
     Catalog {
         /// What to do with it.
@@ -249,6 +257,19 @@ pub enum TemplateFormat {
     Yaml,
     /// One JSON `List` holding every object, as `kubectl get -o json` prints.
     Json,
+}
+
+/// What `asogen show` prints, as `helm show` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowWhat {
+    /// Chart.yaml, values.yaml and README.md, separated by `---`.
+    All,
+    /// The chart's Chart.yaml.
+    Chart,
+    /// The chart's README.md (every values key, the rules).
+    Readme,
+    /// The chart's values.yaml: every key, its default and its documentation.
+    Values,
 }
 
 /// Output format of `diff`.

@@ -36,6 +36,8 @@ pub enum Config {
     Validate(ValidateConfig),
     /// `asogen schema`.
     Schema,
+    /// `asogen show`.
+    Show(crate::cli::ShowWhat),
     /// `asogen catalog import`.
     CatalogImport(CatalogImportConfig),
     /// `asogen upgrade-check`.
@@ -370,6 +372,7 @@ impl Config {
                 Config::Validate(ValidateConfig { input, format })
             }
             Command::Schema => Config::Schema,
+            Command::Show { what } => Config::Show(what),
             Command::Catalog {
                 action:
                     crate::cli::CatalogCommand::Import {

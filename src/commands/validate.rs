@@ -74,26 +74,39 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
             if !diagnostics.is_empty() {
                 stdout.print(human(&diagnostics, &sources));
             }
-            let names: Vec<String> = values
-                .files
-                .iter()
-                .map(|path| match path.to_str() {
-                    Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
-                    _ => path.display().to_string(),
-                })
-                .collect();
-            let what = if names.is_empty() {
-                "the chart defaults".to_string()
-            } else {
-                names.join(", ")
-            };
-            stdout.println(format_args!("ok: {what}: valid"));
+            stdout.println(format_args!("ok: valid: {}", checked_sources(values)));
         }
         Format::Human => stdout.print(human(&diagnostics, &sources)),
         Format::Json => stdout.print(diagnostics::format_json(&diagnostics)),
         Format::Github => stdout.print(diagnostics::format_github(&diagnostics)),
     }
     status
+}
+
+/// What `validate` checked, in the order Helm applies it: "a.yaml, b.yaml
+/// and 2 --set flags over the chart defaults", or "the chart defaults (no
+/// -f or --set given)".
+fn checked_sources(values: &ValuesArgs) -> String {
+    let mut parts: Vec<String> = values
+        .files
+        .iter()
+        .map(|path| match path.to_str() {
+            Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
+            _ => path.display().to_string(),
+        })
+        .collect();
+    for flag in crate::read::SetFlag::HELM_ORDER {
+        let count = values.expressions(flag).len();
+        if count > 0 {
+            let plural = if count == 1 { "" } else { "s" };
+            parts.push(format!("{count} {} flag{plural}", flag.name()));
+        }
+    }
+    match parts.split_last() {
+        None => "the chart defaults (no -f or --set given)".to_string(),
+        Some((last, [])) => format!("{last} over the chart defaults"),
+        Some((last, rest)) => format!("{} and {last} over the chart defaults", rest.join(", ")),
+    }
 }
 
 fn fleet<W: Write>(
