@@ -100,8 +100,12 @@ pub enum Command {
               default_value_t = Format::Human)]
         format: Format,
         /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with = "each")]
         values_dir: Option<PathBuf>,
+        /// Fleet mode: check each FILE on its own (on top of the -f files), as
+        /// pre-commit and other hooks pass the files they check.
+        #[arg(value_name = "FILE")]
+        each: Vec<PathBuf>,
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,

@@ -111,6 +111,13 @@ pub enum ValidateInput {
         /// The values every file is merged with.
         shared: ValuesArgs,
     },
+    /// Fleet mode: each of `files` on its own, on top of `shared`.
+    Each {
+        /// The values files, in the order given.
+        files: Vec<PathBuf>,
+        /// The values every file is merged with.
+        shared: ValuesArgs,
+    },
 }
 
 /// Settings of `validate`.
@@ -360,10 +367,15 @@ impl Config {
                 values,
                 format,
                 values_dir,
+                each,
             } => {
                 let values = ValuesArgs::from(values);
                 let input = match values_dir {
-                    None => ValidateInput::Values(values),
+                    None if each.is_empty() => ValidateInput::Values(values),
+                    None => ValidateInput::Each {
+                        files: each,
+                        shared: values,
+                    },
                     Some(dir) => ValidateInput::Fleet {
                         dir,
                         shared: values,

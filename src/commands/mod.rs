@@ -330,6 +330,21 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
             dir: dir.to_path_buf(),
         });
     }
+    fleet_of(listing.files, listing.unusable, shared)
+}
+
+/// The given values files, each checked on its own on top of the shared
+/// values (`-f` before each file, `--set` after); one that cannot be read
+/// is reported as that file's failure.
+fn read_fleet_files(files: &[PathBuf], shared: &ValuesArgs) -> Result<Fleet, FleetError> {
+    fleet_of(files.to_vec(), Vec::new(), shared)
+}
+
+fn fleet_of(
+    files: Vec<PathBuf>,
+    unusable: Vec<crate::files::Unusable>,
+    shared: &ValuesArgs,
+) -> Result<Fleet, FleetError> {
     let before = read_values(&ValuesArgs {
         files: shared.files.clone(),
         ..Default::default()
@@ -338,8 +353,8 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
     // comes between the shared files and these.
     let after = read_values(&shared.sets_only())?;
     Ok(Fleet {
-        files: listing.files,
-        unusable: listing.unusable,
+        files,
+        unusable,
         before,
         after,
     })

@@ -3,12 +3,12 @@
 //! fleet mode, of each values file of a folder on its own.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::{FleetError, Status, human};
 use crate::check::Checker;
 use crate::config::{ValidateConfig, ValidateInput, ValuesArgs};
 use crate::diagnostics::{self, Diagnostic, Format};
+use crate::fleet::Fleet;
 use crate::model::{DEFAULT_NAMESPACE, Release};
 use crate::output::Stdout;
 
@@ -41,7 +41,14 @@ impl Error {
 pub fn run<W: Write>(config: &ValidateConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     match &config.input {
         ValidateInput::Values(values) => Ok(one(values, config.format, stdout)),
-        ValidateInput::Fleet { dir, shared } => fleet(dir, shared, config.format, stdout),
+        ValidateInput::Fleet { dir, shared } => {
+            let fleet = super::read_fleet(dir, shared)?;
+            Ok(check_fleet(&fleet, config.format, stdout))
+        }
+        ValidateInput::Each { files, shared } => {
+            let fleet = super::read_fleet_files(files, shared)?;
+            Ok(check_fleet(&fleet, config.format, stdout))
+        }
     }
 }
 
@@ -109,14 +116,9 @@ fn checked_sources(values: &ValuesArgs) -> String {
     }
 }
 
-fn fleet<W: Write>(
-    dir: &Path,
-    shared: &ValuesArgs,
-    format: Format,
-    stdout: &mut Stdout<W>,
-) -> Result<Status, Error> {
+/// Checks each file of the fleet on its own and prints the report.
+fn check_fleet<W: Write>(fleet: &Fleet, format: Format, stdout: &mut Stdout<W>) -> Status {
     let started = std::time::Instant::now();
-    let fleet = super::read_fleet(dir, shared)?;
     let tally = fleet.check_all(DEFAULT_NAMESPACE, |_, _| ());
     let failed = tally.failed.len();
     let unreadable = tally.failed.iter().any(|failed| failed.unreadable);
@@ -145,9 +147,9 @@ fn fleet<W: Write>(
             });
         }
     }
-    Ok(match (failed, unreadable) {
+    match (failed, unreadable) {
         (0, _) => Status::Success,
         (_, true) => Status::Unreadable,
         _ => Status::Failed,
-    })
+    }
 }
