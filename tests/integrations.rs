@@ -215,14 +215,13 @@ fn helm_runs_asogen_as_a_plugin() {
             .args(args)
             .current_dir(home)
             .env("PATH", &path)
-            .env("HELM_PLUGINS", home.join("plugins"))
             .env("HELM_CONFIG_HOME", home.join("config"))
             .env("HELM_CACHE_HOME", home.join("cache"))
             .env("HELM_DATA_HOME", home.join("data"))
             .output()
             .expect("helm runs")
     };
-    let plugin = root().join("integrations/helm-plugin");
+    let plugin = root().join("integrations/helm-asogen");
     let install = helm_run(&["plugin", "install", plugin.to_str().unwrap()]);
     assert_eq!(install.status.code(), Some(0), "{}", all_text(&install));
     let list = helm_run(&["plugin", "list"]);
