@@ -100,11 +100,23 @@ pub enum Command {
               default_value_t = Format::Human)]
         format: Format,
         /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", conflicts_with = "each")]
         values_dir: Option<PathBuf>,
+        /// Fleet mode: check each FILE on its own (on top of the -f files), as
+        /// pre-commit and other hooks pass the files they check.
+        #[arg(value_name = "FILE")]
+        each: Vec<PathBuf>,
     },
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
+    /// Show the chart's information, as `helm show` does: `values` prints every key
+    /// with its default and documentation, a values file to start from
+    /// (`asogen show values > my-values.yaml`).
+    Show {
+        /// What to show.
+        #[arg(value_enum)]
+        what: ShowWhat,
+    },
     /// The catalog of what an ASO release serves (values/catalog.json).
     Catalog {
         /// What to do with it.
@@ -249,6 +261,19 @@ pub enum TemplateFormat {
     Yaml,
     /// One JSON `List` holding every object, as `kubectl get -o json` prints.
     Json,
+}
+
+/// What `asogen show` prints, as `helm show` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowWhat {
+    /// Chart.yaml, values.yaml and README.md, separated by `---`.
+    All,
+    /// The chart's Chart.yaml.
+    Chart,
+    /// The chart's README.md (every values key, the rules).
+    Readme,
+    /// The chart's values.yaml: every key, its default and its documentation.
+    Values,
 }
 
 /// Output format of `diff`.

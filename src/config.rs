@@ -36,6 +36,8 @@ pub enum Config {
     Validate(ValidateConfig),
     /// `asogen schema`.
     Schema,
+    /// `asogen show`.
+    Show(crate::cli::ShowWhat),
     /// `asogen catalog import`.
     CatalogImport(CatalogImportConfig),
     /// `asogen upgrade-check`.
@@ -106,6 +108,13 @@ pub enum ValidateInput {
     Fleet {
         /// The folder of values files, one per cluster.
         dir: PathBuf,
+        /// The values every file is merged with.
+        shared: ValuesArgs,
+    },
+    /// Fleet mode: each of `files` on its own, on top of `shared`.
+    Each {
+        /// The values files, in the order given.
+        files: Vec<PathBuf>,
         /// The values every file is merged with.
         shared: ValuesArgs,
     },
@@ -358,10 +367,15 @@ impl Config {
                 values,
                 format,
                 values_dir,
+                each,
             } => {
                 let values = ValuesArgs::from(values);
                 let input = match values_dir {
-                    None => ValidateInput::Values(values),
+                    None if each.is_empty() => ValidateInput::Values(values),
+                    None => ValidateInput::Each {
+                        files: each,
+                        shared: values,
+                    },
                     Some(dir) => ValidateInput::Fleet {
                         dir,
                         shared: values,
@@ -370,6 +384,7 @@ impl Config {
                 Config::Validate(ValidateConfig { input, format })
             }
             Command::Schema => Config::Schema,
+            Command::Show { what } => Config::Show(what),
             Command::Catalog {
                 action:
                     crate::cli::CatalogCommand::Import {

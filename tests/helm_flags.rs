@@ -345,7 +345,10 @@ fn the_binary_works_outside_the_repository() {
         dir.path(),
         &["validate", "-f", "my-values.yaml"],
     ));
-    assert_eq!(report, "ok: my-values.yaml: valid\n");
+    assert_eq!(
+        report,
+        "ok: valid: my-values.yaml over the chart defaults\n"
+    );
     ok(&asogen_in(dir.path(), &["render", "--out", "gen"]));
     // The built-in profiles render what the repository's do.
     let ours = std::fs::read_to_string(dir.path().join("gen/manifests/ha.yaml")).unwrap();

@@ -1,7 +1,9 @@
 //! The README's quick start, as a newcomer runs it: asogen installed with
 //! `cargo install` (into a folder of the test's own), then the quick
-//! start's `asogen` commands, word for word, from a folder outside the
-//! repository.
+//! start's commands, word for word, from an empty folder outside the
+//! repository (the editor step with an `$EDITOR` that edits as a user
+//! would; `kubectl apply` needs a cluster with cert-manager and is only
+//! checked to apply what `template` wrote).
 
 mod common;
 
@@ -10,8 +12,8 @@ use std::process::Command;
 
 use common::{root, text};
 
-/// The lines of the README's quick-start block that run asogen.
-fn quick_start_commands() -> Vec<String> {
+/// The lines of the README's quick-start block, comments cut.
+fn quick_start_lines() -> Vec<String> {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let section = readme
         .split("## Quick start\n")
@@ -29,8 +31,24 @@ fn quick_start_commands() -> Vec<String> {
     );
     block
         .lines()
-        .filter(|line| line.starts_with("asogen "))
         .map(|line| line.split(" #").next().unwrap().trim().to_string())
+        .filter(|line| !line.is_empty())
+        .collect()
+}
+
+/// The quick start's lines that run on this machine: every one but the
+/// `kubectl apply`.
+fn quick_start_commands() -> Vec<String> {
+    let lines = quick_start_lines();
+    let apply: Vec<&String> = lines.iter().filter(|l| l.starts_with("kubectl ")).collect();
+    assert_eq!(
+        apply,
+        ["kubectl apply --server-side -f aso.yaml"],
+        "the quick start applies what template wrote"
+    );
+    lines
+        .into_iter()
+        .filter(|line| !line.starts_with("kubectl "))
         .collect()
 }
 
@@ -55,18 +73,30 @@ fn install(into: &Path) -> std::path::PathBuf {
 fn the_readme_quick_start_runs_outside_the_repository() {
     let commands = quick_start_commands();
     assert!(
-        commands.iter().any(|c| c.starts_with("asogen template"))
-            && commands.iter().any(|c| c.starts_with("asogen validate")),
+        commands
+            .iter()
+            .any(|c| c.contains("asogen template -f my-values.yaml > aso.yaml"))
+            && commands
+                .iter()
+                .any(|c| c.contains("asogen validate -f my-values.yaml")),
         "{commands:?}"
+    );
+    assert!(
+        commands[0].starts_with("asogen show values > "),
+        "the quick start starts by getting a values file: {commands:?}"
     );
     let root_dir = tempfile::tempdir().unwrap();
     let bin = install(root_dir.path());
     let work = tempfile::tempdir().unwrap();
+    // The editor step: fill in the identity as a user would, in the file
+    // `show values` wrote.
+    let editor = root_dir.path().join("edit");
     std::fs::write(
-        work.path().join("my-values.yaml"),
-        "azureSubscriptionID: 00000000-0000-0000-0000-00000000000a\nazureTenantID: 00000000-0000-0000-0000-00000000000b\nazureClientID: 00000000-0000-0000-0000-00000000000c\n",
+        &editor,
+        "#!/bin/sh\nset -e\nsed -i \\\n  -e \"s/^azureSubscriptionID: ''$/azureSubscriptionID: 00000000-0000-0000-0000-00000000000a/\" \\\n  -e \"s/^azureTenantID: ''$/azureTenantID: 00000000-0000-0000-0000-00000000000b/\" \\\n  -e \"s/^azureClientID: ''$/azureClientID: 00000000-0000-0000-0000-00000000000c/\" \"$1\"\ngrep -q '^azureTenantID: 0' \"$1\"\n",
     )
     .unwrap();
+    std::fs::set_permissions(&editor, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
@@ -78,6 +108,7 @@ fn the_readme_quick_start_runs_outside_the_repository() {
             .arg(command)
             .current_dir(work.path())
             .env("PATH", &path)
+            .env("EDITOR", &editor)
             .output()
             .unwrap();
         assert!(
@@ -87,8 +118,11 @@ fn the_readme_quick_start_runs_outside_the_repository() {
             text(&out.stderr)
         );
     }
-    // The template went where the quick start sends it, whole.
+    // The template went where the quick start sends it, whole, with the
+    // edit in it.
     let manifest = std::fs::read_to_string(work.path().join("aso.yaml")).unwrap();
+    // (The Secret holds it base64-encoded.)
+    assert!(manifest.contains("AZURE_TENANT_ID: MDAwMDAwMDAtMDAwMC0wMDAwLTAwMDAtMDAwMDAwMDAwMDBi"));
     let objects = common::objects(&manifest);
     assert!(objects.len() > 100, "{} objects", objects.len());
     assert!(manifest.contains("kind: Deployment"));

@@ -210,7 +210,12 @@ fn shape_errors(
                                     | "OFF"
                             )
                         );
-                        let help = if yaml11 && expected.starts_with("a boolean") {
+                        let help = if crate::read::is_flag_source(&d.file) {
+                            // A flag, not a file: say how flags type values.
+                            format!(
+                                "give {expected} on the command line: --set reads true, false, null and integers as such and anything else as text; --set-string always gives text, --set-json any JSON (--set-json '{key}=...')"
+                            )
+                        } else if yaml11 && expected.starts_with("a boolean") {
                             "write true or false without quotes: quoted, it is the text".to_string()
                         } else {
                             "write the value in the expected type (quote strings, leave numbers unquoted)".to_string()

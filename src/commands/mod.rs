@@ -12,6 +12,7 @@ pub mod diff;
 pub mod release;
 pub mod render;
 pub mod schema;
+pub mod show;
 pub mod template;
 pub mod upgrade_check;
 pub mod validate;
@@ -84,6 +85,9 @@ pub enum Error {
     /// `catalog import` failed.
     #[error(transparent)]
     Catalog(#[from] catalog::Error),
+    /// `show` failed.
+    #[error(transparent)]
+    Show(#[from] show::Error),
     /// Standard output failed; `exit_code` is the command's own when it
     /// failed too (its error is in `command`), else 2.
     #[error("{source}")]
@@ -109,6 +113,7 @@ impl Error {
             Error::Diff(err) => err.exit_code(),
             Error::Release(err) => err.exit_code(),
             Error::Catalog(err) => err.exit_code(),
+            Error::Show(err) => err.exit_code(),
             Error::Output { exit_code, .. } => *exit_code,
         }
     }
@@ -125,6 +130,7 @@ impl Error {
             Error::Diff(err) => err.report(),
             Error::Release(err) => err.report(),
             Error::Catalog(err) => err.report(),
+            Error::Show(err) => err.report(),
             Error::Output {
                 source, command, ..
             } => {
@@ -171,6 +177,7 @@ pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<S
         Config::Template(config) => template::run(config, stdout)?,
         Config::Validate(config) => validate::run(config, stdout)?,
         Config::Schema => schema::run(stdout),
+        Config::Show(what) => show::run(*what, stdout)?,
         Config::UpgradeCheck(config) => upgrade_check::run(config, stdout)?,
         Config::Diff(config) => diff::run(config, stdout)?,
         Config::Release(config) => release::run(config)?,
@@ -323,6 +330,21 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
             dir: dir.to_path_buf(),
         });
     }
+    fleet_of(listing.files, listing.unusable, shared)
+}
+
+/// The given values files, each checked on its own on top of the shared
+/// values (`-f` before each file, `--set` after); one that cannot be read
+/// is reported as that file's failure.
+fn read_fleet_files(files: &[PathBuf], shared: &ValuesArgs) -> Result<Fleet, FleetError> {
+    fleet_of(files.to_vec(), Vec::new(), shared)
+}
+
+fn fleet_of(
+    files: Vec<PathBuf>,
+    unusable: Vec<crate::files::Unusable>,
+    shared: &ValuesArgs,
+) -> Result<Fleet, FleetError> {
     let before = read_values(&ValuesArgs {
         files: shared.files.clone(),
         ..Default::default()
@@ -331,8 +353,8 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
     // comes between the shared files and these.
     let after = read_values(&shared.sets_only())?;
     Ok(Fleet {
-        files: listing.files,
-        unusable: listing.unusable,
+        files,
+        unusable,
         before,
         after,
     })

