@@ -702,15 +702,14 @@ fn stale_staging_cleanup_touches_only_what_proves_to_be_asogens() {
         ]
     };
     // Process ids above Linux's maximum (2^22): no process has them.
-    let mut pid = 4_194_400;
-    for claim in [
+    for (pid, claim) in (4_194_400..).zip([
         None,
         Some("garbage\n".to_string()),
         Some("asogen-staging: gen\npid: 1\nfolder: 0:0\n".to_string()),
         Some(real_claim.replace("asogen-staging: gen", "asogen-staging: other")),
         Some(real_claim.clone()),
         Some("link".to_string()),
-    ] {
+    ]) {
         for name in names(pid) {
             let folder = looks.join(&name);
             std::fs::create_dir_all(folder.join("new")).unwrap();
@@ -731,7 +730,6 @@ fn stale_staging_cleanup_touches_only_what_proves_to_be_asogens() {
             }
             std::fs::create_dir_all(looks.join(&name).join("old")).unwrap();
         }
-        pid += 1;
     }
     std::fs::remove_dir_all(&real).unwrap();
     let before = entries(&looks);

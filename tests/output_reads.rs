@@ -539,3 +539,64 @@ fn template_and_release_read_their_folders_the_same_way() {
         );
     }
 }
+
+#[test]
+fn diff_and_release_previous_follow_no_link_inside_a_folder() {
+    // A Kubernetes object with a secret, outside: a link to it where an
+    // install manifest is expected must not be compared, and so shown.
+    let case = Case::new().rendered();
+    std::fs::write(
+        case.path().join("outside/target.txt"),
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: runner\n  namespace: x\ndata:\n  token: {SECRET}\n"
+        ),
+    )
+    .unwrap();
+    let made = case
+        .make(Hostile::LinkToFile, "manifests/ha.yaml")
+        .unwrap();
+    let rendered = rendered_once().display().to_string();
+    let release = [
+        "release",
+        "--version",
+        "2.22.0",
+        "--out",
+        "release",
+        "--profiles",
+        &profiles(),
+    ];
+    assert_eq!(case.run(&release).code, Some(0));
+    case.make(Hostile::LinkToFile, "../release/install-ha.yaml")
+        .unwrap();
+    for format in ["human", "json", "markdown"] {
+        for args in [
+            vec!["diff", &rendered, "gen", "-o", format],
+            vec!["diff", "release", "release", "-o", format],
+        ] {
+            let run = case.run(&args);
+            assert_eq!(run.code, Some(2), "{args:?}: {}", run.stdout);
+            assert!(
+                run.stderr.contains(&format!("ha.yaml: is {}", made[0].says)),
+                "{}",
+                run.stderr
+            );
+        }
+    }
+    let run = case.run(&[
+        "release",
+        "--version",
+        "2.23.0",
+        "--previous",
+        "release",
+        "--out",
+        "next",
+        "--profiles",
+        &profiles(),
+    ]);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("install-ha.yaml: is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+}

@@ -9,6 +9,8 @@
 use std::io::Read;
 use std::path::Path;
 
+use super::folder::{Folder, NotRead};
+
 /// The most text one side of a comparison reads in all (its install
 /// manifests, values and schema). asogen's own are under 2 MiB.
 pub const SIDE_BYTES: u64 = 16 * 1024 * 1024;
@@ -70,6 +72,25 @@ impl Budget {
         self.left -= bytes.len() as u64;
         String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
     }
+
+    /// Reads the regular file `relative` inside `folder` as UTF-8 text
+    /// within what is left, following no symbolic link on the way (see
+    /// [`super::folder`]): what a folder side holds may come from a pull
+    /// request. Errors are for people, without the path.
+    pub fn read_inside(&mut self, folder: &Folder, relative: &Path) -> Result<String, String> {
+        let bytes = folder.read(relative, self.left).map_err(|err| match err {
+            NotRead::TooLarge(_) => format!(
+                "too large: one side of a comparison reads at most {} MiB in all",
+                SIDE_BYTES / (1024 * 1024)
+            ),
+            NotRead::Kind { .. } => format!(
+                "{err}; asogen follows no symbolic link and reads only regular files inside a folder it compares"
+            ),
+            other => other.to_string(),
+        })?;
+        self.left -= bytes.len() as u64;
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+    }
 }
 
 /// A reader that fails once more than `left` bytes came through it.
@@ -92,12 +113,11 @@ impl<R: Read> Read for Capped<R> {
 }
 
 /// The text of the file `name` in the chart folder at the top of the
-/// gzipped tar `path` (`azure-service-operator/values.yaml`); None when
+/// gzipped tar `file` (`azure-service-operator/values.yaml`); None when
 /// there is none. Decompresses at most [`ARCHIVE_BYTES`], reads at most
 /// [`ARCHIVE_FILE_BYTES`] of the file and looks at most at
 /// [`ARCHIVE_ENTRIES`] entries.
-pub fn archive_file(path: &Path, name: &str) -> Result<Option<String>, String> {
-    let file = std::fs::File::open(path).map_err(|err| err.to_string())?;
+pub fn archive_file(file: std::fs::File, name: &str) -> Result<Option<String>, String> {
     let gzip = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
     let mut archive = tar::Archive::new(Capped {
         inner: gzip,
