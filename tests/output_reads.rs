@@ -552,9 +552,7 @@ fn diff_and_release_previous_follow_no_link_inside_a_folder() {
         ),
     )
     .unwrap();
-    let made = case
-        .make(Hostile::LinkToFile, "manifests/ha.yaml")
-        .unwrap();
+    let made = case.make(Hostile::LinkToFile, "manifests/ha.yaml").unwrap();
     let rendered = rendered_once().display().to_string();
     let release = [
         "release",
@@ -576,7 +574,8 @@ fn diff_and_release_previous_follow_no_link_inside_a_folder() {
             let run = case.run(&args);
             assert_eq!(run.code, Some(2), "{args:?}: {}", run.stdout);
             assert!(
-                run.stderr.contains(&format!("ha.yaml: is {}", made[0].says)),
+                run.stderr
+                    .contains(&format!("ha.yaml: is {}", made[0].says)),
                 "{}",
                 run.stderr
             );

@@ -220,7 +220,11 @@ impl Folder {
     /// symbolic link to a folder (an `--out` link that writing follows);
     /// without, it is refused as [`NotRead::Kind`].
     pub fn open(path: &Path, follow: bool) -> Result<Folder, NotRead> {
-        sys::open_root(path, follow).map(|fd| Folder {
+        #[cfg(unix)]
+        let fd = sys::open_root(path, follow)?;
+        #[cfg(not(unix))]
+        sys::open_root(path, follow)?;
+        Ok(Folder {
             path: path.to_path_buf(),
             #[cfg(unix)]
             fd,

@@ -53,7 +53,7 @@ pub enum CompareError {
         reason: NotRead,
     },
     /// The folder holds more than a walk reads.
-    #[error("{} {source}", crate::upgrade::printable(&.out.to_string_lossy()))]
+    #[error("{}: {source}", crate::upgrade::printable(&.out.to_string_lossy()))]
     Walk {
         /// The folder.
         out: PathBuf,
