@@ -8,9 +8,12 @@
 //!
 //! The corpus is generated: every kind of entry that is not a regular file
 //! or a folder ([`Hostile`]) is put at every kind of place in an output
-//! folder ([`Place`]), and every command that reads such a folder runs on
+//! folder (a name render does not write, deep in a folder it does not,
+//! where it writes a file, where it writes a folder, its marker), and
+//! every command that reads such a folder runs on
 //! it (`render --check`, `render --out`, `template --values-dir V --out`,
-//! `release --out`) with a secret in its environment and in the files the
+//! `release --out`, and `diff` and `release --previous`, which compare
+//! such folders) with a secret in its environment and in the files the
 //! links point to, under a 1 GiB address-space cap and a timeout. No byte
 //! of a link's target may appear in standard output or error; each entry
 //! is reported by its path (a link by its target's text); every run ends
