@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::pointer::escape_segment;
 use crate::read::bounded::{self, Budget};
+use crate::read::folder::{Folder, Kind};
 use crate::yaml;
 
 /// How much a change matters to someone upgrading.
@@ -102,6 +103,20 @@ fn invalid(path: &Path, message: impl std::fmt::Display) -> DiffError {
     }
 }
 
+/// Reads one install manifest inside a folder side (no link followed),
+/// within the side's budget.
+fn read_manifest_in(
+    folder: &Folder,
+    relative: &Path,
+    budget: &mut Budget,
+) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
+    let path = folder.path().join(relative);
+    let text = budget
+        .read_inside(folder, relative)
+        .map_err(|err| io_error(&path, err))?;
+    parse_manifest(&path.display().to_string(), &text)
+}
+
 /// Reads one install manifest into objects by key, within the side's budget.
 fn read_manifest(
     path: &Path,
@@ -157,26 +172,42 @@ fn parse_values(path: &Path, text: &str) -> Result<Value, DiffError> {
         .unwrap_or(Value::Object(Default::default())))
 }
 
-fn read_chart(dir: &Path, side: &mut Side, budget: &mut Budget) -> Result<(), DiffError> {
-    let values_path = dir.join("values.yaml");
+fn read_chart(
+    folder: &Folder,
+    dir: &Path,
+    side: &mut Side,
+    budget: &mut Budget,
+) -> Result<(), DiffError> {
+    let values = dir.join("values.yaml");
+    let values_path = folder.path().join(&values);
     let text = budget
-        .read_text(&values_path)
+        .read_inside(folder, &values)
         .map_err(|err| io_error(&values_path, err))?;
     side.values = Some(parse_values(&values_path, &text)?);
-    let schema_path = dir.join("values.schema.json");
-    if schema_path.exists() {
-        side.schema = Some(read_json(&schema_path, budget)?);
+    let schema = dir.join("values.schema.json");
+    if has(folder, &schema) {
+        side.schema = Some(read_json(folder, &schema, budget)?);
     }
     Ok(())
 }
 
-fn read_json(path: &Path, budget: &mut Budget) -> Result<Value, DiffError> {
-    let text = budget.read_text(path).map_err(|err| io_error(path, err))?;
-    serde_json::from_str(&text).map_err(|err| invalid(path, err))
+fn read_json(folder: &Folder, relative: &Path, budget: &mut Budget) -> Result<Value, DiffError> {
+    let path = folder.path().join(relative);
+    let text = budget
+        .read_inside(folder, relative)
+        .map_err(|err| io_error(&path, err))?;
+    serde_json::from_str(&text).map_err(|err| invalid(&path, err))
+}
+
+/// Whether anything is at `relative` in `folder` (a link included: reading
+/// it then says what it is).
+fn has(folder: &Folder, relative: &Path) -> bool {
+    folder.kind(relative).is_ok_and(|kind| kind.is_some())
 }
 
 /// Reads a side: a generated/ folder, a chart folder, or a manifest file.
-/// Everything it reads is bounded (see [`bounded`]).
+/// Everything it reads is bounded (see [`bounded`]); inside a folder no
+/// symbolic link is followed (see [`crate::read::folder`]).
 pub fn read_side(path: &Path) -> Result<Side, DiffError> {
     let metadata = std::fs::metadata(path).map_err(|err| io_error(path, err))?;
     let mut side = Side::default();
@@ -188,30 +219,39 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
         side.manifests.insert(name, read_manifest(path, budget)?);
         return Ok(side);
     }
-    if path.join("Chart.yaml").is_file() {
-        read_chart(path, &mut side, budget)?;
+    let folder = Folder::open(path, true).map_err(|err| io_error(path, err))?;
+    if has(&folder, Path::new("Chart.yaml")) {
+        read_chart(&folder, Path::new(""), &mut side, budget)?;
         return Ok(side);
     }
-    if path.join("SHA256SUMS").is_file() {
-        return read_release(path, budget);
+    if has(&folder, Path::new("SHA256SUMS")) {
+        return read_release(&folder, budget);
     }
-    let manifests = path.join("manifests");
-    if !manifests.is_dir() && !path.join(CHART_IN_GENERATED).is_dir() {
+    let is_folder = |relative: &str| {
+        folder
+            .kind(Path::new(relative))
+            .is_ok_and(|kind| kind == Some(Kind::Folder))
+    };
+    let (manifests, chart) = (is_folder("manifests"), is_folder(CHART_IN_GENERATED));
+    if !manifests && !chart {
         return Err(invalid(
             path,
             "is neither a generated/ folder (manifests/, charts/), a release folder (SHA256SUMS), a chart folder (Chart.yaml) nor a manifest file",
         ));
     }
-    if manifests.is_dir() {
-        let files =
-            crate::files::yaml_files(&manifests).map_err(|err| io_error(&manifests, err))?;
+    if manifests {
+        let dir = path.join("manifests");
+        let files = crate::files::yaml_files(&dir).map_err(|err| io_error(&dir, err))?;
         for file in files {
-            side.manifests
-                .insert(crate::files::stem(&file), read_manifest(&file, budget)?);
+            let relative = Path::new("manifests").join(file.file_name().unwrap_or_default());
+            side.manifests.insert(
+                crate::files::stem(&file),
+                read_manifest_in(&folder, &relative, budget)?,
+            );
         }
     }
-    if path.join(CHART_IN_GENERATED).is_dir() {
-        read_chart(&path.join(CHART_IN_GENERATED), &mut side, budget)?;
+    if chart {
+        read_chart(&folder, Path::new(CHART_IN_GENERATED), &mut side, budget)?;
     }
     Ok(side)
 }
@@ -220,10 +260,10 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
 /// (install-PROFILE.yaml manifests, values.schema.json, and values.yaml
 /// from inside the chart archive). In a chart repository folder the
 /// archives of other versions are not this release's and are not read.
-fn read_release(dir: &Path, budget: &mut Budget) -> Result<Side, DiffError> {
-    let sums_path = dir.join("SHA256SUMS");
+fn read_release(folder: &Folder, budget: &mut Budget) -> Result<Side, DiffError> {
+    let sums_path = folder.path().join("SHA256SUMS");
     let sums = budget
-        .read_text(&sums_path)
+        .read_inside(folder, Path::new("SHA256SUMS"))
         .map_err(|err| io_error(&sums_path, err))?;
     let mut names: Vec<&str> = sums
         .lines()
@@ -233,27 +273,37 @@ fn read_release(dir: &Path, budget: &mut Budget) -> Result<Side, DiffError> {
     names.sort();
     let mut side = Side::default();
     for file in names {
-        let path = dir.join(file);
+        let relative = Path::new(file);
         if let Some(profile) = file
             .strip_prefix("install-")
             .and_then(|p| p.strip_suffix(".yaml"))
         {
-            side.manifests
-                .insert(profile.to_string(), read_manifest(&path, budget)?);
+            side.manifests.insert(
+                profile.to_string(),
+                read_manifest_in(folder, relative, budget)?,
+            );
         } else if file.ends_with(".tgz") {
-            side.values = Some(values_from_archive(&path)?);
+            side.values = Some(values_from_archive(folder, relative)?);
         } else if file == "values.schema.json" {
-            side.schema = Some(read_json(&path, budget)?);
+            side.schema = Some(read_json(folder, relative, budget)?);
         }
     }
     Ok(side)
 }
 
-fn values_from_archive(path: &Path) -> Result<Value, DiffError> {
-    let name = Path::new("values.yaml");
-    match bounded::archive_file(path, "values.yaml").map_err(|err| invalid(path, err))? {
-        Some(text) => parse_values(&path.join(name), &text),
-        None => Err(invalid(path, "the chart archive has no values.yaml")),
+fn values_from_archive(folder: &Folder, relative: &Path) -> Result<Value, DiffError> {
+    let path = folder.path().join(relative);
+    let file = folder.open_file(relative).map_err(|err| {
+        io_error(
+            &path,
+            format!(
+                "{err}; asogen follows no symbolic link and reads only regular files inside a folder it compares"
+            ),
+        )
+    })?;
+    match bounded::archive_file(file, "values.yaml").map_err(|err| invalid(&path, err))? {
+        Some(text) => parse_values(&path.join("values.yaml"), &text),
+        None => Err(invalid(&path, "the chart archive has no values.yaml")),
     }
 }
 

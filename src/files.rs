@@ -7,6 +7,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::read::folder::Kind;
+
 /// A folder's YAML files, and the entries that look like YAML files but
 /// cannot be used.
 #[derive(Debug, Default)]
@@ -70,7 +72,7 @@ pub fn list_yaml(dir: &Path) -> io::Result<Listing> {
             Ok(metadata) if metadata.is_dir() => {}
             Ok(metadata) => listing.unusable.push(unusable(format!(
                 "{}, not a regular file; replace it with the values file",
-                special_kind(&metadata)
+                Kind::special(&metadata.file_type())
             ))),
             Err(err) => {
                 let reason = match std::fs::read_link(&path) {
@@ -98,26 +100,6 @@ pub fn list_yaml(dir: &Path) -> io::Result<Listing> {
 const ELOOP: i32 = 40;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 const ELOOP: i32 = 62;
-
-#[cfg(unix)]
-fn special_kind(metadata: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let kind = metadata.file_type();
-    if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "a device"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(_: &std::fs::Metadata) -> &'static str {
-    "a special file"
-}
 
 /// The YAML files of `dir` (see [`list_yaml`]); the first entry that cannot
 /// be read is an error naming it.

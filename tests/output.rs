@@ -609,24 +609,167 @@ fn a_killed_fleet_write_leaves_the_old_tree_or_the_new_one() {
     );
 }
 
-#[test]
-fn stale_staging_of_a_dead_writer_is_cleaned() {
-    let dir = tempfile::tempdir().unwrap();
-    // Left by writers killed long ago (no process has these ids: above
-    // Linux's maximum of 2^22), in this version's names and the earlier
-    // `.NAME.new-PID`.
-    for stale in [
-        ".gen.asogen-new-4194400",
-        ".gen.new-4194401",
-        ".gen.asogen-old-4194402",
-    ] {
-        std::fs::create_dir_all(dir.path().join(stale).join("manifests")).unwrap();
+/// A work folder as a writer of `gen` killed long ago leaves it: its claim
+/// first (`asogen-staging`, as docs/commands.md describes it: the output's
+/// name, the process id in the folder's name, the folder's device:inode),
+/// then a tree in `part` (`new` staged, or `old` parked).
+#[cfg(unix)]
+fn killed_writer(dir: &Path, pid: u32, part: &str, from: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let work = dir.join(format!(".gen.asogen-staging-{pid}"));
+    std::fs::create_dir(&work).unwrap();
+    let metadata = std::fs::metadata(&work).unwrap();
+    std::fs::write(
+        work.join("asogen-staging"),
+        format!(
+            "# a comment\nasogen-staging: gen\npid: {pid}\nfolder: {}:{}\n",
+            metadata.dev(),
+            metadata.ino()
+        ),
+    )
+    .unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(work.join(part))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    work
+}
+
+/// Every file under `dir` and what it is, links not followed.
+#[cfg(unix)]
+fn entries(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let kind = std::fs::symlink_metadata(&path).unwrap().file_type();
+            let key = path.strip_prefix(root).unwrap().display().to_string();
+            if kind.is_dir() {
+                walk(root, &path, out);
+                out.insert(key, "folder".into());
+            } else if kind.is_symlink() {
+                out.insert(
+                    key,
+                    format!("-> {}", std::fs::read_link(&path).unwrap().display()),
+                );
+            } else {
+                out.insert(
+                    key,
+                    String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into(),
+                );
+            }
+        }
     }
-    std::fs::create_dir(dir.path().join(".gen.keep")).unwrap();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Folders beside the output that look like asogen's staging (issue 21,
+/// finding 11): every name asogen gave staging (this version's
+/// `.gen.asogen-staging-PID` and the `.gen.asogen-new-PID`,
+/// `.gen.asogen-old-PID`, `.gen.new-PID`, `.gen.old-PID` of earlier ones)
+/// crossed with every claim that proves nothing (none, an empty folder
+/// inside, garbage, one naming another process, another output or another
+/// folder, one that is a symbolic link to a real claim), each holding a
+/// user's file, for process ids no process has. None is removed or moved,
+/// not even into a missing output folder; a real work folder of a gone
+/// writer is removed, and its parked old tree put back.
+#[cfg(unix)]
+#[test]
+fn stale_staging_cleanup_touches_only_what_proves_to_be_asogens() {
+    let dir = tempfile::tempdir().unwrap();
+    let rendered = dir.path().join("rendered");
     let run = asogen(
         dir.path(),
+        &["render", "--out", "rendered", "--profiles", &profiles()],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", err(&run));
+    let looks = dir.path().join("looks");
+    std::fs::create_dir(&looks).unwrap();
+    // A real claim elsewhere, for the copies and the link to point at.
+    let real = killed_writer(dir.path(), 4_194_300, "new", &rendered);
+    let real_claim = std::fs::read_to_string(real.join("asogen-staging")).unwrap();
+    let names = |pid: u32| {
+        [
+            format!(".gen.asogen-staging-{pid}"),
+            format!(".gen.asogen-new-{pid}"),
+            format!(".gen.asogen-old-{pid}"),
+            format!(".gen.new-{pid}"),
+            format!(".gen.old-{pid}"),
+        ]
+    };
+    // Process ids above Linux's maximum (2^22): no process has them.
+    for (pid, claim) in (4_194_400..).zip([
+        None,
+        Some("garbage\n".to_string()),
+        Some("asogen-staging: gen\npid: 1\nfolder: 0:0\n".to_string()),
+        Some(real_claim.replace("asogen-staging: gen", "asogen-staging: other")),
+        Some(real_claim.clone()),
+        Some("link".to_string()),
+    ]) {
+        for name in names(pid) {
+            let folder = looks.join(&name);
+            std::fs::create_dir_all(folder.join("new")).unwrap();
+            std::fs::write(folder.join("new/thesis.tex"), "years of work").unwrap();
+            match claim.as_deref() {
+                None => {}
+                Some("link") => std::os::unix::fs::symlink(
+                    real.join("asogen-staging"),
+                    folder.join("asogen-staging"),
+                )
+                .unwrap(),
+                Some(text) => {
+                    // A claim with the right process id but another
+                    // folder's identity: a copy.
+                    let text = text.replace("pid: 4194300", &format!("pid: {pid}"));
+                    std::fs::write(folder.join("asogen-staging"), text).unwrap();
+                }
+            }
+            std::fs::create_dir_all(looks.join(&name).join("old")).unwrap();
+        }
+    }
+    std::fs::remove_dir_all(&real).unwrap();
+    let before = entries(&looks);
+    assert!(before.len() > 100, "{}", before.len());
+    let run = asogen(
+        &looks,
         &["render", "--out", "gen", "--profiles", &profiles()],
     );
     assert_eq!(run.status.code(), Some(0), "{}", err(&run));
-    assert_eq!(hidden(dir.path()), [".gen.keep"]);
+    let mut after = entries(&looks);
+    let generated: Vec<String> = after
+        .keys()
+        .filter(|key| *key == "gen" || key.starts_with("gen/"))
+        .cloned()
+        .collect();
+    assert!(
+        !generated.iter().any(|key| key.ends_with("thesis.tex")),
+        "a look-alike was moved into the output"
+    );
+    for key in generated {
+        after.remove(&key);
+    }
+    assert_eq!(after, before, "a look-alike was touched");
+
+    // Real work folders of gone writers: one staged a tree, one parked the
+    // old output (with a note of the user's) when it died; the output is
+    // missing. The old tree comes back, with the note; both are removed.
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::write(rendered.join("NOTES.md"), "mine").unwrap();
+    killed_writer(&real, 4_194_500, "new", &rendered);
+    killed_writer(&real, 4_194_501, "old", &rendered);
+    let run = asogen(
+        &real,
+        &["render", "--out", "gen", "--profiles", &profiles()],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", err(&run));
+    assert_eq!(
+        std::fs::read_to_string(real.join("gen/NOTES.md")).unwrap(),
+        "mine"
+    );
+    assert_eq!(hidden(&real), Vec::<String>::new(), "stale staging left");
 }

@@ -9,7 +9,7 @@ use super::{Status, error_line, human};
 use crate::config::RenderConfig;
 use crate::model::Release;
 use crate::output::Stdout;
-use crate::render::{self, Artifacts, RenderError};
+use crate::render::{self, Artifacts, CompareError, Have, RenderError};
 use crate::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
 
 /// Why `render` failed.
@@ -29,6 +29,10 @@ pub enum Error {
         /// The command that updates it.
         command: String,
     },
+    /// `--check`: the folder cannot be compared (it is a symbolic link, or
+    /// holds more than a check reads).
+    #[error(transparent)]
+    Compare(#[from] CompareError),
     /// The folder cannot be written; it is left as it was.
     #[error("cannot write {}: {source}", .out.display())]
     Write {
@@ -45,7 +49,7 @@ impl Error {
         match self {
             Error::Render(err) => render_error_code(err),
             Error::OutOfDate { .. } => super::EXIT_FAILED,
-            Error::Write { .. } => super::EXIT_USAGE,
+            Error::Compare(_) | Error::Write { .. } => super::EXIT_USAGE,
         }
     }
 
@@ -106,7 +110,7 @@ fn check<W: Write>(
         owned: artifacts.keys().cloned().collect(),
     };
     expected.insert(MARKER.into(), marker.to_text());
-    let diffs = render::differences(out, &expected);
+    let diffs = render::differences(out, &expected)?;
     if diffs.is_empty() {
         eprintln!(
             "{} is up to date ({} files)",
@@ -115,15 +119,34 @@ fn check<W: Write>(
         );
         return Ok(Status::Success);
     }
-    for (path, have, want) in &diffs {
-        let have = have.as_deref().unwrap_or("");
-        let want = want.as_deref().unwrap_or("");
-        let diff = similar::TextDiff::from_lines(have, want);
-        stdout.print(
-            diff.unified_diff()
-                .context_radius(2)
-                .header(&format!("a/{path}"), &format!("b/{path}")),
-        );
+    // A file of the folder may be anything up to its cap: past this
+    // moment the diffs are coarser (whole hunks), never slower.
+    let deadline = std::time::Instant::now() + DIFF_TIME;
+    for difference in &diffs {
+        let path = crate::upgrade::printable(&difference.path);
+        let (have, old_name) = match &difference.have {
+            Have::Nothing => ("", format!("a/{path}")),
+            Have::Text(text) => (text.as_str(), format!("a/{path}")),
+            // Known by what it is only: a link by its target's text.
+            Have::NotRead(note) => ("", format!("a/{path}\t({note})")),
+        };
+        let want = difference.want.as_deref().unwrap_or("");
+        let new_name = format!("b/{path}");
+        let diff = similar::TextDiff::configure()
+            .deadline(deadline)
+            .diff_lines(have, want);
+        let text = diff
+            .unified_diff()
+            .context_radius(2)
+            .header(&old_name, &new_name)
+            .to_string();
+        if text.is_empty() {
+            // No line differs (an empty file render does not write, a
+            // link where it writes nothing): the header alone names it.
+            stdout.print(format_args!("--- {old_name}\n+++ {new_name}\n"));
+        } else {
+            stdout.print(text);
+        }
     }
     Err(Error::OutOfDate {
         out: out.to_path_buf(),
@@ -131,6 +154,9 @@ fn check<W: Write>(
         command: update_command(config),
     })
 }
+
+/// How long `render --check` spends on finding minimal diffs in all.
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The command that writes what `render --check` expected: the same
 /// render without `--check`.

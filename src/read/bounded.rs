@@ -1,5 +1,6 @@
 //! Reading the artifacts `diff` and `release --previous` compare, within
-//! bounds: text within a budget per side, a file inside a chart archive
+//! bounds (and the bounds of a walk through an output folder, which
+//! [`super::folder`] reads): text within a budget per side, a file inside a chart archive
 //! with its decompressed size capped (a 3 MB archive can hold gigabytes of
 //! zeros), and YAML whose flow collections nest deeper than the YAML
 //! parser accepts refused before parsing (the parser's time grows with the
@@ -7,6 +8,8 @@
 
 use std::io::Read;
 use std::path::Path;
+
+use super::folder::{Folder, NotRead};
 
 /// The most text one side of a comparison reads in all (its install
 /// manifests, values and schema). asogen's own are under 2 MiB.
@@ -20,6 +23,15 @@ pub const ARCHIVE_ENTRIES: usize = 10_000;
 
 /// The largest file read from inside a chart archive.
 pub const ARCHIVE_FILE_BYTES: u64 = super::MAX_FILE_BYTES;
+
+/// The most entries asogen lists in an output folder (`render --check`,
+/// and the old tree a write carries over): a fleet's thousands of
+/// manifests fit, a runaway tree does not.
+pub const FOLDER_ENTRIES: usize = 100_000;
+
+/// The deepest nesting of folders asogen walks in an output folder
+/// (`generated/` is four deep).
+pub const FOLDER_DEPTH: usize = 64;
 
 /// The deepest nesting of flow collections (`[` and `{`) accepted: the
 /// YAML parser refuses more than 128 levels anyway.
@@ -60,6 +72,25 @@ impl Budget {
         self.left -= bytes.len() as u64;
         String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
     }
+
+    /// Reads the regular file `relative` inside `folder` as UTF-8 text
+    /// within what is left, following no symbolic link on the way (see
+    /// [`super::folder`]): what a folder side holds may come from a pull
+    /// request. Errors are for people, without the path.
+    pub fn read_inside(&mut self, folder: &Folder, relative: &Path) -> Result<String, String> {
+        let bytes = folder.read(relative, self.left).map_err(|err| match err {
+            NotRead::TooLarge(_) => format!(
+                "too large: one side of a comparison reads at most {} MiB in all",
+                SIDE_BYTES / (1024 * 1024)
+            ),
+            NotRead::Kind { .. } => format!(
+                "{err}; asogen follows no symbolic link and reads only regular files inside a folder it compares"
+            ),
+            other => other.to_string(),
+        })?;
+        self.left -= bytes.len() as u64;
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+    }
 }
 
 /// A reader that fails once more than `left` bytes came through it.
@@ -82,12 +113,11 @@ impl<R: Read> Read for Capped<R> {
 }
 
 /// The text of the file `name` in the chart folder at the top of the
-/// gzipped tar `path` (`azure-service-operator/values.yaml`); None when
+/// gzipped tar `file` (`azure-service-operator/values.yaml`); None when
 /// there is none. Decompresses at most [`ARCHIVE_BYTES`], reads at most
 /// [`ARCHIVE_FILE_BYTES`] of the file and looks at most at
 /// [`ARCHIVE_ENTRIES`] entries.
-pub fn archive_file(path: &Path, name: &str) -> Result<Option<String>, String> {
-    let file = std::fs::File::open(path).map_err(|err| err.to_string())?;
+pub fn archive_file(file: std::fs::File, name: &str) -> Result<Option<String>, String> {
     let gzip = flate2::read::GzDecoder::new(std::io::BufReader::new(file));
     let mut archive = tar::Archive::new(Capped {
         inner: gzip,

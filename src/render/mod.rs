@@ -7,7 +7,7 @@ pub mod objects;
 pub mod output;
 pub mod values_doc;
 
-pub use output::{differences, write_file_atomically};
+pub use output::{CompareError, Difference, Have, differences, write_file_atomically};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,10 @@ use std::collections::BTreeSet;
 /// The marker's file name, at the top of the output folder.
 pub const MARKER: &str = ".asogen-output";
 
+/// The most of a marker asogen reads: 100,000 owned paths (a fleet's
+/// manifests, [`crate::read::bounded::FOLDER_ENTRIES`]) of 160 bytes.
+pub const MARKER_BYTES: u64 = 16 * 1024 * 1024;
+
 /// What a marker says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Marker {

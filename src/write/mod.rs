@@ -9,6 +9,10 @@
 //!   caller keeps; then [`swap`] puts it in place in one step;
 //! - an `--out` that is or holds an input is refused; an `--out` symbolic
 //!   link is followed, never replaced;
+//! - what is inside the folder is read through [`crate::read::folder`]: no
+//!   symbolic link in it is followed, only regular files are read, within
+//!   caps (a link, FIFO, socket or device of the user's is kept as it is,
+//!   never opened);
 //! - writers of one folder take turns (a lock on its parent folder).
 
 pub mod marker;
@@ -21,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use marker::{MARKER, Marker};
+
+use crate::read::folder::{Folder, Kind, NotRead, WalkError};
 
 /// Why an output folder was not written; it is left as it was.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +91,26 @@ pub enum WriteError {
         "cannot write a file named {0:?}: a name needs text without control characters; nothing was written\nhelp: rename the input it comes from"
     )]
     BadName(String),
+    /// An entry of the folder that asogen must read is not a regular
+    /// file within its cap (a symbolic link, a FIFO, a device, ...).
+    #[error(
+        "{} {reason}; asogen follows no symbolic link in an output folder and reads only regular files, within a cap; the folder is unchanged\nhelp: replace it with the regular file asogen wrote, or remove it",
+        crate::upgrade::printable(&.path.to_string_lossy())
+    )]
+    NotRead {
+        /// The entry.
+        path: PathBuf,
+        /// What it is instead.
+        reason: NotRead,
+    },
+    /// The folder holds more than asogen walks.
+    #[error("{}: {source}; the folder is unchanged\nhelp: move what is not asogen's out of the folder", .out.display())]
+    Walk {
+        /// The folder.
+        out: PathBuf,
+        /// Why.
+        source: WalkError,
+    },
     /// The file system refused.
     #[error("{}: {source}; the folder is unchanged", .path.display())]
     Io {
@@ -108,6 +134,9 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
 /// staged and leaves the folder as it was.
 pub struct OutputFolder {
     out: PathBuf,
+    /// This writer's folder beside `out` (see [`swap`]): its claim,
+    /// `staging` and `retired`.
+    work: PathBuf,
     staging: PathBuf,
     retired: PathBuf,
     command: String,
@@ -184,11 +213,18 @@ impl OutputFolder {
         } else {
             (BTreeSet::new(), false)
         };
-        let pid = std::process::id();
-        let staging = parent.join(swap::staging_name(&name, pid));
-        std::fs::create_dir(&staging).map_err(io_at(&staging))?;
+        let work = swap::create_work(parent, &name).map_err(io_at(parent))?;
+        let staging = work.join(swap::NEW);
+        if let Err(err) = std::fs::create_dir(&staging) {
+            let _ = std::fs::remove_dir_all(&work);
+            return Err(WriteError::Io {
+                path: staging,
+                source: err,
+            });
+        }
         Ok(OutputFolder {
-            retired: parent.join(swap::retired_name(&name, pid)),
+            retired: work.join(swap::OLD),
+            work,
             out,
             staging,
             command: command.to_string(),
@@ -211,19 +247,15 @@ impl OutputFolder {
     /// (a chart repository's `index.yaml`): its old bytes, if there are,
     /// read up to `limit` bytes.
     pub fn take_over(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>, WriteError> {
-        use std::io::Read as _;
-        let file = self.out.join(path);
-        let read = || -> io::Result<Vec<u8>> {
-            let mut bytes = Vec::new();
-            File::open(&file)?.take(limit + 1).read_to_end(&mut bytes)?;
-            if bytes.len() as u64 > limit {
-                return Err(io::Error::other(format!(
-                    "larger than {limit} bytes, the most asogen reads"
-                )));
-            }
-            Ok(bytes)
+        if !self.exists {
+            return Ok(None);
+        }
+        let not_read = |reason| WriteError::NotRead {
+            path: self.out.join(path),
+            reason,
         };
-        match read() {
+        let folder = Folder::open(&self.out, true).map_err(not_read)?;
+        match folder.read(Path::new(path), limit) {
             Ok(bytes) => {
                 self.taken_over
                     .lock()
@@ -231,23 +263,28 @@ impl OutputFolder {
                     .insert(path.to_string());
                 Ok(Some(bytes))
             }
-            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(err) => Err(WriteError::Io {
-                path: file,
-                source: err,
-            }),
+            Err(NotRead::Missing) => Ok(None),
+            Err(reason) => Err(not_read(reason)),
         }
     }
 
     /// Whether the folder already is exactly what writing `files` would
-    /// leave: same marker, same bytes (then nothing needs writing).
+    /// leave: same marker, same bytes (then nothing needs writing). A file
+    /// is compared only if it is a regular file, read no further than
+    /// its new contents' size.
     pub fn unchanged<C: AsRef<[u8]>>(&self, files: &BTreeMap<String, C>) -> bool {
-        self.exists
-            && self.owned.len() == files.len()
-            && self.owned.iter().eq(files.keys())
-            && files.iter().all(|(path, contents)| {
-                std::fs::read(self.out.join(path)).is_ok_and(|bytes| bytes == contents.as_ref())
-            })
+        if !(self.exists && self.owned.len() == files.len() && self.owned.iter().eq(files.keys())) {
+            return false;
+        }
+        let Ok(folder) = Folder::open(&self.out, true) else {
+            return false;
+        };
+        files.iter().all(|(path, contents)| {
+            let contents = contents.as_ref();
+            folder
+                .read(Path::new(path), contents.len() as u64)
+                .is_ok_and(|bytes| bytes == contents)
+        })
     }
 
     /// Stages one file (`path` relative to the folder, `/`-separated).
@@ -284,10 +321,14 @@ impl OutputFolder {
         let mut owned = written.clone();
         let mut kept = 0;
         if self.exists {
+            let folder = Folder::open(&self.out, true).map_err(|reason| WriteError::NotRead {
+                path: self.out.clone(),
+                reason,
+            })?;
             let mut carry = Carry {
                 out: &self.out,
                 unmarked: self.unmarked,
-                from: &self.out,
+                from: &folder,
                 to: &self.staging,
                 written: &written,
                 taken_over: &taken_over,
@@ -296,7 +337,7 @@ impl OutputFolder {
                 owned: &mut owned,
                 kept: &mut kept,
             };
-            carry.folder("", Path::new(""))?;
+            carry.all()?;
         }
         let marker = Marker {
             command: self.command.clone(),
@@ -304,14 +345,12 @@ impl OutputFolder {
         };
         let marker_path = self.staging.join(MARKER);
         std::fs::write(&marker_path, marker.to_text()).map_err(io_at(&marker_path))?;
-        let old =
-            swap::swap_in(&self.staging, &self.out, &self.retired).map_err(io_at(&self.out))?;
+        swap::swap_in(&self.staging, &self.out, &self.retired).map_err(io_at(&self.out))?;
         self.committed = true;
-        if let Some(old) = old {
-            // The new tree is in place; a failure here leaves a stale folder
-            // that the next run removes.
-            let _ = std::fs::remove_dir_all(old);
-        }
+        // The new tree is in place; the work folder holds the old one (or
+        // nothing). A failure here leaves a claimed work folder that the
+        // next run removes.
+        let _ = std::fs::remove_dir_all(&self.work);
         Ok(Written {
             files: written.len(),
             kept,
@@ -322,7 +361,7 @@ impl OutputFolder {
 impl Drop for OutputFolder {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.staging);
+            let _ = std::fs::remove_dir_all(&self.work);
         }
     }
 }
@@ -367,9 +406,16 @@ fn ownership(
     accept: Accept,
 ) -> Result<(BTreeSet<String>, bool), WriteError> {
     let marker_path = out.join(MARKER);
-    match std::fs::read_to_string(&marker_path) {
-        Ok(text) => {
-            let marker = Marker::parse(&text).ok_or(WriteError::BadMarker(marker_path))?;
+    let folder = Folder::open(out, true).map_err(|reason| WriteError::NotRead {
+        path: out.to_path_buf(),
+        reason,
+    })?;
+    match folder.read(Path::new(MARKER), marker::MARKER_BYTES) {
+        Ok(bytes) => {
+            let marker = String::from_utf8(bytes)
+                .ok()
+                .and_then(|text| Marker::parse(&text))
+                .ok_or_else(|| WriteError::BadMarker(marker_path.clone()))?;
             if marker.command != command {
                 return Err(WriteError::OtherCommand {
                     out: out.to_path_buf(),
@@ -379,28 +425,37 @@ fn ownership(
             }
             Ok((marker.owned, false))
         }
-        Err(err) if err.kind() == io::ErrorKind::NotFound => {
-            if accept == Accept::ChartRepository && out.join("index.yaml").is_file() {
+        Err(NotRead::Missing) => {
+            // An index.yaml that is not a regular file is refused when it
+            // is taken over, by name.
+            let index = folder.kind(Path::new("index.yaml")).ok().flatten();
+            if accept == Accept::ChartRepository && index.is_some() {
                 return Ok((BTreeSet::new(), false));
             }
-            let mut entries: Vec<String> = std::fs::read_dir(out)
-                .map_err(io_at(out))?
-                .filter_map(|entry| entry.ok())
-                .map(|entry| entry.file_name().to_string_lossy().into_owned())
-                .collect();
-            entries.sort();
-            match entries.into_iter().next() {
+            // The first name, without holding them all.
+            let mut first: Option<String> = None;
+            for entry in std::fs::read_dir(out).map_err(io_at(out))? {
+                let name = entry
+                    .map_err(io_at(out))?
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned();
+                if first.as_ref().is_none_or(|first| name < *first) {
+                    first = Some(name);
+                }
+            }
+            match first {
                 None => Ok((BTreeSet::new(), false)),
                 Some(_) if accept == Accept::OnlyOurFiles => Ok((BTreeSet::new(), true)),
                 Some(example) => Err(WriteError::NotOurs {
                     out: out.to_path_buf(),
-                    example,
+                    example: crate::upgrade::printable(&example),
                 }),
             }
         }
-        Err(err) => Err(WriteError::Io {
+        Err(reason) => Err(WriteError::NotRead {
             path: marker_path,
-            source: err,
+            reason,
         }),
     }
 }
@@ -409,7 +464,7 @@ fn ownership(
 struct Carry<'a, K: Fn(&str) -> bool> {
     out: &'a Path,
     unmarked: bool,
-    from: &'a Path,
+    from: &'a Folder,
     to: &'a Path,
     written: &'a BTreeSet<String>,
     taken_over: &'a BTreeSet<String>,
@@ -420,47 +475,39 @@ struct Carry<'a, K: Fn(&str) -> bool> {
 }
 
 impl<K: Fn(&str) -> bool> Carry<'_, K> {
-    /// Carries the folder at `relative` (as a key of the marker, and as
-    /// the file system's path, which keeps names that are not UTF-8).
-    fn folder(&mut self, relative: &str, relative_path: &Path) -> Result<(), WriteError> {
-        let dir = self.from.join(relative_path);
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .map_err(io_at(&dir))?
-            .collect::<Result<_, _>>()
-            .map_err(io_at(&dir))?;
-        entries.sort_by_key(|entry| entry.file_name());
+    /// Carries every entry of the old tree (listed within the walk's
+    /// bounds, no link followed): keys as the marker names them, paths as
+    /// the file system does (names that are not UTF-8 stay as they are).
+    fn all(&mut self) -> Result<(), WriteError> {
+        let entries = self.from.walk().map_err(|source| WriteError::Walk {
+            out: self.out.to_path_buf(),
+            source,
+        })?;
         for entry in entries {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = if relative.is_empty() {
-                name
-            } else {
-                format!("{relative}/{name}")
-            };
+            let path = entry.key.clone();
             if path == MARKER {
                 continue;
             }
-            let source = entry.path();
-            let target = self.to.join(relative_path).join(entry.file_name());
-            let kind = entry.file_type().map_err(io_at(&source))?;
-            if kind.is_dir() {
+            let source = self.out.join(&entry.path);
+            let target = self.to.join(&entry.path);
+            if entry.kind == Kind::Folder {
                 if self.written.contains(&path) {
                     return Err(WriteError::Conflict(source));
                 }
                 std::fs::create_dir_all(&target).map_err(io_at(&target))?;
-                self.folder(&path, &relative_path.join(entry.file_name()))?;
                 continue;
             }
             let ours = self.old_owned.contains(&path) || self.unmarked;
             if self.unmarked && !self.written.contains(&path) {
                 return Err(WriteError::NotOurs {
                     out: self.out.to_path_buf(),
-                    example: path,
+                    example: crate::upgrade::printable(&path),
                 });
             }
             if self.written.contains(&path) {
                 // Replaced: asogen's own file, one it took over, or a
                 // foreign file with the very bytes asogen writes.
-                if !ours && !self.taken_over.contains(&path) && !same_bytes(&source, &target) {
+                if !ours && !self.taken_over.contains(&path) && !self.same_bytes(&entry, &target) {
                     return Err(WriteError::Conflict(source));
                 }
                 continue;
@@ -475,7 +522,8 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
             if let Some(folder) = target.parent() {
                 std::fs::create_dir_all(folder).map_err(io_at(folder))?;
             }
-            carry_entry(&source, &target, kind).map_err(io_at(&source))?;
+            self.carry_entry(&entry, &source, &target)
+                .map_err(io_at(&source))?;
             if ours {
                 self.owned.insert(path);
             }
@@ -483,28 +531,62 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
         }
         Ok(())
     }
-}
 
-fn same_bytes(a: &Path, b: &Path) -> bool {
-    matches!((std::fs::read(a), std::fs::read(b)), (Ok(x), Ok(y)) if x == y)
-}
+    /// Whether the old entry is a regular file with the bytes staged at
+    /// `staged` (read no further than their size).
+    fn same_bytes(&self, entry: &crate::read::folder::Entry, staged: &Path) -> bool {
+        let Ok(ours) = std::fs::read(staged) else {
+            return false;
+        };
+        entry.kind == Kind::File
+            && self
+                .from
+                .read(&entry.path, ours.len() as u64)
+                .is_ok_and(|theirs| theirs == ours)
+    }
 
-/// One kept entry into the new tree: a hard link for a file (no copy, the
-/// bytes stay as they were), the same link for a symbolic link.
-fn carry_entry(source: &Path, target: &Path, kind: std::fs::FileType) -> io::Result<()> {
-    if kind.is_symlink() {
-        #[cfg(unix)]
-        return std::os::unix::fs::symlink(std::fs::read_link(source)?, target);
-        #[cfg(not(unix))]
-        return std::fs::copy(source, target).map(|_| ());
+    /// One kept entry into the new tree, never opened unless it is a
+    /// regular file: a hard link (no copy, the bytes stay as they were; a
+    /// FIFO, socket or device stays the same node), the same symbolic
+    /// link for a link.
+    fn carry_entry(
+        &self,
+        entry: &crate::read::folder::Entry,
+        source: &Path,
+        target: &Path,
+    ) -> io::Result<()> {
+        match &entry.kind {
+            Kind::Link(link) => {
+                #[cfg(unix)]
+                return std::os::unix::fs::symlink(link, target);
+                #[cfg(not(unix))]
+                {
+                    let _ = link;
+                    return Err(io::Error::other(
+                        "a symbolic link; asogen cannot keep it in the new tree here (move it away)",
+                    ));
+                }
+            }
+            Kind::File => std::fs::hard_link(source, target).or_else(|_| {
+                // No hard links here: a copy, streamed from the file that
+                // was seen (no link followed).
+                let mut from = self.from.open_file(&entry.path).map_err(|reason| {
+                    io::Error::other(format!("{reason}; asogen cannot keep it in the new tree"))
+                })?;
+                let mut to = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(target)?;
+                io::copy(&mut from, &mut to).map(|_| ())
+            }),
+            Kind::Folder => std::fs::create_dir_all(target),
+            kind => std::fs::hard_link(source, target).map_err(|err| {
+                io::Error::other(format!(
+                    "{kind}, which asogen keeps as a hard link, and linking failed ({err}); move it away"
+                ))
+            }),
+        }
     }
-    if kind.is_file() {
-        return std::fs::hard_link(source, target)
-            .or_else(|_| std::fs::copy(source, target).map(|_| ()));
-    }
-    Err(io::Error::other(
-        "not a file, folder or symbolic link; asogen cannot keep it in the new tree (move it away)",
-    ))
 }
 
 /// Locks `parent` for writing one of its children: the folder itself where
