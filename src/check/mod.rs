@@ -131,7 +131,11 @@ impl Checker {
                     .last()
                     .map_or("<defaults>".into(), |s| s.name.clone()),
                 keyword: Some("type".into()),
-                message: format!("values do not fit the model: {err}"),
+                // serde quotes the value it could not take: never shown.
+                message: format!(
+                    "values do not fit the model: {}",
+                    crate::redact::without_quoted_text(&err.to_string())
+                ),
                 help: Some("see values.yaml for the expected shape".into()),
                 ..Default::default()
             }]
@@ -161,7 +165,12 @@ fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
             let mut d = merged.diagnostic(&pointer, false);
             d.key = path.to_string();
             d.keyword = Some("tpl".into());
-            d.message = format!("{path} is a template Helm evaluates: {err}");
+            // The error quotes the template's text: not a file's content.
+            d.message = if merged.hides_value(&pointer) {
+                format!("{path} is a template Helm evaluates, and Helm cannot evaluate it (the value is not shown)")
+            } else {
+                format!("{path} is a template Helm evaluates: {err}")
+            };
             d.help = Some(
                 "write the value itself, or {{ .Values.KEY }} naming a value that is set".into(),
             );
