@@ -1,12 +1,14 @@
 //! The check stage: merged values against the structural schema
-//! (`shape.rs`), then the integer ranges Kubernetes holds (`ranges.rs`),
-//! then the rules (`rules.rs`); every problem as a diagnostic at the key
-//! that caused it, or the validated model.
+//! (`shape.rs`) and the labels and annotations against the API server's
+//! checks (`labels.rs`), then the integer ranges Kubernetes holds
+//! (`ranges.rs`), then the rules (`rules.rs`); every problem as a
+//! diagnostic at the key that caused it, or the validated model.
 //!
 //! This file owns the [`Checker`], which runs those checks in that order.
 
 mod controller;
 mod crds;
+pub mod labels;
 mod ranges;
 mod rules;
 mod shape;
@@ -22,6 +24,7 @@ use crate::read::{Merged, Source, merge_sources};
 use crate::schema;
 use crate::values::Values;
 
+pub use labels::label_diagnostics;
 pub use rules::rule_diagnostics;
 pub use shape::shape_diagnostics;
 
@@ -101,6 +104,7 @@ impl Checker {
     pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
         let merged = merge_sources(sources);
         let mut shape = shape_diagnostics(&merged, self.schema, &self.validator);
+        shape.extend(label_diagnostics(&merged));
         if !shape.is_empty() {
             // Report the broken rules too when the keys they read are well
             // formed, so one run shows every problem (as an editor does).
