@@ -26,6 +26,16 @@ pub const ANNOTATIONS_SIZE: &str = "annotations-size";
 /// The code of a pod label that would change the Deployment's selector.
 pub const SELECTOR_LABEL: &str = "selector-label";
 
+/// Every code of this check: each message of the schema and the chart
+/// guard for these maps starts with one, as a rule's starts with its id.
+pub const CODES: [&str; 5] = [
+    LABEL_KEY,
+    LABEL_VALUE,
+    ANNOTATION_KEY,
+    ANNOTATIONS_SIZE,
+    SELECTOR_LABEL,
+];
+
 /// One diagnostic per key or value the API server would refuse, and per
 /// selector label the values would change, at the key in the file that
 /// set it. Values that are not strings are the shape check's to report.
