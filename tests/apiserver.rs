@@ -984,12 +984,7 @@ fn asogen_accepts_exactly_the_labels_and_annotations_the_api_server_accepts() {
         let (kind, pointer, _) = lands_in(map);
         let entries: serde_json::Map<String, Value> = group
             .iter()
-            .map(|i| {
-                (
-                    format!("{}", cases[*i].key_in_group(*i)),
-                    json!(cases[*i].value),
-                )
-            })
+            .map(|i| (cases[*i].key_in_group(*i), json!(cases[*i].value)))
             .collect();
         let mut values = Value::Object(entries.clone());
         for key in map.rsplit('.') {
