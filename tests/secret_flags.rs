@@ -174,6 +174,16 @@ fn corpus(dir: &Path) -> Vec<Flags> {
             out.push(vec![("--set-file", format!("{key}=secret-{i}.txt"))]);
         }
     }
+    // Expressions that start with `-`: values of their flag, as in Helm,
+    // not unknown arguments for the usage error to print.
+    for flag in ["--set", "--set-string", "--set-literal", "--set-json"] {
+        out.push(vec![(flag, "--azureClientSecret=qqENTINEL,x".to_string())]);
+        out.push(vec![(flag, "-azureClientSecret=qqENTINEL".to_string())]);
+        out.push(vec![(
+            flag,
+            r#"-{"azureClientSecret": "qqENTINEL"}"#.to_string(),
+        )]);
+    }
     // Well formed, with a secret key whose value a later check refuses,
     // and beside a malformed expression of another flag.
     for key in SECRET_KEYS {
