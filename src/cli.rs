@@ -230,6 +230,9 @@ Differs from helm template: --kube-version decides what the cluster serves (befo
 /// Values as Helm's flags give them. Helm applies the files in order,
 /// then every `--set-json`, `--set`, `--set-string`, `--set-file` and
 /// `--set-literal`, in that order, whatever their order on the command line.
+/// Like Helm's flag parser, each takes the next argument as its value even
+/// when it starts with `-` (clap would otherwise print it back as an
+/// unknown argument, secret and all).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ValuesFlags {
     /// A values file (`-` for standard input); later files win, maps merge deeply,
@@ -238,19 +241,27 @@ pub struct ValuesFlags {
     pub values: Vec<PathBuf>,
     /// Set values as Helm does: `a.b=v,c[0]=w`, `{x,y}` for a list, `\` escapes;
     /// only true, false, null and integers are typed, anything else is text.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
     /// Set values as text, whatever they look like (e.g. --set-string podLabels.id=007).
-    #[arg(long = "set-string", value_name = "KEY=VALUE")]
+    #[arg(
+        long = "set-string",
+        value_name = "KEY=VALUE",
+        allow_hyphen_values = true
+    )]
     pub set_string: Vec<String>,
     /// Set a value to a file's content, as text (`-` for standard input).
-    #[arg(long = "set-file", value_name = "KEY=PATH")]
+    #[arg(long = "set-file", value_name = "KEY=PATH", allow_hyphen_values = true)]
     pub set_file: Vec<String>,
     /// Set JSON values: KEY=JSON, or a whole JSON object.
-    #[arg(long = "set-json", value_name = "KEY=JSON")]
+    #[arg(long = "set-json", value_name = "KEY=JSON", allow_hyphen_values = true)]
     pub set_json: Vec<String>,
     /// Set one value to the literal text after `=` (commas, dots and backslashes included).
-    #[arg(long = "set-literal", value_name = "KEY=TEXT")]
+    #[arg(
+        long = "set-literal",
+        value_name = "KEY=TEXT",
+        allow_hyphen_values = true
+    )]
     pub set_literal: Vec<String>,
 }
 

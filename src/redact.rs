@@ -11,6 +11,11 @@
 //! later line that belongs to the value (more indented, inside an open
 //! quote, or a continuation that starts no new key) is `<redacted>` after
 //! its indentation.
+//!
+//! Command-line values have no lines to hide: a message quotes a `--set`
+//! family expression only when [`may_hold_secret`] says it cannot hold one,
+//! and never quotes a value that a `--set-file` read (a file's content is
+//! treated as a secret, whatever its key: certificates come that way).
 
 /// Shown instead of a secret value.
 pub const REDACTED: &str = "<redacted>";
@@ -45,6 +50,46 @@ pub fn is_secret_name(name: &str) -> bool {
                 .iter()
                 .any(|w| holds_word(word, w) || ends_in_stem(word, w))
     })
+}
+
+/// Whether a command-line expression (`--set` family text, well formed or
+/// not) may hold a secret, so that no part of it after its first key may be
+/// quoted: any secret-looking word in it (keys of a JSON object included,
+/// before or after a syntax error), any mention of `extraEnv` (whose
+/// entries' values are secrets), or a JSON `\u` escape, which may spell
+/// either. Escapes of Helm's syntax (`azureClient\Secret`) do not hide a
+/// word. When in doubt this says yes: a false alarm only shortens a message.
+pub fn may_hold_secret(text: &str) -> bool {
+    let unescaped: String = text.chars().filter(|c| *c != '\\').collect();
+    text.contains("\\u")
+        || unescaped.to_lowercase().contains("extraenv")
+        || is_secret_name(&unescaped)
+}
+
+/// `text` with every double-quoted string in it (Rust's and serde's
+/// `{:?}` quoting, `\"` escaped) shown as `"<redacted>"`: for a library's
+/// message that may quote a value it was given.
+pub fn without_quoted_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c != '"' {
+            continue;
+        }
+        out.push_str(REDACTED);
+        while let Some(inner) = chars.next() {
+            match inner {
+                '\\' => {
+                    chars.next();
+                }
+                '"' => break,
+                _ => {}
+            }
+        }
+        out.push('"');
+    }
+    out
 }
 
 /// `name` contains `word`, or (for words of six letters or more) a
@@ -281,6 +326,39 @@ mod tests {
         assert!(!is_secret_name("createAzureOperatorSecret"));
         assert!(!is_secret_name("webhook.certDir"));
         assert!(!is_secret_name("replicaCount"));
+    }
+
+    #[test]
+    fn expressions_that_may_hold_a_secret() {
+        for text in [
+            "azureClientSecret=p4ss,w0rd",
+            r#"{"azureClientSecret": "x", oops}"#,
+            r#"{"a": {"b": {"dbPassword": "x"}}}"#,
+            r#"{"extraEnv":[{"name":"X","value":"x"}"#,
+            "extraEnv[0].value=a,b",
+            r"azureClient\Secret=x",
+            r#"{"azureClient\u0053ecret": "x"}"#,
+            "EXTRAENV=1",
+        ] {
+            assert!(may_hold_secret(text), "{text}");
+        }
+        for text in [
+            "replicaCount=1,oops",
+            r#"{"podLabels": {"team": "a"}"#,
+            "image.pullSecrets[0].name=acr",
+        ] {
+            assert!(!may_hold_secret(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn quoted_text_is_redacted() {
+        assert_eq!(
+            without_quoted_text(r#"invalid type: string "p4\"ss", expected i32"#),
+            r#"invalid type: string "<redacted>", expected i32"#
+        );
+        assert_eq!(without_quoted_text("no quotes"), "no quotes");
+        assert_eq!(without_quoted_text(r#"open "abc"#), r#"open "<redacted>""#);
     }
 
     fn hidden(text: &str) -> Vec<Option<usize>> {

@@ -128,11 +128,122 @@ fn referenced_definitions(full: &Value, node: &Value) -> Map<String, Value> {
     kept
 }
 
-/// The schema the chart ships: shapes plus every rule.
+/// The schema the chart ships: shapes plus every rule, and the API
+/// server's checks of labels and annotations.
 pub fn published_schema() -> Value {
     let mut schema = structural_schema();
     add_rules(&mut schema);
+    add_metadata_checks(&mut schema);
     schema
+}
+
+/// The JSON pointer, in `schema`, of the node that governs the values at
+/// a dotted path (through `properties` and `$ref`s).
+fn node_pointer(schema: &Value, path: &str) -> Option<String> {
+    let mut pointer = String::new();
+    for key in path.split('.') {
+        pointer = format!(
+            "{pointer}/properties/{}",
+            crate::pointer::escape_segment(key)
+        );
+        let node = schema.pointer(&pointer)?;
+        let reference = node.get("$ref").or_else(|| {
+            node.get("allOf")
+                .and_then(Value::as_array)
+                .filter(|all| all.len() == 1)
+                .and_then(|all| all[0].get("$ref"))
+        });
+        if let Some(target) = reference.and_then(Value::as_str) {
+            pointer = target.strip_prefix('#')?.to_string();
+        }
+    }
+    Some(pointer)
+}
+
+/// The labels and annotations maps ([`crate::objects::METADATA_VALUES`]):
+/// keys (and label values) as the API server checks them, and the pod
+/// labels kept off the Deployment's selector labels. Each schema carries
+/// its code in an `errorMessage` for editors; Helm prints the key path and
+/// the keyword. A key's syntax is a `patternProperties` (Helm reports an
+/// "additional property" at the map's path) rather than `propertyNames`,
+/// whose errors Helm 4's validator reports at a wrong path
+/// (santhosh-tekuri/jsonschema#269); only the rare prefix longer than 253
+/// bytes is left to `propertyNames`. The annotations' total size is the
+/// chart guard's to check.
+fn add_metadata_checks(schema: &mut Value) {
+    use crate::objects::{METADATA_VALUES, MetadataKind};
+    let mut selector_checks = Vec::new();
+    for map in METADATA_VALUES {
+        let pointer = node_pointer(schema, map.path)
+            .unwrap_or_else(|| panic!("{} is not in the values schema", map.path));
+        let node = schema
+            .pointer_mut(&pointer)
+            .and_then(Value::as_object_mut)
+            .expect("a map's schema is an object");
+        let (code, lower_cased) = match map.kind {
+            MetadataKind::Labels => (crate::check::labels::LABEL_KEY, false),
+            MetadataKind::Annotations => (crate::check::labels::ANNOTATION_KEY, true),
+        };
+        let message = format!(
+            "{code}: the API server refuses this key in {}: a key is an optional DNS subdomain prefix (at most {} characters) and '/', then at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit{}",
+            map.lands_on,
+            crate::names::SUBDOMAIN_MAX,
+            crate::names::KEY_NAME_MAX,
+            if lower_cased {
+                " (letters of either case)"
+            } else {
+                ""
+            }
+        );
+        let value = match map.kind {
+            MetadataKind::Labels => json!({
+                "pattern": crate::names::label_value_pattern(),
+                "errorMessage": format!(
+                    "{}: the API server refuses this value in {}: a label value is empty or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
+                    crate::check::labels::LABEL_VALUE,
+                    map.lands_on,
+                    crate::names::LABEL_VALUE_MAX
+                ),
+            }),
+            MetadataKind::Annotations => json!({}),
+        };
+        let [syntax, prefix_length] = crate::names::key_patterns(lower_cased);
+        let mut keys = Map::new();
+        keys.insert(syntax, value);
+        node.insert(
+            "allOf".into(),
+            json!([
+                {"patternProperties": keys, "additionalProperties": false, "errorMessage": message},
+                {"propertyNames": {"pattern": prefix_length, "errorMessage": message}},
+            ]),
+        );
+        let selector = (map.selector)();
+        if !selector.is_empty() {
+            let refused: Map<String, Value> = selector
+                .iter()
+                .map(|(key, _)| (key.clone(), Value::Bool(false)))
+                .collect();
+            let keys: Vec<String> = selector
+                .iter()
+                .map(|(key, value)| format!("{key}: {value}"))
+                .collect();
+            let check = json!({"properties": refused, "errorMessage": format!(
+                "{}: {} must not set the Deployment's selector labels ({}), which the chart sets: another value leaves the Deployment selecting none of its pods",
+                crate::check::labels::SELECTOR_LABEL,
+                map.path,
+                keys.join(", ")
+            )});
+            selector_checks.push(
+                map.path
+                    .rsplit('.')
+                    .fold(check, |inner, key| json!({"properties": {key: inner}})),
+            );
+        }
+    }
+    schema["allOf"]
+        .as_array_mut()
+        .expect("the rules are an allOf")
+        .extend(selector_checks);
 }
 
 /// The published schema as the bytes written to `values.schema.json`:

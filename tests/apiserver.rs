@@ -1026,3 +1026,325 @@ fn the_guard_follows_kustomize_renames() {
         );
     }
 }
+
+/// Where each labels or annotations map of the values lands in what asogen
+/// renders: the kind of object, the JSON pointer of the map in it, and the
+/// field as the API server names it in a refusal.
+fn lands_in(map: &str) -> (&'static str, &'static str, &'static str) {
+    match map {
+        "podLabels" => (
+            "Deployment",
+            "/spec/template/metadata/labels",
+            "spec.template.labels",
+        ),
+        "nodeSelector" => (
+            "Deployment",
+            "/spec/template/spec/nodeSelector",
+            "spec.template.spec.nodeSelector",
+        ),
+        "podAnnotations" => (
+            "Deployment",
+            "/spec/template/metadata/annotations",
+            "spec.template.annotations",
+        ),
+        "deploymentAnnotations" => (
+            "Deployment",
+            "/metadata/annotations",
+            "metadata.annotations",
+        ),
+        "serviceAccount.annotations" => (
+            "ServiceAccount",
+            "/metadata/annotations",
+            "metadata.annotations",
+        ),
+        other => panic!("where does {other} land?"),
+    }
+}
+
+/// Writes `values` to a file of its own in `dir`.
+fn values_file(dir: &std::path::Path, values: &Value) -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let file = dir.join(format!(
+        "values-{}.json",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::write(&file, values.to_string()).unwrap();
+    file.to_str().unwrap().to_string()
+}
+
+/// Whether `asogen validate` accepts `values` (exit 0) or refuses them
+/// (exit 1).
+fn asogen_accepts(dir: &std::path::Path, values: &Value) -> bool {
+    let out = common::asogen_in(dir, &["validate", "-f", &values_file(dir, values)]);
+    match out.status.code() {
+        Some(0) => true,
+        Some(1) => false,
+        code => panic!("{values}: exit {code:?}: {}", text(&out.stdout)),
+    }
+}
+
+/// The objects `asogen template` renders for `values`.
+fn rendered(dir: &std::path::Path, values: &Value) -> Vec<Value> {
+    let out = common::asogen_in(
+        dir,
+        &["template", "-o", "json", "-f", &values_file(dir, values)],
+    );
+    assert!(out.status.success(), "{values}: {}", text(&out.stderr));
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    list["items"].as_array().unwrap().clone()
+}
+
+fn object_of(objects: &[Value], kind: &str) -> Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind}"))
+        .clone()
+}
+
+/// Creates `objects` (server-side dry run) in `namespace`: for each name,
+/// None when the server accepted it, else its refusal.
+fn dry_run_create(
+    server: &ApiServer,
+    namespace: &str,
+    objects: Vec<Value>,
+) -> std::collections::BTreeMap<String, Option<String>> {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": objects});
+    let out = server.kubectl(
+        &[
+            "create",
+            "--dry-run=server",
+            "-n",
+            namespace,
+            "-o",
+            "name",
+            "-f",
+            "-",
+        ],
+        &list.to_string(),
+    );
+    let mut verdicts = std::collections::BTreeMap::new();
+    for line in text(&out.stdout).lines() {
+        if let Some(name) = line.rsplit('/').next() {
+            verdicts.insert(name.to_string(), None);
+        }
+    }
+    for line in text(&out.stderr).lines() {
+        // `... "STDIN": Deployment.apps "meta-12" is invalid: reason`
+        if let Some(at) = line.find("\"meta-") {
+            let name: String = line[at + 1..].chars().take_while(|c| *c != '"').collect();
+            verdicts.insert(name, Some(line.to_string()));
+        }
+    }
+    verdicts
+}
+
+/// One entry of the labels test: what it is, its values file, and where it
+/// goes.
+struct Case {
+    what: String,
+    values: Value,
+    map: &'static str,
+    key: String,
+    value: String,
+}
+
+/// Labels and annotations: every key and value of a generated corpus at
+/// every boundary (tests/common `metadata_corpus`), and the annotations'
+/// size at 256 KiB and one byte more. Those asogen accepts, the real API
+/// server accepts in the objects asogen renders (each map with all of
+/// them at once, each size on its own); each one asogen refuses, the API
+/// server refuses, in the same place of an object that is otherwise
+/// asogen's. A pod label on the selector key breaks the Deployment.
+#[test]
+fn asogen_accepts_exactly_the_labels_and_annotations_the_api_server_accepts() {
+    let server = server();
+    let namespace = server.fresh_namespace("metadata");
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = rendered(dir.path(), &json!({}));
+    let mut cases: Vec<Case> = common::metadata_corpus()
+        .into_iter()
+        .map(|entry| Case {
+            what: format!("{} {:?}: {:?}", entry.map, entry.key, entry.value),
+            values: entry.values(),
+            map: entry.map,
+            key: entry.key,
+            value: entry.value,
+        })
+        .collect();
+    // The pod template carries the chart's own annotation, so podAnnotations
+    // get what is left of 256 KiB.
+    let max = 256 * 1024;
+    let chart_own = "kubectl.kubernetes.io/default-container".len() + "manager".len();
+    let mut sizes = Vec::new();
+    for (map, room) in [
+        ("podAnnotations", max - chart_own),
+        ("deploymentAnnotations", max),
+        ("serviceAccount.annotations", max),
+    ] {
+        for extra in [0, 1] {
+            let entry = common::MetadataEntry {
+                map,
+                key: "a".into(),
+                value: "x".repeat(room - 1 + extra),
+            };
+            sizes.push(cases.len());
+            cases.push(Case {
+                what: format!("{map} of {} bytes", room + extra),
+                values: entry.values(),
+                map,
+                key: entry.key,
+                value: entry.value,
+            });
+        }
+    }
+    // asogen's verdicts, two at a time.
+    let verdicts: Vec<bool> = std::thread::scope(|scope| {
+        let workers: Vec<_> = cases
+            .chunks(cases.len().div_ceil(2))
+            .map(|chunk| {
+                let dir = dir.path();
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|case| asogen_accepts(dir, &case.values))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap())
+            .collect()
+    });
+    let accepted: Vec<usize> = (0..cases.len()).filter(|i| verdicts[*i]).collect();
+    let refused: Vec<usize> = (0..cases.len()).filter(|i| !verdicts[*i]).collect();
+    assert!(
+        accepted.len() > 100 && refused.len() > 100,
+        "{} {}",
+        accepted.len(),
+        refused.len()
+    );
+    let mut objects = Vec::new();
+    // What asogen accepts: in the objects it renders, one per map with every
+    // accepted key (values under keys of their own), one per size.
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (map, _) in common::METADATA_MAPS {
+        groups.push(
+            accepted
+                .iter()
+                .copied()
+                .filter(|i| cases[*i].map == map && !sizes.contains(i))
+                .collect(),
+        );
+    }
+    groups.extend(
+        accepted
+            .iter()
+            .filter(|i| sizes.contains(i))
+            .map(|i| vec![*i]),
+    );
+    for (group_index, group) in groups.iter().enumerate() {
+        let Some(first) = group.first() else { continue };
+        let map = cases[*first].map;
+        let (kind, pointer, _) = lands_in(map);
+        let entries: serde_json::Map<String, Value> = group
+            .iter()
+            .map(|i| (cases[*i].key_in_group(*i), json!(cases[*i].value)))
+            .collect();
+        let mut values = Value::Object(entries.clone());
+        for key in map.rsplit('.') {
+            values = json!({ key: values });
+        }
+        let mut object = object_of(&rendered(dir.path(), &values), kind);
+        for (key, value) in &entries {
+            assert_eq!(
+                object.pointer(pointer).and_then(|m| m.get(key)),
+                Some(value),
+                "{map} {key:?}: not in the {kind} at {pointer}"
+            );
+        }
+        object["metadata"]["name"] = json!(format!("meta-accepted-{group_index}"));
+        object["metadata"]["namespace"] = json!(namespace);
+        objects.push(object);
+    }
+    // What asogen refuses: each in asogen's default object.
+    for i in &refused {
+        let case = &cases[*i];
+        let (kind, pointer, _) = lands_in(case.map);
+        let mut object = object_of(&baseline, kind);
+        let (parent, leaf) = pointer.rsplit_once('/').unwrap();
+        let parent = object.pointer_mut(parent).unwrap().as_object_mut().unwrap();
+        let map = parent.entry(leaf).or_insert_with(|| json!({}));
+        map[case.key.as_str()] = json!(case.value);
+        object["metadata"]["name"] = json!(format!("meta-refused-{i}"));
+        object["metadata"]["namespace"] = json!(namespace);
+        objects.push(object);
+    }
+    let verdicts = dry_run_create(server, &namespace, objects);
+    let mut disagreements = Vec::new();
+    for (group_index, group) in groups.iter().enumerate() {
+        if group.is_empty() {
+            continue;
+        }
+        let name = format!("meta-accepted-{group_index}");
+        match verdicts.get(&name) {
+            Some(None) => {}
+            Some(Some(reason)) => disagreements.push(format!(
+                "asogen accepts {}, the API server refuses: {reason}",
+                cases[group[0]].map
+            )),
+            None => panic!("{name}: no answer"),
+        }
+    }
+    for i in &refused {
+        let case = &cases[*i];
+        match verdicts.get(&format!("meta-refused-{i}")) {
+            Some(Some(reason)) => {
+                // The refusal is about the map itself.
+                let (_, _, field) = lands_in(case.map);
+                assert!(reason.contains(field), "{}: {reason}", case.what);
+            }
+            Some(None) => disagreements.push(format!(
+                "{}: asogen refuses, the API server accepts",
+                case.what
+            )),
+            None => panic!("{}: no answer", case.what),
+        }
+    }
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+
+    // The selector label: asogen refuses it in podLabels, whatever its
+    // value; with another value the API server refuses the Deployment.
+    for value in ["controller-manager", "other"] {
+        let values = json!({"podLabels": {"control-plane": value}});
+        assert!(!asogen_accepts(dir.path(), &values), "{values}");
+    }
+    let mut deployment = object_of(&baseline, "Deployment");
+    deployment["spec"]["template"]["metadata"]["labels"]["control-plane"] = json!("other");
+    deployment["metadata"]["name"] = json!("meta-selector");
+    deployment["metadata"]["namespace"] = json!(namespace);
+    let verdicts = dry_run_create(server, &namespace, vec![deployment]);
+    let reason = verdicts["meta-selector"].clone().expect("refused");
+    assert!(
+        reason.contains("`selector` does not match template `labels`"),
+        "{reason}"
+    );
+}
+
+impl Case {
+    /// The key the case takes in a map of many: its own, or (for the
+    /// cases that try values under one key) one of its own.
+    fn key_in_group(&self, index: usize) -> String {
+        if self.key == "k" {
+            format!("k{index}")
+        } else {
+            self.key.clone()
+        }
+    }
+}

@@ -269,16 +269,26 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
             }
         }
         // The editor and `asogen validate --format json` point at the same
-        // lines, with the same rule ids.
+        // lines, with the same rule ids (and the same codes for labels and
+        // annotations).
         let ours = asogen(&["validate", "-f", file, "--format", "json"]);
         let ours: Vec<serde_json::Value> = serde_json::from_slice(&ours.stdout).unwrap();
+        let codes: Vec<&str> = asogen::rules::RULES
+            .iter()
+            .map(|r| r.id)
+            .chain(asogen::check::labels::CODES)
+            .collect();
         // Warnings (YAML 1.1 readings, values the controller ignores) are
         // asogen's own notes on valid values; the schema has no such thing.
         let our_lines: std::collections::BTreeSet<(u64, String)> = ours
             .iter()
             .filter(|d| d["severity"] == "error")
             .map(|d| {
-                let code = d["rule"].as_str().unwrap_or("schema").to_string();
+                let code = d["rule"]
+                    .as_str()
+                    .or(d["keyword"].as_str().filter(|k| codes.contains(k)))
+                    .unwrap_or("schema")
+                    .to_string();
                 (d["line"].as_u64().unwrap(), code)
             })
             .collect();
@@ -286,10 +296,10 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
             .iter()
             .map(|d| {
                 let message = d["message"].as_str().unwrap_or("");
-                let code = asogen::rules::RULES
+                let code = codes
                     .iter()
-                    .find(|r| message.starts_with(&format!("{}:", r.id)))
-                    .map_or("schema".to_string(), |r| r.id.to_string());
+                    .find(|code| message.starts_with(&format!("{code}:")))
+                    .map_or("schema".to_string(), |code| code.to_string());
                 (d["line"].as_u64().unwrap(), code)
             })
             .collect();
@@ -413,4 +423,180 @@ fn the_readme_shows_the_real_editor_diagnostics_for_the_example() {
         p
     };
     assert_eq!(positions(&ours), positions(&diagnostics));
+}
+
+/// `key` as Helm's schema errors (in single quotes) or the guard's `%q` (in
+/// double quotes) print it: a newline escaped (the corpus holds no other
+/// character either escapes).
+fn go_quoted(key: &str, quote: char) -> String {
+    format!("{quote}{}{quote}", key.replace('\n', "\\n"))
+}
+
+/// The labels and annotations corpus (tests/common `metadata_corpus`)
+/// through the real Helm engine: the values asogen accepts, all at once,
+/// Helm accepts and renders as asogen does; each key and value asogen
+/// refuses, the schema refuses by name, and so does the chart guard
+/// without the schema; the selector label and the annotations' size too.
+#[test]
+fn helm_refuses_exactly_the_labels_and_annotations_asogen_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, values: &serde_json::Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, values.to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let corpus = common::metadata_corpus();
+    let verdicts: Vec<bool> = corpus
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let file = write(&format!("entry-{i}.json"), &entry.values());
+            match asogen(&["validate", "-f", &file]).status.code() {
+                Some(0) => true,
+                Some(1) => false,
+                code => panic!("{entry:?}: exit {code:?}"),
+            }
+        })
+        .collect();
+    // One values file of every accepted entry, one of every refused one;
+    // entries that try values get keys of their own.
+    let mut accepted = serde_json::json!({});
+    let mut refused = serde_json::json!({});
+    let mut refused_keys = Vec::new();
+    let mut refused_values = Vec::new();
+    for (i, (entry, ok)) in corpus.iter().zip(&verdicts).enumerate() {
+        let key = if entry.key == "k" {
+            format!("k{i}")
+        } else {
+            entry.key.clone()
+        };
+        let target = if *ok { &mut accepted } else { &mut refused };
+        let mut node = target;
+        for part in entry.map.split('.') {
+            node = node
+                .as_object_mut()
+                .unwrap()
+                .entry(part)
+                .or_insert_with(|| serde_json::json!({}));
+        }
+        node[key.as_str()] = serde_json::json!(entry.value);
+        if !ok {
+            if entry.key == "k" {
+                refused_values.push((entry.map, key));
+            } else {
+                refused_keys.push((entry.map, key));
+            }
+        }
+    }
+    assert!(refused_keys.len() > 100 && refused_values.len() > 10);
+    let accepted = write("accepted.json", &accepted);
+    let helm = helm_render(&[
+        "template",
+        &chart(),
+        "-n",
+        NAMESPACE,
+        "--manifest",
+        "-f",
+        &accepted,
+    ]);
+    assert_eq!(
+        helm.status.code(),
+        Some(0),
+        "Helm refused:\n{}",
+        text(&helm.stderr)
+    );
+    let ours = asogen(&["template", "-f", &accepted]);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert_same_objects("accepted labels", &text(&ours.stdout), &text(&helm.stdout));
+
+    let refused = write("refused.json", &refused);
+    let schema = helm_render(&["template", &chart(), "-f", &refused]);
+    assert_eq!(schema.status.code(), Some(1));
+    let schema = text(&schema.stderr);
+    let guard = helm_render(&[
+        "template",
+        &chart(),
+        "--skip-schema-validation",
+        "-f",
+        &refused,
+    ]);
+    assert_eq!(guard.status.code(), Some(1));
+    let guard = text(&guard.stderr);
+    let mut missed = Vec::new();
+    for (map, key) in &refused_keys {
+        // Schema: "additional properties 'k', ... not allowed" or, for a
+        // prefix too long, "invalid propertyName 'k'"; guard: `key "k"`.
+        if !schema.contains(&go_quoted(key, '\'')) {
+            missed.push(format!("the schema accepts {map} key {key:?}"));
+        }
+        if !guard.contains(&format!("{map} key {}", go_quoted(key, '"'))) {
+            missed.push(format!("the guard accepts {map} key {key:?}"));
+        }
+    }
+    for (map, key) in &refused_values {
+        let pointer = format!("'/{}/{key}'", map.replace('.', "/"));
+        if !schema.contains(&pointer) {
+            missed.push(format!("the schema accepts the value of {map}.{key}"));
+        }
+        if !guard.contains(&format!("the value of {map}.{key} ")) {
+            missed.push(format!("the guard accepts the value of {map}.{key}"));
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{}\n{schema}\n{guard}",
+        missed.join("\n")
+    );
+
+    // The selector label, whatever its value: both refuse it.
+    let selector = write(
+        "selector.json",
+        &serde_json::json!({"podLabels": {"control-plane": "controller-manager"}}),
+    );
+    let out = helm_render(&["template", &chart(), "-f", &selector]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("'/podLabels/control-plane': false schema"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = helm_render(&[
+        "template",
+        &chart(),
+        "--skip-schema-validation",
+        "-f",
+        &selector,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("selector-label: podLabels.control-plane"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The annotations' size: no schema can count it; the guard does, at
+    // the API server's limit, the chart's own pod annotation counted.
+    let max = 256 * 1024;
+    let chart_own = "kubectl.kubernetes.io/default-container".len() + "manager".len();
+    for extra in [0, 1] {
+        let values = serde_json::json!({
+            "podAnnotations": {"a": "x".repeat(max - chart_own - 1 + extra)},
+            "deploymentAnnotations": {"a": "x".repeat(max - 1 + extra)},
+            "serviceAccount": {"annotations": {"a": "x".repeat(max - 1 + extra)}},
+        });
+        let file = write(&format!("size-{extra}.json"), &values);
+        let ours = asogen(&["validate", "-f", &file]);
+        let helm = helm_render(&["template", &chart(), "-f", &file]);
+        let code = Some(i32::from(extra == 1));
+        assert_eq!(ours.status.code(), code, "{}", text(&ours.stdout));
+        assert_eq!(helm.status.code(), code, "{}", text(&helm.stderr));
+        if extra == 1 {
+            let message = text(&helm.stderr);
+            assert_eq!(
+                message.matches("annotations-size: ").count(),
+                3,
+                "{message}"
+            );
+        }
+    }
 }

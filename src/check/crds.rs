@@ -23,13 +23,16 @@ fn glob_matches(glob: &str, text: &str) -> bool {
     }
 }
 
+/// How entries are written.
+const HELP: &str = "write entries as group/kind, e.g. resources.azure.com/*";
+
 /// A problem with one entry, or None when it names served groups.
 fn entry_problem(entry: &str, catalog: &Catalog) -> Option<(String, String)> {
     let groups = || catalog.groups.iter().map(|g| g.group.as_str());
     let Some((group, kind)) = entry.split_once('/') else {
         return Some((
             format!("crdPattern entry {entry:?} is not group/kind"),
-            "write entries as group/kind, e.g. resources.azure.com/*".into(),
+            HELP.into(),
         ));
     };
     if kind.is_empty() || groups().any(|served| glob_matches(group, served)) {
@@ -81,8 +84,14 @@ pub fn crd_pattern_diagnostics(
                 let mut d = merged.diagnostic(&pointer, false);
                 d.key = crate::pointer::to_key_path(&pointer);
                 d.keyword = Some("crdPattern".into());
-                d.message = message;
-                d.help = Some(help);
+                // The entry is quoted (`{:?}`); a file's content is not shown.
+                let hidden = merged.hides_value(&pointer);
+                d.message = if hidden {
+                    crate::redact::without_quoted_text(&message)
+                } else {
+                    message
+                };
+                d.help = Some(if hidden { HELP.to_string() } else { help });
                 out.push(d);
             }
         }

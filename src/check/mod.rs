@@ -1,12 +1,14 @@
 //! The check stage: merged values against the structural schema
-//! (`shape.rs`), then the integer ranges Kubernetes holds (`ranges.rs`),
-//! then the rules (`rules.rs`); every problem as a diagnostic at the key
-//! that caused it, or the validated model.
+//! (`shape.rs`) and the labels and annotations against the API server's
+//! checks (`labels.rs`), then the integer ranges Kubernetes holds
+//! (`ranges.rs`), then the rules (`rules.rs`); every problem as a
+//! diagnostic at the key that caused it, or the validated model.
 //!
 //! This file owns the [`Checker`], which runs those checks in that order.
 
 mod controller;
 mod crds;
+pub mod labels;
 mod ranges;
 mod rules;
 mod shape;
@@ -22,6 +24,7 @@ use crate::read::{Merged, Source, merge_sources};
 use crate::schema;
 use crate::values::Values;
 
+pub use labels::label_diagnostics;
 pub use rules::rule_diagnostics;
 pub use shape::shape_diagnostics;
 
@@ -101,6 +104,7 @@ impl Checker {
     pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
         let merged = merge_sources(sources);
         let mut shape = shape_diagnostics(&merged, self.schema, &self.validator);
+        shape.extend(label_diagnostics(&merged));
         if !shape.is_empty() {
             // Report the broken rules too when the keys they read are well
             // formed, so one run shows every problem (as an editor does).
@@ -131,7 +135,11 @@ impl Checker {
                     .last()
                     .map_or("<defaults>".into(), |s| s.name.clone()),
                 keyword: Some("type".into()),
-                message: format!("values do not fit the model: {err}"),
+                // serde quotes the value it could not take: never shown.
+                message: format!(
+                    "values do not fit the model: {}",
+                    crate::redact::without_quoted_text(&err.to_string())
+                ),
                 help: Some("see values.yaml for the expected shape".into()),
                 ..Default::default()
             }]
@@ -161,7 +169,12 @@ fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
             let mut d = merged.diagnostic(&pointer, false);
             d.key = path.to_string();
             d.keyword = Some("tpl".into());
-            d.message = format!("{path} is a template Helm evaluates: {err}");
+            // The error quotes the template's text: not a file's content.
+            d.message = if merged.hides_value(&pointer) {
+                format!("{path} is a template Helm evaluates, and Helm cannot evaluate it (the value is not shown)")
+            } else {
+                format!("{path} is a template Helm evaluates: {err}")
+            };
             d.help = Some(
                 "write the value itself, or {{ .Values.KEY }} naming a value that is set".into(),
             );

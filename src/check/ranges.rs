@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::diagnostics::{Diagnostic, is_secret_name};
+use crate::diagnostics::Diagnostic;
 use crate::pointer::{escape_segment, to_key_path};
 use crate::read::Merged;
 use crate::schema;
@@ -107,7 +107,7 @@ fn check_ranges(
                 d.keyword = Some(keyword.into());
                 d.message = format!(
                     "`{key}` must be {bound}: Kubernetes holds it in {bits} bits{}",
-                    if is_secret_name(pointer) {
+                    if merged.hides_value(pointer) {
                         String::new()
                     } else {
                         format!(" (got {n})")

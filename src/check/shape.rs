@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::diagnostics::{Diagnostic, is_secret_name};
+use crate::diagnostics::Diagnostic;
 use crate::pointer::{escape_segment, to_key_path, unescape_segment};
 use crate::read::Merged;
 use crate::schema;
@@ -143,7 +143,7 @@ fn shape_errors(
     for error in validator.iter_errors(instance_root) {
         let pointer = format!("{prefix}{}", error.instance_path().as_str());
         let instance = error.instance();
-        let secret = is_secret_name(&pointer);
+        let secret = merged.hides_value(&pointer);
         let node = schema_at(schema, &pointer);
         // An optional mapping (`strategy.rollingUpdate`) that is present but
         // wrong: report what is wrong inside it, not that the `anyOf` failed.
@@ -258,9 +258,11 @@ fn shape_errors(
                     Kind::Pattern { pattern }
                         if pattern == crate::names::SUBDOMAIN_OR_EMPTY_PATTERN =>
                     {
-                        name_problem(&key, instance)
+                        name_problem(&key, instance, secret)
                     }
-                    Kind::MaxLength { .. } if name_key(&pointer) => name_problem(&key, instance),
+                    Kind::MaxLength { .. } if name_key(&pointer) => {
+                        name_problem(&key, instance, secret)
+                    }
                     Kind::Pattern { pattern } => (
                         format!("`{key}` does not match the expected form `{pattern}`"),
                         "see the key's description in values.yaml".to_string(),
@@ -295,11 +297,14 @@ fn name_key(pointer: &str) -> bool {
     matches!(pointer, "/priorityClassName" | "/serviceAccount/name")
 }
 
-/// The message and help for a name the API server would refuse.
-fn name_problem(key: &str, instance: &Value) -> (String, String) {
+/// The message and help for a name the API server would refuse (the name
+/// itself not shown when it is `hidden`).
+fn name_problem(key: &str, instance: &Value, hidden: bool) -> (String, String) {
     let name = instance.as_str().unwrap_or_default();
     let why = crate::names::subdomain_problem(name).unwrap_or_default();
-    let shown = if name.chars().count() > crate::names::LABEL_MAX {
+    let shown = if hidden {
+        crate::redact::REDACTED.to_string()
+    } else if name.chars().count() > crate::names::LABEL_MAX {
         let start: String = name.chars().take(20).collect();
         format!("\"{start}…\"")
     } else {
@@ -307,11 +312,18 @@ fn name_problem(key: &str, instance: &Value) -> (String, String) {
     };
     (
         format!("`{key}` is {shown}, a name Kubernetes refuses: {why}"),
-        format!(
-            "use lowercase letters, digits, '-' and '.' (at most {} characters), e.g. `{}`, or leave it empty",
-            crate::names::SUBDOMAIN_MAX,
-            suggested_name(name)
-        ),
+        if hidden {
+            format!(
+                "use lowercase letters, digits, '-' and '.' (at most {} characters), or leave it empty",
+                crate::names::SUBDOMAIN_MAX
+            )
+        } else {
+            format!(
+                "use lowercase letters, digits, '-' and '.' (at most {} characters), e.g. `{}`, or leave it empty",
+                crate::names::SUBDOMAIN_MAX,
+                suggested_name(name)
+            )
+        },
     )
 }
 

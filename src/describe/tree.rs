@@ -91,6 +91,23 @@ pub fn item(entries: Vec<Entry>) -> Item {
     Item::One(Node::Map(entries))
 }
 
+/// The `key: "text"` entries of a map that hold whatever the values say,
+/// map helpers included (conditional entries and computed values left
+/// out): what the chart itself writes into labels or annotations.
+pub fn literal_fields(entries: &[Entry]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in entries {
+        match entry {
+            Entry::Field(key, Node::Lit(Value::String(text))) => {
+                out.push((key.clone(), text.clone()));
+            }
+            Entry::Include(name) => out.extend(literal_fields(helpers::map_helper(name))),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// One file of the chart's templates/ and the object it renders.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resource {

@@ -105,6 +105,21 @@ fn strategy() -> Vec<Entry> {
     )]
 }
 
+/// The entries the pod template's `labels` or `annotations` map holds
+/// whatever the values (the selector labels; the default container):
+/// podLabels and podAnnotations are written beside them.
+pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
+    pod_metadata()
+        .iter()
+        .find_map(|entry| match entry {
+            Entry::Field(key, Node::Map(entries)) if key == map => {
+                Some(crate::describe::tree::literal_fields(entries))
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 fn pod_metadata() -> Vec<Entry> {
     vec![
         map(

@@ -53,6 +53,86 @@ pub mod names {
     pub const METRICS_CERT_SECRET: &str = "metrics-server-cert";
 }
 
+/// How the API server checks a map of the values that the chart writes
+/// into an object's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataKind {
+    /// Label keys and label values (a nodeSelector is checked so too).
+    Labels,
+    /// Annotation keys (label keys, lower cased) and the total size of the
+    /// object's annotations.
+    Annotations,
+}
+
+/// A values map the chart writes into an object's labels or annotations
+/// (or its nodeSelector): the API server refuses the whole object, so a
+/// partial install, when one of its keys or values is not valid.
+#[derive(Debug, Clone, Copy)]
+pub struct MetadataValues {
+    /// Its dotted values path.
+    pub path: &'static str,
+    /// How the API server checks it.
+    pub kind: MetadataKind,
+    /// Where the chart writes it, for messages.
+    pub lands_on: &'static str,
+    /// Entries the chart writes into the same map whatever the values;
+    /// the values' keys replace them, and they count in the size.
+    pub written: fn() -> Vec<(String, String)>,
+    /// Keys the values must not set: the Deployment's selector labels,
+    /// with the value the chart gives them (another value would leave the
+    /// Deployment and the Services selecting no pods).
+    pub selector: fn() -> Vec<(String, String)>,
+}
+
+fn nothing() -> Vec<(String, String)> {
+    Vec::new()
+}
+
+/// The selector labels of the Deployment, the Services and the policies.
+pub fn selector_labels() -> Vec<(String, String)> {
+    crate::describe::tree::literal_fields(&[Entry::Include("selectorLabels")])
+}
+
+/// Every values map that becomes labels or annotations, checked as the API
+/// server checks them by asogen, the schema and the chart guard.
+pub const METADATA_VALUES: [MetadataValues; 5] = [
+    MetadataValues {
+        path: "podLabels",
+        kind: MetadataKind::Labels,
+        lands_on: "the controller pods' labels",
+        written: || deployment::pod_template_literals("labels"),
+        selector: selector_labels,
+    },
+    MetadataValues {
+        path: "nodeSelector",
+        kind: MetadataKind::Labels,
+        lands_on: "the controller pods' nodeSelector",
+        written: nothing,
+        selector: nothing,
+    },
+    MetadataValues {
+        path: "podAnnotations",
+        kind: MetadataKind::Annotations,
+        lands_on: "the controller pods' annotations",
+        written: || deployment::pod_template_literals("annotations"),
+        selector: nothing,
+    },
+    MetadataValues {
+        path: "deploymentAnnotations",
+        kind: MetadataKind::Annotations,
+        lands_on: "the Deployment's annotations",
+        written: nothing,
+        selector: nothing,
+    },
+    MetadataValues {
+        path: "serviceAccount.annotations",
+        kind: MetadataKind::Annotations,
+        lands_on: "the ServiceAccount's annotations",
+        written: nothing,
+        selector: nothing,
+    },
+];
+
 /// Every resource of the chart, in the order Helm installs kinds.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
     let mut resources = vec![
@@ -153,4 +233,81 @@ fn match_labels() -> Entry {
 /// A constant node from JSON.
 fn lit(value: Value) -> Node {
     Node::Lit(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::describe::{Item, Node};
+
+    /// The values paths written into a `labels`, `annotations` or
+    /// `nodeSelector` map anywhere in `entries`.
+    fn metadata_paths(entries: &[Entry], inside: bool, out: &mut Vec<String>) {
+        const MAPS: [&str; 3] = ["labels", "annotations", "nodeSelector"];
+        for entry in entries {
+            match entry {
+                Entry::Field(key, node) => node_paths(node, MAPS.contains(&key.as_str()), out),
+                Entry::Yaml(key, Expr::Values(path)) if MAPS.contains(&key.as_str()) => {
+                    out.push(path.to_string());
+                }
+                Entry::Splice(Expr::Values(path)) if inside => out.push(path.to_string()),
+                Entry::If(_, then, otherwise) => {
+                    metadata_paths(then, inside, out);
+                    metadata_paths(otherwise, inside, out);
+                }
+                Entry::HelmOnly(inner) => metadata_paths(std::slice::from_ref(inner), inside, out),
+                _ => {}
+            }
+        }
+    }
+
+    fn node_paths(node: &Node, inside: bool, out: &mut Vec<String>) {
+        match node {
+            Node::Map(entries) => metadata_paths(entries, inside, out),
+            Node::List(items) => items.iter().for_each(|item| item_paths(item, out)),
+            _ => {}
+        }
+    }
+
+    fn item_paths(item: &Item, out: &mut Vec<String>) {
+        match item {
+            Item::One(node) => node_paths(node, false, out),
+            Item::If(_, then, otherwise) => {
+                then.iter()
+                    .chain(otherwise)
+                    .for_each(|item| item_paths(item, out));
+            }
+            Item::Splice(_) => {}
+        }
+    }
+
+    #[test]
+    fn every_values_map_written_into_metadata_is_checked() {
+        let mut written = Vec::new();
+        for resource in resources(&Catalog::builtin(), &Release::default()) {
+            metadata_paths(&resource.object, false, &mut written);
+        }
+        written.sort();
+        written.dedup();
+        let mut listed: Vec<String> = METADATA_VALUES.iter().map(|m| m.path.to_string()).collect();
+        listed.sort();
+        assert_eq!(written, listed);
+    }
+
+    #[test]
+    fn the_pod_labels_hold_the_selector_labels_and_the_annotations_their_own() {
+        let pod_labels = deployment::pod_template_literals("labels");
+        let selector = selector_labels();
+        assert!(!selector.is_empty());
+        for label in &selector {
+            assert!(pod_labels.contains(label), "{label:?} in {pod_labels:?}");
+        }
+        assert_eq!(
+            deployment::pod_template_literals("annotations"),
+            [(
+                "kubectl.kubernetes.io/default-container".to_string(),
+                "manager".to_string()
+            )]
+        );
+    }
 }

@@ -84,6 +84,17 @@ impl Merged<'_> {
         }
     }
 
+    /// Whether a message must not quote the value at `pointer`: a secret by
+    /// its key ([`crate::redact::is_secret_name`]), or a file's content that
+    /// `--set-file` set there (the value or an ancestor set whole).
+    pub fn hides_value(&self, pointer: &str) -> bool {
+        crate::redact::is_secret_name(pointer)
+            || self.locate(pointer).is_some_and(|(source, _, _)| {
+                source.name == super::SetFlag::File.name()
+                    && source.document.value.pointer(pointer).is_some()
+            })
+    }
+
     /// A diagnostic for `pointer` at the source that set it (its key when
     /// `on_key` or the node is a mapping or list, else its value), or at
     /// `<defaults>`; the caller fills in what is wrong.

@@ -27,6 +27,7 @@ pub use files::{
 };
 pub use merge::{Merged, default_values, merge, merge_maps, merge_sources, user_values};
 pub use set::{SetFlag, is_flag_source, set_source};
+pub use strvals::Refusal;
 
 /// One source of values, in the order they apply.
 #[derive(Debug, Clone)]
@@ -243,7 +244,7 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
     // A `--set-file` that cannot be read is an I/O error (exit 2), as a
     // `-f` file is; one too large is refused (exit 1).
     let unreadable = std::cell::Cell::new(false);
-    let mut read_file = |path: &str| -> Result<Value, String> {
+    let mut read_file = |path: &str| -> Result<Value, Refusal> {
         let text = if is_stdin(path) {
             stdin.take("--set-file value")
         } else {
@@ -252,10 +253,13 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
         text.map(Value::String).map_err(|err| {
             unreadable.set(matches!(err, LoadError::Io(_)));
             match err {
-                LoadError::Io(d) | LoadError::Invalid(d) => d
-                    .into_iter()
-                    .next()
-                    .map_or_else(String::new, |d| format!("{}: {}", d.file, d.message)),
+                // Paths are shown (a `--set-file` expression is never
+                // redacted); the messages of files.rs quote no content.
+                LoadError::Io(d) | LoadError::Invalid(d) => Refusal::plain(
+                    d.into_iter()
+                        .next()
+                        .map_or_else(String::new, |d| format!("{}: {}", d.file, d.message)),
+                ),
             }
         })
     };

@@ -14,10 +14,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::strvals::{self, Typing};
+use super::strvals::{self, Refusal, Typing};
 use super::{Source, merge_maps};
-use crate::diagnostics::{Diagnostic, is_secret_name};
+use crate::diagnostics::Diagnostic;
 use crate::pointer::unescape_segment;
+use crate::redact::{REDACTED, may_hold_secret};
 use crate::yaml::{LocatedDocument, NodeSpan, Position};
 
 /// A flag of the `--set` family.
@@ -72,19 +73,20 @@ pub fn is_flag_source(name: &str) -> bool {
     name.starts_with("--")
 }
 
-/// A problem with one expression of `flag`. When the expression names a
-/// secret anywhere, only its first key is shown, and not Helm's reason,
-/// which may quote part of the value (a `,` in a secret starts a new pair);
-/// `--set-file` values are paths, shown whole.
-pub fn set_diagnostic(flag: SetFlag, expression: &str, reason: &str) -> Diagnostic {
-    let message = if flag != SetFlag::File && is_secret_name(expression) {
-        let key = expression.split('=').next().unwrap_or_default();
+/// A problem with one expression of `flag`. An expression that may hold a
+/// secret ([`may_hold_secret`]) is shown only up to its first `=` (a JSON
+/// object not at all) and with a reason that quotes none of it, in every
+/// output format; `--set-file` values are paths, shown whole.
+pub fn set_diagnostic(flag: SetFlag, expression: &str, reason: &Refusal) -> Diagnostic {
+    let message = if flag != SetFlag::File && may_hold_secret(expression) {
         format!(
-            "{} `{key}=<redacted>`: not KEY=VALUE pairs (a `,` in a value starts another pair; write it as `\\,`)",
-            flag.name()
+            "{} `{}`: {}",
+            flag.name(),
+            redacted_expression(expression),
+            reason.plain
         )
     } else {
-        format!("{} `{expression}`: {reason}", flag.name())
+        format!("{} `{expression}`: {}", flag.name(), reason.quoting)
     };
     Diagnostic {
         file: flag.name().into(),
@@ -98,19 +100,36 @@ pub fn set_diagnostic(flag: SetFlag, expression: &str, reason: &str) -> Diagnost
     }
 }
 
+/// An expression as a message may show it when it may hold a secret: its
+/// first key and `=<redacted>`; a JSON object, or text with no `=` (which
+/// may be a value typed without its key), as `<redacted>` alone.
+fn redacted_expression(expression: &str) -> String {
+    match expression.split_once('=') {
+        Some((key, _)) if !expression.trim_start().starts_with('{') => {
+            format!("{key}={REDACTED}")
+        }
+        _ => REDACTED.to_string(),
+    }
+}
+
 /// Applies one expression of `flag` into `base` (the values so far) and
 /// returns it as a source. `read_file` reads `--set-file` paths.
 pub fn apply_set(
     flag: SetFlag,
     expression: &str,
     base: &mut Map<String, Value>,
-    read_file: &mut dyn FnMut(&str) -> Result<Value, String>,
+    read_file: &mut dyn FnMut(&str) -> Result<Value, Refusal>,
 ) -> Result<Source, Box<Diagnostic>> {
-    let fail = |reason: &str| Box::new(set_diagnostic(flag, expression, reason));
+    let fail = |reason: &Refusal| Box::new(set_diagnostic(flag, expression, reason));
     let set = if flag == SetFlag::Json && expression.trim_start().starts_with('{') {
         // A whole JSON object merges like a values file.
-        let object: Map<String, Value> = serde_json::from_str(expression.trim())
-            .map_err(|err| fail(&format!("not a JSON object: {err}")))?;
+        let object: Map<String, Value> =
+            serde_json::from_str(expression.trim()).map_err(|err| {
+                fail(&Refusal::plain(format!(
+                    "not a JSON object: {}",
+                    strvals::json_problem(&err)
+                )))
+            })?;
         let object = match strvals::go_json_numbers(Value::Object(object)) {
             Value::Object(map) => map,
             _ => unreachable!("an object stays an object"),
@@ -198,7 +217,7 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
 pub fn set_source(expression: &str) -> Result<Source, super::LoadError> {
     let mut base = Map::new();
     apply_set(SetFlag::Set, expression, &mut base, &mut |_| {
-        Err("no files here".into())
+        Err(Refusal::plain("no files here"))
     })
     .map_err(|d| super::LoadError::Invalid(vec![*d]))
 }
@@ -234,12 +253,10 @@ mod tests {
         let super::super::LoadError::Invalid(d) = d else {
             unreachable!()
         };
-        assert!(
-            d[0].message.starts_with("--set `a=<redacted>`"),
-            "{}",
-            d[0].message
+        assert_eq!(
+            d[0].message,
+            "--set `a=<redacted>`: not KEY=VALUE pairs: a key has no value (a `,` in a value starts another pair; write it as `\\,`)"
         );
-        assert!(!d[0].message.contains("p4ss") && !d[0].message.contains("w0rd"));
         let d = set_source("replicaCount=1,oops").unwrap_err();
         let super::super::LoadError::Invalid(d) = d else {
             unreachable!()

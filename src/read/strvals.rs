@@ -39,22 +39,66 @@ pub enum Typing<'a> {
     /// `--set-json`: a JSON value.
     Json,
     /// `--set-file`: the text names a file; the value is what it reads.
-    File(&'a mut dyn FnMut(&str) -> Result<Value, String>),
+    File(&'a mut dyn FnMut(&str) -> Result<Value, Refusal>),
     /// `--set-literal`: the rest of the expression, as it is.
     Literal,
+}
+
+/// Why Helm refuses an expression, said twice: `quoting` may quote the
+/// expression's text (a key, an index), `plain` quotes none of it, for an
+/// expression that may hold a secret (a `,` inside a secret value starts
+/// what Helm reads as another key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The reason, quoting the text where that helps.
+    pub quoting: String,
+    /// The same reason without any of the expression's text.
+    pub plain: String,
+}
+
+impl Refusal {
+    /// A reason that quotes nothing of the expression.
+    pub fn plain(message: impl Into<String>) -> Refusal {
+        let message = message.into();
+        Refusal {
+            quoting: message.clone(),
+            plain: message,
+        }
+    }
+
+    fn quoting(quoting: String, plain: &str) -> Refusal {
+        Refusal {
+            quoting,
+            plain: plain.to_string(),
+        }
+    }
 }
 
 /// Why an expression stopped: the end of the text (Helm then keeps what was
 /// set, even mid-expression), or an error that refuses the whole command.
 enum Halt {
     End,
-    Error(String),
+    Error(Refusal),
 }
 
 type Step<T> = Result<T, Halt>;
 
-fn error<T>(message: impl Into<String>) -> Step<T> {
-    Err(Halt::Error(message.into()))
+fn error<T>(refusal: Refusal) -> Step<T> {
+    Err(Halt::Error(refusal))
+}
+
+/// What serde_json says about text that is not JSON, without any of the
+/// text: a syntax error's reason and place (those messages quote nothing),
+/// else only that it is not JSON.
+pub fn json_problem(err: &serde_json::Error) -> String {
+    match err.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => err.to_string(),
+        _ => format!(
+            "not valid JSON at line {} column {}",
+            err.line(),
+            err.column()
+        ),
+    }
 }
 
 /// Applies one expression to `data`. Returns the JSON pointers of the
@@ -64,7 +108,7 @@ pub fn apply(
     expression: &str,
     data: &mut Map<String, Value>,
     typing: Typing<'_>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, Refusal> {
     let mut parser = Parser {
         chars: expression.chars().collect(),
         at: 0,
@@ -154,7 +198,10 @@ impl Parser<'_> {
         let child = format!("{pointer}/{}", escape_segment(&key));
         match run.stop {
             None if key.is_empty() => Err(Halt::End),
-            None => error(format!("key `{key}` has no value")),
+            None => error(Refusal::quoting(
+                format!("key `{key}` has no value"),
+                NO_VALUE,
+            )),
             Some('[') => {
                 let index = self.index()?;
                 let mut list = match data.get(&key) {
@@ -178,13 +225,16 @@ impl Parser<'_> {
                 set(data, &key, value.0);
                 if end { Err(Halt::End) } else { Ok(()) }
             }
-            Some(',') => error(format!("key `{key}` has no value (cannot end with `,`)")),
+            Some(',') => error(Refusal::quoting(
+                format!("key `{key}` has no value (cannot end with `,`)"),
+                NO_VALUE,
+            )),
             Some(_) => {
                 let depth = depth + 1;
                 if depth > MAX_NESTING {
-                    return error(format!(
+                    return error(Refusal::plain(format!(
                         "the key path nests deeper than {MAX_NESTING} levels"
-                    ));
+                    )));
                 }
                 let mut inner = match data.get(&key) {
                     None => Map::new(),
@@ -193,7 +243,10 @@ impl Parser<'_> {
                 };
                 let result = self.key(&mut inner, depth, &child, in_list);
                 if result.is_ok() && inner.is_empty() {
-                    return error(format!("key map `{key}` has no value"));
+                    return error(Refusal::quoting(
+                        format!("key map `{key}` has no value"),
+                        NO_VALUE,
+                    ));
                 }
                 if !inner.is_empty() {
                     set(data, &key, Value::Object(inner));
@@ -235,7 +288,7 @@ impl Parser<'_> {
         loop {
             let run = self.until(&[',', '}']);
             match run.stop {
-                None => return Some(error("a list must end with `}`")),
+                None => return Some(error(Refusal::plain("a list must end with `}`"))),
                 Some('}') => {
                     // A `,` right after the list is its separator.
                     if self.chars.get(self.at) == Some(&',') {
@@ -287,8 +340,10 @@ impl Parser<'_> {
         let mut stream = serde_json::Deserializer::from_str(&rest).into_iter::<Value>();
         let value = match stream.next() {
             Some(Ok(value)) => value,
-            Some(Err(err)) => return error(format!("not JSON: {err}")),
-            None => return error("not JSON: no value"),
+            Some(Err(err)) => {
+                return error(Refusal::plain(format!("not JSON: {}", json_problem(&err))));
+            }
+            None => return error(Refusal::plain("not JSON: no value")),
         };
         let used = rest[..stream.byte_offset()].chars().count();
         self.at += used;
@@ -303,8 +358,12 @@ impl Parser<'_> {
             // Helm stops here and keeps what was set before.
             return Err(Halt::End);
         }
-        go_atoi(&run.text)
-            .map_err(|()| Halt::Error(format!("`[{}]` is not a list index", run.text)))
+        go_atoi(&run.text).map_err(|()| {
+            Halt::Error(Refusal::quoting(
+                format!("`[{}]` is not a list index", run.text),
+                "not KEY=VALUE pairs: a list index is not a number",
+            ))
+        })
     }
 
     /// What follows `[i]`: `=value`, `.key...` or another `[j]`.
@@ -316,11 +375,14 @@ impl Parser<'_> {
         pointer: &str,
     ) -> Step<()> {
         if index < 0 {
-            return error(format!("negative list index {index}"));
+            return error(negative_index(index));
         }
         let run = self.until(&['[', '.', '=']);
         if !run.text.is_empty() {
-            return error(format!("unexpected `{}` after a list index", run.text));
+            return error(Refusal::quoting(
+                format!("unexpected `{}` after a list index", run.text),
+                "not KEY=VALUE pairs: unexpected text after a list index",
+            ));
         }
         match run.stop {
             None => Err(Halt::End),
@@ -376,11 +438,14 @@ fn set(data: &mut Map<String, Value>, key: &str, value: Value) {
 
 fn set_index(list: &mut Vec<Value>, index: i64, value: Value) -> Step<()> {
     if index < 0 {
-        return error(format!("negative list index {index}"));
+        return error(negative_index(index));
     }
     if index > MAX_INDEX {
-        return error(format!(
-            "list index {index} is larger than {MAX_INDEX}, the largest Helm allows"
+        return error(Refusal::quoting(
+            format!("list index {index} is larger than {MAX_INDEX}, the largest Helm allows"),
+            &format!(
+                "not KEY=VALUE pairs: a list index is larger than {MAX_INDEX}, the largest Helm allows"
+            ),
         ));
     }
     let index = index as usize;
@@ -391,7 +456,18 @@ fn set_index(list: &mut Vec<Value>, index: i64, value: Value) -> Step<()> {
     Ok(())
 }
 
-fn not_a(key: &str, found: &Value, wanted: &str) -> String {
+/// The plain reason for a key with no value: in an expression that may
+/// hold a secret, most often a `,` inside a value.
+const NO_VALUE: &str = "not KEY=VALUE pairs: a key has no value (a `,` in a value starts another pair; write it as `\\,`)";
+
+fn negative_index(index: i64) -> Refusal {
+    Refusal::quoting(
+        format!("negative list index {index}"),
+        "not KEY=VALUE pairs: a list index is negative",
+    )
+}
+
+fn not_a(key: &str, found: &Value, wanted: &str) -> Refusal {
     let kind = match found {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -400,7 +476,10 @@ fn not_a(key: &str, found: &Value, wanted: &str) -> String {
         Value::Array(_) => "a list",
         Value::Object(_) => "a map",
     };
-    format!("`{key}` is already {kind}, so it cannot be used as {wanted}")
+    Refusal::quoting(
+        format!("`{key}` is already {kind}, so it cannot be used as {wanted}"),
+        &format!("not KEY=VALUE pairs: a key is already {kind}, so it cannot be used as {wanted}"),
+    )
 }
 
 /// Go's `strconv.Atoi`: an optional sign, then decimal digits, within 64 bits.
@@ -473,7 +552,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(expression: &str) -> Result<Value, String> {
+    fn parse(expression: &str) -> Result<Value, Refusal> {
         let mut data = Map::new();
         apply(expression, &mut data, Typing::Typed).map(|_| Value::Object(data))
     }

@@ -102,6 +102,7 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
     }
     out.push_str(&templated_values_guard());
     out.push_str(&crd_pattern_guard(served_groups));
+    out.push_str(&metadata_guard());
     out.push_str(&format!(
         "{{{{- if $broken }}}}\n{{{{- fail (printf \"values break %d rule(s) of {chart}:\\n%s\" (len $broken) (join \"\\n\" $broken)) }}}}\n{{{{- end }}}}\n{{{{- end }}}}\n"
     ));
@@ -174,4 +175,96 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
 "#,
         served = served.join(" ")
     )
+}
+
+/// The labels and annotations maps as the API server checks them (and as
+/// asogen and the schema do): keys (annotation keys lower cased, with Go's
+/// own `lower`), label values, the pod labels kept off the selector labels,
+/// and the annotations' total size in bytes (Go's `len`), which no schema
+/// can express.
+fn metadata_guard() -> String {
+    use crate::check::labels::{
+        ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,
+    };
+    use crate::objects::{METADATA_VALUES, MetadataKind};
+    let quote = |text: &str| serde_json::Value::from(text).to_string();
+    let [syntax, prefix_length] = crate::names::key_patterns(false).map(|p| quote(&p));
+    let value_pattern = quote(&crate::names::label_value_pattern());
+    let mut out = String::new();
+    for (index, map) in METADATA_VALUES.iter().enumerate() {
+        let mut getter = "$root".to_string();
+        for key in map.path.split('.') {
+            getter = format!("((get {getter} {key:?}) | default dict)");
+        }
+        let var = format!("$metadata{index}");
+        out.push_str(&format!(
+            "{{{{- {var} := {getter} }}}}\n{{{{- if kindIs \"map\" {var} }}}}\n"
+        ));
+        if map.kind == MetadataKind::Annotations {
+            out.push_str("{{- $size := 0 }}\n");
+        }
+        out.push_str(&format!("{{{{- range $key, $value := {var} }}}}\n"));
+        let (code, key) = match map.kind {
+            MetadataKind::Labels => (LABEL_KEY, "$key"),
+            MetadataKind::Annotations => (ANNOTATION_KEY, "(lower $key)"),
+        };
+        let help = format!(
+            "help: write an optional DNS subdomain prefix and '/', then at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
+            crate::names::KEY_NAME_MAX
+        );
+        out.push_str(&format!(
+            "{{{{- if not (and (regexMatch {syntax} {key}) (regexMatch {prefix_length} {key})) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
+            quote(&format!(
+                "{code}: {} key %q is not a valid key in {}; {help}",
+                map.path, map.lands_on
+            ))
+        ));
+        match map.kind {
+            MetadataKind::Labels => out.push_str(&format!(
+                "{{{{- if not (regexMatch {value_pattern} (toString $value)) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
+                quote(&format!(
+                    "{LABEL_VALUE}: the value of {}.%s is not a valid label value in {}; help: write an empty string or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
+                    map.path,
+                    map.lands_on,
+                    crate::names::LABEL_VALUE_MAX
+                ))
+            )),
+            MetadataKind::Annotations => out.push_str(
+                "{{- $size = add $size (len $key) (len (toString $value)) }}\n",
+            ),
+        }
+        out.push_str("{{- end }}\n");
+        for (key, value) in (map.selector)() {
+            out.push_str(&format!(
+                "{{{{- if hasKey {var} {} }}}}\n{{{{- $broken = append $broken {} }}}}\n{{{{- end }}}}\n",
+                quote(&key),
+                quote(&format!(
+                    "{SELECTOR_LABEL}: {}.{key} is a selector label of the Deployment, which the chart sets ({key}: {value}): another value leaves the Deployment selecting none of its pods; help: remove {key} from {}",
+                    map.path, map.path
+                ))
+            ));
+        }
+        if map.kind == MetadataKind::Annotations {
+            // The chart's own entries count unless the values replace them.
+            for (key, value) in (map.written)() {
+                out.push_str(&format!(
+                    "{{{{- if not (hasKey {var} {}) }}}}{{{{- $size = add $size {} }}}}{{{{- end }}}}\n",
+                    quote(&key),
+                    key.len() + value.len()
+                ));
+            }
+            out.push_str(&format!(
+                "{{{{- if gt $size {max} }}}}\n{{{{- $broken = append $broken (printf {} $size) }}}}\n{{{{- end }}}}\n",
+                quote(&format!(
+                    "{ANNOTATIONS_SIZE}: {} make {} %d bytes, more than the {max} the API server takes; help: keep large data out of annotations",
+                    map.path,
+                    map.lands_on,
+                    max = crate::names::ANNOTATIONS_MAX_BYTES
+                )),
+                max = crate::names::ANNOTATIONS_MAX_BYTES
+            ));
+        }
+        out.push_str("{{- end }}\n");
+    }
+    out
 }

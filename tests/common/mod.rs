@@ -411,3 +411,118 @@ pub fn kustomize(dir: &Path) -> String {
     );
     text(&out.stdout)
 }
+
+/// One entry of [`metadata_corpus`]: a key and value set in one values map
+/// that becomes labels or annotations.
+#[derive(Debug, Clone)]
+pub struct MetadataEntry {
+    /// The values map (dotted path).
+    pub map: &'static str,
+    /// The key set in it.
+    pub key: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl MetadataEntry {
+    /// The values file setting just this entry, as JSON (which Helm and
+    /// asogen read as YAML).
+    pub fn values(&self) -> Value {
+        let mut value = serde_json::json!({ self.key.clone(): self.value.clone() });
+        for key in self.map.rsplit('.') {
+            value = serde_json::json!({ key: value });
+        }
+        value
+    }
+}
+
+/// The values maps the chart writes into labels or annotations, and
+/// whether the API server checks them as labels (else as annotations).
+pub const METADATA_MAPS: [(&str, bool); 5] = [
+    ("podLabels", true),
+    ("podAnnotations", false),
+    ("nodeSelector", true),
+    ("deploymentAnnotations", false),
+    ("serviceAccount.annotations", false),
+];
+
+/// Generated label and annotation keys and values at and around every
+/// boundary the API server checks (name part 63/64 bytes, prefix 253/254,
+/// empty parts, leading and trailing '-', '_' and '.', blanks, upper case,
+/// a newline, non-ASCII, and the two characters Go lower-cases to ASCII):
+/// every key in podLabels and podAnnotations (one map of each kind), every
+/// fifth in the other maps, and every part as a value of both label maps.
+pub fn metadata_corpus() -> Vec<MetadataEntry> {
+    let parts: Vec<String> = [
+        "", "a", "A", "0", "-", "_", ".", "a-b", "a_b", "a.b", "-a", "a-", "_a", "a.", "a b",
+        "Team", "é", "\u{212A}", "\u{0130}", "a\n", "a/b",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        "a".repeat(62),
+        "a".repeat(63),
+        "a".repeat(64),
+        format!(
+            "A{}z",
+            "-_.".repeat(20).chars().take(61).collect::<String>()
+        ),
+    ])
+    .collect();
+    let label253 = format!("{}.{}", "b".repeat(126), "c".repeat(126));
+    let prefixes: Vec<String> = [
+        "",
+        "a",
+        "A",
+        "a.b",
+        "example.com",
+        "Example.COM",
+        "a..b",
+        "a_b",
+        "-a",
+        "a-",
+        ".a",
+        "\u{212A}.io",
+        "\u{0130}.io",
+        "é.io",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([label253.clone(), format!("{label253}c"), "d".repeat(254)])
+    .collect();
+    let mut keys = parts.clone();
+    for prefix in &prefixes {
+        for name in &parts {
+            keys.push(format!("{prefix}/{name}"));
+        }
+    }
+    keys.sort();
+    keys.dedup();
+    let mut out = Vec::new();
+    for (map, _) in METADATA_MAPS {
+        let every = if matches!(map, "podLabels" | "podAnnotations") {
+            1
+        } else {
+            5
+        };
+        for key in keys.iter().step_by(every) {
+            out.push(MetadataEntry {
+                map,
+                key: key.clone(),
+                value: "v".into(),
+            });
+        }
+    }
+    for (map, labels) in METADATA_MAPS {
+        if labels {
+            for value in &parts {
+                out.push(MetadataEntry {
+                    map,
+                    key: "k".into(),
+                    value: value.clone(),
+                });
+            }
+        }
+    }
+    out
+}

@@ -111,6 +111,71 @@ its id and help through `fail`. */}}
 {{- end }}
 {{- end }}
 {{- end }}
+{{- $metadata0 := ((get $root "podLabels") | default dict) }}
+{{- if kindIs "map" $metadata0 }}
+{{- range $key, $value := $metadata0 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
+{{- $broken = append $broken (printf "label-key: podLabels key %q is not a valid key in the controller pods' labels; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- if not (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$" (toString $value)) }}
+{{- $broken = append $broken (printf "label-value: the value of podLabels.%s is not a valid label value in the controller pods' labels; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- end }}
+{{- if hasKey $metadata0 "control-plane" }}
+{{- $broken = append $broken "selector-label: podLabels.control-plane is a selector label of the Deployment, which the chart sets (control-plane: controller-manager): another value leaves the Deployment selecting none of its pods; help: remove control-plane from podLabels" }}
+{{- end }}
+{{- end }}
+{{- $metadata1 := ((get $root "nodeSelector") | default dict) }}
+{{- if kindIs "map" $metadata1 }}
+{{- range $key, $value := $metadata1 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
+{{- $broken = append $broken (printf "label-key: nodeSelector key %q is not a valid key in the controller pods' nodeSelector; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- if not (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$" (toString $value)) }}
+{{- $broken = append $broken (printf "label-value: the value of nodeSelector.%s is not a valid label value in the controller pods' nodeSelector; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $metadata2 := ((get $root "podAnnotations") | default dict) }}
+{{- if kindIs "map" $metadata2 }}
+{{- $size := 0 }}
+{{- range $key, $value := $metadata2 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
+{{- $broken = append $broken (printf "annotation-key: podAnnotations key %q is not a valid key in the controller pods' annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- $size = add $size (len $key) (len (toString $value)) }}
+{{- end }}
+{{- if not (hasKey $metadata2 "kubectl.kubernetes.io/default-container") }}{{- $size = add $size 46 }}{{- end }}
+{{- if gt $size 262144 }}
+{{- $broken = append $broken (printf "annotations-size: podAnnotations make the controller pods' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
+{{- end }}
+{{- end }}
+{{- $metadata3 := ((get $root "deploymentAnnotations") | default dict) }}
+{{- if kindIs "map" $metadata3 }}
+{{- $size := 0 }}
+{{- range $key, $value := $metadata3 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
+{{- $broken = append $broken (printf "annotation-key: deploymentAnnotations key %q is not a valid key in the Deployment's annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- $size = add $size (len $key) (len (toString $value)) }}
+{{- end }}
+{{- if gt $size 262144 }}
+{{- $broken = append $broken (printf "annotations-size: deploymentAnnotations make the Deployment's annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
+{{- end }}
+{{- end }}
+{{- $metadata4 := ((get ((get $root "serviceAccount") | default dict) "annotations") | default dict) }}
+{{- if kindIs "map" $metadata4 }}
+{{- $size := 0 }}
+{{- range $key, $value := $metadata4 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
+{{- $broken = append $broken (printf "annotation-key: serviceAccount.annotations key %q is not a valid key in the ServiceAccount's annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- $size = add $size (len $key) (len (toString $value)) }}
+{{- end }}
+{{- if gt $size 262144 }}
+{{- $broken = append $broken (printf "annotations-size: serviceAccount.annotations make the ServiceAccount's annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
+{{- end }}
+{{- end }}
 {{- if $broken }}
 {{- fail (printf "values break %d rule(s) of azure-service-operator:\n%s" (len $broken) (join "\n" $broken)) }}
 {{- end }}
