@@ -162,9 +162,7 @@ fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
             d.key = path.to_string();
             d.keyword = Some("tpl".into());
             d.message = format!("{path} is a template Helm evaluates: {err}");
-            d.help = Some(
-                "write the value itself, or {{ .Values.KEY }} naming a value that is set".into(),
-            );
+            d.help = Some(crate::describe::expr::TPL_HELP.into());
             Some(d)
         })
         .collect()

