@@ -46,6 +46,8 @@ pub fn secret_word_pattern() -> String {
     let mut spellings: Vec<String> = Vec::new();
     let mut stems: Vec<String> = Vec::new();
     for word in SECRET_WORDS {
+        // Plain letters: nothing to escape.
+        debug_assert!(word.chars().all(|c| c.is_ascii_lowercase()));
         let letters: Vec<char> = word.chars().collect();
         let text = |chars: &[char]| chars.iter().collect::<String>();
         spellings.push(word.to_string());

@@ -7,7 +7,9 @@
 //! data Helm v4's engine gives `tpl` (tests/tools/helm-names reads Helm's
 //! own types: the methods of its values type, `.Release`, `.Chart`,
 //! `.Capabilities`, `.Template`, `.Files`, ...), the values type's
-//! methods at nested positions and as user keys, every key path
+//! methods at nested positions and as user keys (nested; and top-level,
+//! which the schema refuses, with Helm skipping the schema so that the
+//! chart's guard alone must refuse them), every key path
 //! `is_secret_name` marks (from the values schema, and misspelt, cut and
 //! user keys), the maps and lists holding secrets, and plain keys. Each
 //! goes into each templated key of a values file that holds a sentinel in
@@ -21,7 +23,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use asogen::describe::expr::VALUES_METHODS;
+use asogen::describe::expr::{Refusal, VALUES_METHODS};
 use asogen::diagnostics::is_secret_name;
 use common::{asogen_in, chart, first_difference, helm_render, helm_template_names, text};
 use serde_json::{Value, json};
@@ -227,6 +229,8 @@ fn templated_values_mean_what_helm_means_or_both_refuse_and_never_carry_a_secret
         .collect();
     assert_eq!(templated.len(), 2, "{templated:?}");
 
+    // Each case: its file, what it sets, and whether Helm skips the
+    // schema (so that only the chart's guard stands in the way).
     let mut files = Vec::new();
     for (n, expression) in expressions.iter().enumerate() {
         for key in &templated {
@@ -235,7 +239,26 @@ fn templated_values_mean_what_helm_means_or_both_refuse_and_never_carry_a_secret
             values[map][leaf] = json!(format!("{{{{ {expression} }}}}"));
             let file = format!("case-{n}-{map}.yaml");
             std::fs::write(dir.path().join(&file), values.to_string()).unwrap();
-            files.push((file, format!("{key}: {{{{ {expression} }}}}")));
+            files.push((file, format!("{key}: {{{{ {expression} }}}}"), false));
+        }
+    }
+    // A top-level user key named like a method, which the schema refuses:
+    // without the schema, Helm's guard must refuse it as asogen does.
+    for method in &helm_methods {
+        for key in &templated {
+            let mut values = base.clone();
+            values[*method] = json!(format!("{SENTINEL}-top-{method}"));
+            let (map, leaf) = key.split_once('.').unwrap();
+            values[map][leaf] = json!(format!("{{{{ .Values.{method} }}}}"));
+            let file = format!("user-key-{method}-{map}.yaml");
+            std::fs::write(dir.path().join(&file), values.to_string()).unwrap();
+            files.push((
+                file,
+                format!(
+                    "{method}: (set), {key}: {{{{ .Values.{method} }}}}, Helm without the schema"
+                ),
+                true,
+            ));
         }
     }
 
@@ -246,20 +269,24 @@ fn templated_values_mean_what_helm_means_or_both_refuse_and_never_carry_a_secret
         for _ in 0..3 {
             scope.spawn(|| {
                 loop {
-                    let Some((file, case)) = queue.lock().unwrap().pop() else {
+                    let Some((file, case, skip_schema)) = queue.lock().unwrap().pop() else {
                         break;
                     };
                     let path = dir.path().join(&file);
                     let ours = asogen_in(dir.path(), &["template", "-f", &file]);
-                    let args = [
-                        "template",
-                        &chart(),
-                        "-n",
-                        "azureserviceoperator-system",
-                        "--manifest",
-                        "-f",
-                        path.to_str().unwrap(),
+                    let mut args = vec![
+                        "template".to_string(),
+                        chart(),
+                        "-n".into(),
+                        "azureserviceoperator-system".into(),
+                        "--manifest".into(),
+                        "-f".into(),
+                        path.display().to_string(),
                     ];
+                    if skip_schema {
+                        args.push("--skip-schema-validation".into());
+                    }
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
                     let mut helm = helm_render(&args);
                     // A stand-in server time-out on a busy machine; a real
                     // disagreement repeats.
@@ -273,7 +300,17 @@ fn templated_values_mean_what_helm_means_or_both_refuse_and_never_carry_a_secret
                             *accepted.lock().unwrap() += 1;
                             problems.extend(first_difference(&ours_out, &helm_out));
                         }
-                        (Some(1), Some(1)) => {}
+                        (Some(1), Some(1)) => {
+                            // Without the schema, the guard is what refused.
+                            let reason = Refusal::Method.text();
+                            let reason = reason.trim_start_matches("%s ");
+                            if skip_schema && !text(&helm.stderr).contains(reason) {
+                                problems.push(format!(
+                                    "Helm refused for another reason than the guard's {reason:?}:\n{:.800}",
+                                    text(&helm.stderr)
+                                ));
+                            }
+                        }
                         (a, b) => problems.push(format!(
                             "asogen exit {a:?}, Helm exit {b:?}\n--- asogen\n{:.800}\n--- Helm\n{:.800}",
                             text(&ours.stderr),
