@@ -24,14 +24,77 @@ pub const REDACTED: &str = "<redacted>";
 const SECRET_WORDS: [&str; 5] = ["secret", "password", "passwd", "certificate", "token"];
 
 /// Key names that contain one of those words but hold no secret.
-const NOT_SECRET: [&str; 3] = ["pullsecrets", "createazureoperatorsecret", "secretkeyref"];
+pub const NOT_SECRET: [&str; 3] = ["pullsecrets", "createazureoperatorsecret", "secretkeyref"];
 
 /// The shortest start of a secret word that marks a name ending in it
 /// (`azureClientCert`, `dbPass`).
 const SHORTEST_STEM: usize = 4;
 
+/// The shortest secret word whose misspellings (one edit away) count too.
+const SHORTEST_MISSPELT: usize = 6;
+
+/// The key holding the controller's extra environment, whose entries'
+/// `value`s are secrets.
+pub const EXTRA_ENV_WORD: &str = "extraenv";
+
 fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
+}
+
+/// The regular expression (RE2 and Rust's `regex` alike, so the chart's
+/// guard prints it and asogen compiles it) that a lower-case word of a
+/// key name matches when it marks a secret: it holds one of
+/// [`SECRET_WORDS`], or a misspelling one edit away (a letter left out,
+/// added, changed, or two swapped) of one of six letters or more; or it
+/// ends in the first four or more letters of one.
+pub fn secret_word_pattern() -> String {
+    let mut spellings: Vec<String> = Vec::new();
+    let mut stems: Vec<String> = Vec::new();
+    for word in SECRET_WORDS {
+        // Plain letters: nothing to escape.
+        debug_assert!(word.chars().all(|c| c.is_ascii_lowercase()));
+        let letters: Vec<char> = word.chars().collect();
+        let text = |chars: &[char]| chars.iter().collect::<String>();
+        spellings.push(word.to_string());
+        if word.len() >= SHORTEST_MISSPELT {
+            for at in 0..=letters.len() {
+                // Added at `at`.
+                spellings.push(format!("{}.{}", text(&letters[..at]), text(&letters[at..])));
+                if at < letters.len() {
+                    // Left out, changed.
+                    spellings.push(format!(
+                        "{}{}",
+                        text(&letters[..at]),
+                        text(&letters[at + 1..])
+                    ));
+                    spellings.push(format!(
+                        "{}.{}",
+                        text(&letters[..at]),
+                        text(&letters[at + 1..])
+                    ));
+                }
+                if at + 1 < letters.len() {
+                    let mut swapped = letters.clone();
+                    swapped.swap(at, at + 1);
+                    spellings.push(text(&swapped));
+                }
+            }
+        }
+        stems.extend((SHORTEST_STEM..word.len()).map(|len| word[..len].to_string()));
+    }
+    let mut seen = std::collections::HashSet::new();
+    spellings.retain(|spelling| seen.insert(spelling.clone()));
+    let mut seen = std::collections::HashSet::new();
+    stems.retain(|stem| seen.insert(stem.clone()));
+    format!("{}|(?:{})$", spellings.join("|"), stems.join("|"))
+}
+
+/// [`secret_word_pattern`], compiled once.
+fn secret_word() -> &'static regex::Regex {
+    static PATTERN: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    PATTERN.get_or_init(|| {
+        regex::Regex::new(&secret_word_pattern()).expect("the secret word pattern compiles")
+    })
 }
 
 /// Whether a key name (or any segment of a key path or JSON pointer) looks
@@ -41,15 +104,12 @@ fn is_name_char(c: char) -> bool {
 pub fn is_secret_name(name: &str) -> bool {
     let lower = name.to_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !is_name_char(c)).collect();
-    if words.contains(&"extraenv") && words.last() == Some(&"value") {
+    if words.contains(&EXTRA_ENV_WORD) && words.last() == Some(&"value") {
         return true;
     }
-    words.iter().any(|word| {
-        !NOT_SECRET.contains(word)
-            && SECRET_WORDS
-                .iter()
-                .any(|w| holds_word(word, w) || ends_in_stem(word, w))
-    })
+    words
+        .iter()
+        .any(|word| !NOT_SECRET.contains(word) && secret_word().is_match(word))
 }
 
 /// Whether a command-line expression (`--set` family text, well formed or
@@ -90,37 +150,6 @@ pub fn without_quoted_text(text: &str) -> String {
         out.push('"');
     }
     out
-}
-
-/// `name` contains `word`, or (for words of six letters or more) a
-/// misspelling of it one edit away.
-fn holds_word(name: &str, word: &str) -> bool {
-    if name.contains(word) {
-        return true;
-    }
-    if word.len() < 6 {
-        return false;
-    }
-    let word = word.as_bytes();
-    let chars: Vec<char> = name.chars().collect();
-    (word.len() - 1..=word.len() + 1).any(|len| {
-        chars.windows(len).any(|window| {
-            // One edit away keeps one of the word's first two letters in
-            // one of the window's first two places: a cheap test first,
-            // since every key of a large file passes through here.
-            let near = |c: char| c == char::from(word[0]) || c == char::from(word[1]);
-            (near(window[0]) || near(window[1]))
-                && strsim::osa_distance(
-                    &window.iter().collect::<String>(),
-                    std::str::from_utf8(word).unwrap_or_default(),
-                ) <= 1
-        })
-    })
-}
-
-/// `name` ends in the first four or more letters of `word`.
-fn ends_in_stem(name: &str, word: &str) -> bool {
-    (SHORTEST_STEM..word.len()).any(|len| name.ends_with(&word[..len]))
 }
 
 /// Leading spaces and tabs, in characters.
@@ -359,6 +388,69 @@ mod tests {
         );
         assert_eq!(without_quoted_text("no quotes"), "no quotes");
         assert_eq!(without_quoted_text(r#"open "abc"#), r#"open "<redacted>""#);
+    }
+
+    /// The definition the pattern stands for, letter by letter: a window
+    /// of the word one edit (optimal string alignment) from a secret word
+    /// of six letters or more, the word itself, or a stem at the end.
+    fn marks_secret(name: &str, word: &str) -> bool {
+        let chars: Vec<char> = name.chars().collect();
+        let near = word.len() >= SHORTEST_MISSPELT
+            && (word.len() - 1..=word.len() + 1).any(|len| {
+                chars
+                    .windows(len)
+                    .any(|w| strsim::osa_distance(&w.iter().collect::<String>(), word) <= 1)
+            });
+        name.contains(word)
+            || near
+            || (SHORTEST_STEM..word.len()).any(|len| name.ends_with(&word[..len]))
+    }
+
+    #[test]
+    fn the_secret_word_pattern_is_the_definition() {
+        // Every word one or two edits (over the secret words' letters and
+        // a few others) from each secret word, cut and padded.
+        let alphabet: Vec<char> = "secrtpaswodifkn_x-9é".chars().collect();
+        let edits = |word: &str| -> Vec<String> {
+            let letters: Vec<char> = word.chars().collect();
+            let mut out = vec![word.to_string()];
+            for at in 0..=letters.len() {
+                let (head, tail) = letters.split_at(at);
+                let text = |chars: &[char]| chars.iter().collect::<String>();
+                for c in &alphabet {
+                    out.push(format!("{}{c}{}", text(head), text(tail)));
+                    if !tail.is_empty() {
+                        out.push(format!("{}{c}{}", text(head), text(&tail[1..])));
+                    }
+                }
+                if !tail.is_empty() {
+                    out.push(format!("{}{}", text(head), text(&tail[1..])));
+                }
+                if tail.len() >= 2 {
+                    out.push(format!(
+                        "{}{}{}{}",
+                        text(head),
+                        tail[1],
+                        tail[0],
+                        text(&tail[2..])
+                    ));
+                }
+            }
+            out
+        };
+        let mut checked = 0;
+        for word in SECRET_WORDS {
+            for once in edits(word) {
+                for twice in edits(&once).into_iter().step_by(97) {
+                    for name in [twice.clone(), format!("azure{twice}"), format!("{twice}x")] {
+                        let expected = SECRET_WORDS.iter().any(|w| marks_secret(&name, w));
+                        assert_eq!(secret_word().is_match(&name), expected, "{name}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 20_000, "only {checked} names");
     }
 
     fn hidden(text: &str) -> Vec<Option<usize>> {

@@ -274,7 +274,7 @@ impl StringOrList {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
-    /// image.repository is the full image reference of the controller, tag included, evaluated as a Helm template like upstream's default "{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}" (only {{ .Values.KEY }} substitutions); empty means image.repositoryBase tagged with image.tag.
+    /// image.repository is the full image reference of the controller, tag included, evaluated as a Helm template like upstream's default "{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means image.repositoryBase tagged with image.tag.
     #[schemars(extend("examples" = ["{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}", "myregistry.example.com/aso/controller:v2.20.0"]))]
     pub repository: String,
     /// image.repositoryBase is the controller image without its tag.
@@ -311,7 +311,7 @@ pub struct Metrics {
     pub secure: bool,
     /// metrics.profiling exposes the /debug/pprof endpoints (only when metrics.secure).
     pub profiling: bool,
-    /// metrics.address is the bind address, evaluated as a Helm template like upstream's default "0.0.0.0:{{ .Values.metrics.port }}" (only {{ .Values.KEY }} substitutions); empty means 0.0.0.0:{metrics.port}.
+    /// metrics.address is the bind address, evaluated as a Helm template like upstream's default "0.0.0.0:{{ .Values.metrics.port }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means 0.0.0.0:{metrics.port}.
     pub address: String,
     /// metrics.port is the metrics port of the container and the Service.
     #[schemars(range(min = 1, max = 65535))]

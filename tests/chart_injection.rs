@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use common::{asogen_in, chart, helm_render, objects, text};
+use common::{asogen_in, chart, first_difference, helm_render, text};
 use serde_json::{Map, Value, json};
 
 /// The payloads, by name.
@@ -298,39 +298,6 @@ fn flow(value: &Value) -> String {
     }
 }
 
-/// The first difference between two streams' objects, if any.
-fn difference(ours: &str, theirs: &str) -> Option<String> {
-    let parse = |who: &str, stream: &str| {
-        std::panic::catch_unwind(|| objects(stream))
-            .map_err(|_| format!("{who}'s output is not a YAML stream of objects:\n{stream:.1500}"))
-    };
-    let ours = match parse("asogen", ours) {
-        Ok(parsed) => parsed,
-        Err(problem) => return Some(problem),
-    };
-    let theirs = match parse("Helm", theirs) {
-        Ok(parsed) => parsed,
-        Err(problem) => return Some(problem),
-    };
-    if ours.keys().ne(theirs.keys()) {
-        let only: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
-        let other: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
-        return Some(format!(
-            "objects differ: asogen only {only:?}, Helm only {other:?}"
-        ));
-    }
-    for (key, object) in &ours {
-        if *object != theirs[key] {
-            return Some(format!(
-                "{key:?} differs:\n--- asogen\n{}\n--- Helm\n{}",
-                serde_json::to_string(object).unwrap(),
-                serde_json::to_string(&theirs[key]).unwrap()
-            ));
-        }
-    }
-    None
-}
-
 #[test]
 fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_refused_by_both() {
     let dir = tempfile::tempdir().unwrap();
@@ -410,7 +377,7 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
                         helm = helm_render(&args);
                     }
                     let verdict = match (ours.status.code(), helm.status.code()) {
-                        (Some(0), Some(0)) => difference(&text(&ours.stdout), &text(&helm.stdout)),
+                        (Some(0), Some(0)) => first_difference(&text(&ours.stdout), &text(&helm.stdout)),
                         (Some(1), Some(1)) => None,
                         (a, b) => Some(format!(
                             "asogen exit {a:?}, Helm exit {b:?}\n--- asogen\n{:.1500}\n--- Helm\n{:.1500}",

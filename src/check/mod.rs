@@ -175,9 +175,7 @@ fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
             } else {
                 format!("{path} is a template Helm evaluates: {err}")
             };
-            d.help = Some(
-                "write the value itself, or {{ .Values.KEY }} naming a value that is set".into(),
-            );
+            d.help = Some(crate::describe::expr::TPL_HELP.into());
             Some(d)
         })
         .collect()

@@ -425,12 +425,65 @@ fn is_go_field(key: &str) -> bool {
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The exported methods of Helm's values type (`common.Values`, Helm v4's
+/// pkg/chart/common/values.go). A Go template calls a method of the
+/// receiver's type before it reads a map key, and `.Values` is that type
+/// (its nested maps are plain maps): `{{ .Values.YAML }}` prints every
+/// value, secrets included, and `.Values.AsMap` all of them as a map,
+/// whatever the values' own keys. `tpl` refuses a key path with any of
+/// these names, at any depth, and so does the chart guard.
+pub const VALUES_METHODS: [&str; 5] = ["YAML", "Table", "AsMap", "Encode", "PathValue"];
+
+/// The help for a templated value `tpl` refuses (asogen's and the chart
+/// guard's).
+pub const TPL_HELP: &str = "write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret";
+
+/// Why `tpl` refuses an action of the `{{ .Values.KEY }}` form although
+/// Helm would evaluate it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// A key is named like a method of Helm's values ([`VALUES_METHODS`]).
+    Method,
+    /// The key path names a secret (see [`crate::redact::is_secret_name`]).
+    Secret,
+    /// The value is a map or a list: Helm prints everything under it.
+    Collection,
+}
+
+impl Refusal {
+    /// The reason, with one `%s` standing for the action (the chart guard
+    /// prints it with `printf`; asogen fills it in).
+    pub fn text(self) -> String {
+        match self {
+            Refusal::Method => format!(
+                "%s names a method of Helm's values ({}), which Helm calls instead of reading a key: .Values.YAML prints every value, secrets included",
+                VALUES_METHODS.join(", ")
+            ),
+            Refusal::Secret => {
+                "%s names a secret value, which must not reach the pod spec".into()
+            }
+            Refusal::Collection => {
+                "%s is a map or a list, which Helm prints with everything under it, secrets included".into()
+            }
+        }
+    }
+
+    fn error(self, path: &str) -> EvalError {
+        EvalError(
+            self.text()
+                .replacen("%s", &format!("{{{{ .Values.{path} }}}}"), 1),
+        )
+    }
+}
+
 /// Helm's `tpl` for the one form values use: text with `{{ .Values.KEY }}`
 /// actions (trim markers allowed), with Helm's meaning: a missing or null
-/// key prints nothing, a value prints as Go's `%v` (`1e+06`, `[a b]`,
-/// `map[k:v]`), a missing map on the way is an error, and `<no value>` is
-/// removed from the result. Any other action is an error naming it; the
-/// chart guard refuses the same ones ([`TEMPLATE_ACTION`]).
+/// key prints nothing, a string, number or boolean prints as Go's `%v`
+/// (`1e+06`), a missing map on the way is an error, and `<no value>` is
+/// removed from the result. Any other action is an error naming it, and
+/// so is an action Helm would evaluate otherwise than a key or to a
+/// secret ([`Refusal`]); the chart guard refuses the same ones
+/// ([`TEMPLATE_ACTION`]).
 pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -464,6 +517,12 @@ pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
                     "{{{{ {action} }}}} is not supported here: only {{{{ .Values.KEY }}}} substitutions are"
                 ))
             })?;
+        if path.split('.').any(|key| VALUES_METHODS.contains(&key)) {
+            return Err(Refusal::Method.error(path));
+        }
+        if crate::redact::is_secret_name(path) {
+            return Err(Refusal::Secret.error(path));
+        }
         out.push_str(&tpl_value(values, path)?);
         rest = &after[end + 2..];
         if trim_after {
@@ -480,7 +539,8 @@ pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
 pub const TEMPLATE_ACTION: &str =
     r"\{\{(-[ \t\r\n])?[ \t\r\n]*\.Values(\.[A-Za-z_][A-Za-z0-9_]*)+[ \t\r\n]*([ \t\r\n]-)?\}\}";
 
-/// What `{{ .Values.PATH }}` prints under Helm (missingkey=zero).
+/// What `{{ .Values.PATH }}` prints under Helm (missingkey=zero), for a
+/// value that is not a map or a list.
 fn tpl_value(values: &Value, path: &str) -> Result<String, EvalError> {
     let keys: Vec<&str> = path.split('.').collect();
     let mut node = values;
@@ -510,6 +570,7 @@ fn tpl_value(values: &Value, path: &str) -> Result<String, EvalError> {
     }
     Ok(match node {
         Value::Null => "<no value>".into(),
+        Value::Object(_) | Value::Array(_) => return Err(Refusal::Collection.error(path)),
         other => go_print(other),
     })
 }
@@ -641,11 +702,22 @@ mod tests {
             "r/1e+06/123456"
         );
         assert_eq!(tpl("{{ .Values.b }}").unwrap(), "true");
-        assert_eq!(tpl("{{ .Values.list }}").unwrap(), "[a b c]");
+        assert_eq!(go_print(&values["list"]), "[a b c]");
         assert_eq!(
-            tpl("{{ .Values.map }}").unwrap(),
+            go_print(&values["map"]),
             "map[mode:disabled q:5 z:[map[name:x]]]"
         );
+        // What Helm would print otherwise than a key, or a secret: refused.
+        for refused in [
+            "{{ .Values.list }}",
+            "{{ .Values.map }}",
+            "{{ .Values.YAML }}",
+            "{{ .Values.map.AsMap }}",
+            "{{ .Values.azureClientSecret }}",
+            "{{ .Values.map.mytoken }}",
+        ] {
+            assert!(tpl(refused).is_err(), "{refused}");
+        }
         assert_eq!(tpl("r/a<no value>b/e").unwrap(), "r/ab/e");
         assert_eq!(tpl("a  {{- .Values.s -}}  b").unwrap(), "atb");
         assert!(tpl("{{ .Values.x.y }}").is_err());

@@ -14,7 +14,8 @@ use crate::model::Release;
 const METRICS_CERT_DIR: &str = "/tmp/k8s-metrics-server/serving-certs";
 
 /// The values the chart evaluates as templates (`tpl`), as upstream's
-/// defaults do: `{{ .Values.KEY }}` substitutions only.
+/// defaults do: `{{ .Values.KEY }}` substitutions only, of keys Helm reads
+/// as keys and that hold no secret (see [`crate::describe::expr::tpl`]).
 pub const TEMPLATED_VALUES: [&str; 2] = ["image.repository", "metrics.address"];
 
 /// `tpl .Values.PATH $`.

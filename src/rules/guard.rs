@@ -111,30 +111,80 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
 
 /// The values the chart evaluates with `tpl`: one whose text holds an
 /// action other than `{{ .Values.KEY }}` is refused, as asogen refuses it
-/// (its `tpl` evaluates only those), so the two never disagree on it.
+/// (its `tpl` evaluates only those), and so is a `{{ .Values.KEY }}` that
+/// asogen's `tpl` refuses ([`Refusal`]): a key named like a method of
+/// Helm's values, a key path naming a secret, a map or a list. Every list
+/// and pattern is printed from the one Rust definition.
 fn templated_values_guard() -> String {
-    let pattern = serde_json::Value::from(crate::describe::expr::TEMPLATE_ACTION);
-    let mut out = String::new();
+    use crate::describe::expr::{Refusal, TEMPLATE_ACTION, TPL_HELP, VALUES_METHODS};
+    use crate::redact::{EXTRA_ENV_WORD, NOT_SECRET, secret_word_pattern};
+    let json = |text: &str| serde_json::Value::from(text).to_string();
+    let go_list = |items: &[&str]| {
+        let items: Vec<String> = items.iter().map(|item| json(item)).collect();
+        format!("(list {})", items.join(" "))
+    };
+    // Each templated value as (path, value), the value "" when absent.
+    let mut templated = Vec::new();
     for path in crate::objects::TEMPLATED_VALUES {
-        let (leaf, parents) = path.rsplit_once('.').unwrap_or((path, ""));
-        let (leaf, parents) = if parents.is_empty() {
-            (leaf, Vec::new())
-        } else {
-            (parents, leaf.split('.').collect::<Vec<_>>())
-        };
+        let mut parts: Vec<&str> = path.split('.').collect();
+        let leaf = parts.pop().expect("paths are not empty");
         let mut map = "$root".to_string();
-        for parent in parents {
+        for parent in parts {
             map = format!("((get {map} {parent:?}) | default dict)");
         }
-        let message = serde_json::Value::from(format!(
-            "{path}: only {{{{ .Values.KEY }}}} substitutions are evaluated in it; help: write the value itself, or {{{{ .Values.KEY }}}} naming a value"
-        ));
-        let var = format!("$templated_{}", path.replace('.', "_"));
-        out.push_str(&format!(
-            "{{{{- {var} := get {map} {leaf:?} }}}}\n{{{{- if and (kindIs \"string\" {var}) (contains \"{{{{\" (regexReplaceAllLiteral {pattern} {var} \" \")) }}}}\n{{{{- $broken = append $broken {message} }}}}\n{{{{- end }}}}\n"
-        ));
+        templated.push(format!("(list {} (get {map} {leaf:?}))", json(path)));
     }
-    out
+    let reason = |refusal: Refusal| json(&format!("%s: {}; help: {TPL_HELP}", refusal.text()));
+    format!(
+        r#"{{{{- $valuesMethods := {methods} }}}}
+{{{{- $notSecret := {not_secret} }}}}
+{{{{- $secretWord := {secret_word} }}}}
+{{{{- range (list {templated}) }}}}
+{{{{- $path := index . 0 }}}}
+{{{{- $text := index . 1 }}}}
+{{{{- if kindIs "string" $text }}}}
+{{{{- if contains "{{{{" (regexReplaceAllLiteral {action} $text " ") }}}}
+{{{{- $broken = append $broken (printf {only} $path) }}}}
+{{{{- end }}}}
+{{{{- range regexFindAll {action} $text -1 }}}}
+{{{{- $action := . }}}}
+{{{{- $keys := rest (regexFindAll "[A-Za-z_][A-Za-z0-9_]*" $action -1) }}}}
+{{{{- $words := list }}}}
+{{{{- $method := false }}}}
+{{{{- $secret := false }}}}
+{{{{- range $keys }}}}
+{{{{- $word := lower . }}}}
+{{{{- $words = append $words $word }}}}
+{{{{- if has . $valuesMethods }}}}{{{{- $method = true }}}}{{{{- end }}}}
+{{{{- if and (not (has $word $notSecret)) (regexMatch $secretWord $word) }}}}{{{{- $secret = true }}}}{{{{- end }}}}
+{{{{- end }}}}
+{{{{- if and (has {extra_env} $words) (eq (last $words) "value") }}}}{{{{- $secret = true }}}}{{{{- end }}}}
+{{{{- $node := $root }}}}
+{{{{- range $keys }}}}{{{{- if kindIs "map" $node }}}}{{{{- $node = get $node . }}}}{{{{- else }}}}{{{{- $node = "" }}}}{{{{- end }}}}{{{{- end }}}}
+{{{{- if $method }}}}
+{{{{- $broken = append $broken (printf {method} $path $action) }}}}
+{{{{- else if $secret }}}}
+{{{{- $broken = append $broken (printf {secret} $path $action) }}}}
+{{{{- else if or (kindIs "map" $node) (kindIs "slice" $node) }}}}
+{{{{- $broken = append $broken (printf {collection} $path $action) }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+{{{{- end }}}}
+"#,
+        methods = go_list(&VALUES_METHODS),
+        not_secret = go_list(&NOT_SECRET),
+        secret_word = json(&secret_word_pattern()),
+        templated = templated.join(" "),
+        action = json(TEMPLATE_ACTION),
+        only = json(&format!(
+            "%s: only {{{{ .Values.KEY }}}} substitutions are evaluated in it; help: {TPL_HELP}"
+        )),
+        extra_env = json(EXTRA_ENV_WORD),
+        method = reason(Refusal::Method),
+        secret = reason(Refusal::Secret),
+        collection = reason(Refusal::Collection),
+    )
 }
 
 /// `crdPattern` as asogen checks it against the catalog: each `;`-separated

@@ -153,6 +153,40 @@ pub fn objects(stream: &str) -> BTreeMap<(String, String, String), Value> {
     out
 }
 
+/// The first difference between two streams' objects (asogen's, then
+/// Helm's), if any, or why one is not a stream of objects.
+pub fn first_difference(ours: &str, theirs: &str) -> Option<String> {
+    let parse = |who: &str, stream: &str| {
+        std::panic::catch_unwind(|| objects(stream))
+            .map_err(|_| format!("{who}'s output is not a YAML stream of objects:\n{stream:.1500}"))
+    };
+    let ours = match parse("asogen", ours) {
+        Ok(parsed) => parsed,
+        Err(problem) => return Some(problem),
+    };
+    let theirs = match parse("Helm", theirs) {
+        Ok(parsed) => parsed,
+        Err(problem) => return Some(problem),
+    };
+    if ours.keys().ne(theirs.keys()) {
+        let only: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
+        let other: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
+        return Some(format!(
+            "objects differ: asogen only {only:?}, Helm only {other:?}"
+        ));
+    }
+    for (key, object) in &ours {
+        if *object != theirs[key] {
+            return Some(format!(
+                "{key:?} differs:\n--- asogen\n{}\n--- Helm\n{}",
+                serde_json::to_string(object).unwrap(),
+                serde_json::to_string(&theirs[key]).unwrap()
+            ));
+        }
+    }
+    None
+}
+
 /// Asserts two streams hold the same objects, field for field.
 pub fn assert_same_objects(what: &str, ours: &str, theirs: &str) {
     let ours = objects(ours);
@@ -313,6 +347,40 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         .collect();
     assert_eq!(answers.len(), cases.len(), "one answer per case");
     answers
+}
+
+/// Every name a template resolves in the data Helm v4's engine gives
+/// templates and `tpl` (tests/tools/helm-names, reading Helm's own types):
+/// expressions such as `.Values.YAML`, `.Release.Name`, `.Files.Get`.
+pub fn helm_template_names() -> Vec<String> {
+    let binary = go_tool(
+        "tests/tools/helm-names",
+        &["go.mod", "go.sum", "main.go"],
+        ".",
+        "helm-names",
+        "the tpl differential test needs it to read Helm's template data types",
+    );
+    // The Helm module the tool was built against, for the one type it
+    // reads from source (the engine's unexported files type).
+    let module = Command::new("go")
+        .args([
+            "list",
+            "-mod=mod",
+            "-m",
+            "-f",
+            "{{.Dir}}",
+            "helm.sh/helm/v4",
+        ])
+        .current_dir(root().join("tests/tools/helm-names"))
+        .output()
+        .expect("go runs");
+    assert!(module.status.success(), "go list: {}", text(&module.stderr));
+    let out = Command::new(&binary)
+        .arg(text(&module.stdout).trim())
+        .output()
+        .expect("helm-names runs");
+    assert!(out.status.success(), "helm-names: {}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("helm-names prints a JSON list")
 }
 
 /// A Go program of tests/tools, built on first use into the tools cache,

@@ -79,13 +79,40 @@ its id and help through `fail`. */}}
 {{- if and $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
 {{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
 {{- end }}
-{{- $templated_image_repository := get ((get $root "image") | default dict) "repository" }}
-{{- if and (kindIs "string" $templated_image_repository) (contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $templated_image_repository " ")) }}
-{{- $broken = append $broken "image.repository: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a value" }}
+{{- $valuesMethods := (list "YAML" "Table" "AsMap" "Encode" "PathValue") }}
+{{- $notSecret := (list "pullsecrets" "createazureoperatorsecret" "secretkeyref") }}
+{{- $secretWord := "secret|.secret|ecret|.ecret|escret|s.ecret|scret|s.cret|sceret|se.cret|seret|se.ret|sercet|sec.ret|secet|sec.et|secert|secr.et|secrt|secr.t|secrte|secre.t|secre|secre.|secret.|password|.password|assword|.assword|apssword|p.assword|pssword|p.ssword|psasword|pa.ssword|pasword|pa.sword|pas.sword|pas.word|paswsord|pass.word|passord|pass.ord|passowrd|passw.ord|passwrd|passw.rd|passwrod|passwo.rd|passwod|passwo.d|passwodr|passwor.d|passwor|passwor.|password.|passwd|.passwd|asswd|.asswd|apsswd|p.asswd|psswd|p.sswd|psaswd|pa.sswd|paswd|pa.swd|pas.swd|pas.wd|paswsd|pass.wd|passd|pass.d|passdw|passw.d|passw|passw.|passwd.|certificate|.certificate|ertificate|.ertificate|ecrtificate|c.ertificate|crtificate|c.rtificate|cretificate|ce.rtificate|cetificate|ce.tificate|cetrificate|cer.tificate|cerificate|cer.ificate|ceritficate|cert.ificate|certficate|cert.ficate|certfiicate|certi.ficate|certiicate|certi.icate|certiifcate|certif.icate|certifcate|certif.cate|certifciate|certifi.cate|certifiate|certifi.ate|certifiacte|certific.ate|certificte|certific.te|certifictae|certifica.te|certificae|certifica.e|certificaet|certificat.e|certificat|certificat.|certificate.|token|(?:secr|secre|pass|passw|passwo|passwor|cert|certi|certif|certifi|certific|certifica|certificat|toke)$" }}
+{{- range (list (list "image.repository" (get ((get $root "image") | default dict) "repository")) (list "metrics.address" (get ((get $root "metrics") | default dict) "address"))) }}
+{{- $path := index . 0 }}
+{{- $text := index . 1 }}
+{{- if kindIs "string" $text }}
+{{- if contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $text " ") }}
+{{- $broken = append $broken (printf "%s: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path) }}
 {{- end }}
-{{- $templated_metrics_address := get ((get $root "metrics") | default dict) "address" }}
-{{- if and (kindIs "string" $templated_metrics_address) (contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $templated_metrics_address " ")) }}
-{{- $broken = append $broken "metrics.address: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a value" }}
+{{- range regexFindAll "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $text -1 }}
+{{- $action := . }}
+{{- $keys := rest (regexFindAll "[A-Za-z_][A-Za-z0-9_]*" $action -1) }}
+{{- $words := list }}
+{{- $method := false }}
+{{- $secret := false }}
+{{- range $keys }}
+{{- $word := lower . }}
+{{- $words = append $words $word }}
+{{- if has . $valuesMethods }}{{- $method = true }}{{- end }}
+{{- if and (not (has $word $notSecret)) (regexMatch $secretWord $word) }}{{- $secret = true }}{{- end }}
+{{- end }}
+{{- if and (has "extraenv" $words) (eq (last $words) "value") }}{{- $secret = true }}{{- end }}
+{{- $node := $root }}
+{{- range $keys }}{{- if kindIs "map" $node }}{{- $node = get $node . }}{{- else }}{{- $node = "" }}{{- end }}{{- end }}
+{{- if $method }}
+{{- $broken = append $broken (printf "%s: %s names a method of Helm's values (YAML, Table, AsMap, Encode, PathValue), which Helm calls instead of reading a key: .Values.YAML prints every value, secrets included; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path $action) }}
+{{- else if $secret }}
+{{- $broken = append $broken (printf "%s: %s names a secret value, which must not reach the pod spec; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path $action) }}
+{{- else if or (kindIs "map" $node) (kindIs "slice" $node) }}
+{{- $broken = append $broken (printf "%s: %s is a map or a list, which Helm prints with everything under it, secrets included; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path $action) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- $crdPattern := get $root "crdPattern" }}
 {{- $crdEntries := list }}
