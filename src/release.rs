@@ -230,7 +230,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
     if let Some(previous) = previous {
         let current = crate::diff::Side {
             manifests: release_manifests(&out)?,
-            values: crate::yaml::from_str(&chart["values.yaml"]).ok(),
+            values: crate::yaml::parse_value(&chart["values.yaml"]).ok(),
             schema: serde_json::from_str(&chart["values.schema.json"]).ok(),
         };
         let changes = crate::diff::compare(&previous, &current);
@@ -285,7 +285,7 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
 /// The index for this release alone: one entry.
 fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> serde_json::Value {
     let chart: serde_json::Value =
-        crate::yaml::from_str(chart_yaml).expect("the rendered Chart.yaml parses");
+        crate::yaml::parse_value(chart_yaml).expect("the rendered Chart.yaml parses");
     let mut entry = chart.as_object().cloned().unwrap_or_default();
     entry.insert("created".into(), json!(rfc3339(epoch)));
     entry.insert("digest".into(), json!(sha256_hex(tgz)));
@@ -309,10 +309,10 @@ pub fn merge_index(existing: &[u8], new: &serde_json::Value) -> Result<String, R
         message,
     };
     let text = std::str::from_utf8(existing).map_err(|_| fail("not UTF-8 text".into()))?;
-    let mut index: Value = match crate::yaml::from_str::<Option<Value>>(text) {
-        Ok(Some(Value::Object(map))) => Value::Object(map),
-        Ok(None) => json!({}),
-        Ok(Some(_)) => return Err(fail("not a mapping".into())),
+    let mut index: Value = match crate::yaml::parse_value(text) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(Value::Null) => json!({}),
+        Ok(_) => return Err(fail("not a mapping".into())),
         Err(err) => return Err(fail(format!("not YAML: {err}"))),
     };
     let map = index.as_object_mut().expect("a mapping");
@@ -396,7 +396,7 @@ mod tests {
         );
         let new = json!({"apiVersion": "v1", "entries": {CHART_NAME: [entry("2.22.0"), entry("2.10.0")]}, "generated": "2026-01-01T00:00:00Z"});
         let merged: serde_json::Value =
-            crate::yaml::from_str(&merge_index(existing.as_bytes(), &new).unwrap()).unwrap();
+            crate::yaml::parse_value(&merge_index(existing.as_bytes(), &new).unwrap()).unwrap();
         let versions: Vec<&str> = merged["entries"][CHART_NAME]
             .as_array()
             .unwrap()
