@@ -98,7 +98,9 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
     })
 }
 
-fn valid_image_tag(tag: &str) -> bool {
+/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
+/// not starting with . or -.
+pub(crate) fn valid_image_tag(tag: &str) -> bool {
     (1..=128).contains(&tag.len())
         && !tag.starts_with(['.', '-'])
         && tag

@@ -336,18 +336,18 @@ impl<'a> Builder<'a> {
                         break;
                     }
                     let key_at = position(&key_span);
-                    let mut merge = false;
-                    let key = match event {
+                    let (key, merge) = match event {
                         Event::Scalar(text, style, _, tag) => {
                             // A merge key is a plain `<<`; quoted, it is text.
-                            merge = style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                            let merge =
+                                style == ScalarStyle::Plain && tag.is_none() && text == "<<";
                             let key_pointer = self.child(pointer, escape_segment(&text));
                             let notes = (self.keep == Keep::Spans).then_some(&mut self.notes);
                             match scalar(&text, style, tag.as_deref(), key_at, &key_pointer, notes)?
                             {
-                                Value::String(s) => s,
-                                Value::Null => "null".to_string(),
-                                other => other.to_string(),
+                                Value::String(s) => (s, merge),
+                                Value::Null => ("null".to_string(), merge),
+                                other => (other.to_string(), merge),
                             }
                         }
                         _ => {
