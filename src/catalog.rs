@@ -551,7 +551,13 @@ impl Importer {
                     }
                     self.image_tag = Some(tag);
                     for (i, arg) in container["args"].as_array().into_iter().flatten().enumerate() {
-                        if let Some(flag) = arg.as_str().and_then(flag_name) {
+                        let Some(arg) = arg.as_str() else {
+                            return Err(refuse(
+                                format!("{at}/args/{i}"),
+                                format!("a container's args are strings, not {arg}"),
+                            ));
+                        };
+                        if let Some(flag) = flag_name(arg) {
                             if let Some(message) = grammar::problem(Field::Flag, flag) {
                                 return Err(refuse(format!("{at}/args/{i}"), message));
                             }
@@ -559,12 +565,14 @@ impl Importer {
                         }
                     }
                     for (i, env) in container["env"].as_array().into_iter().flatten().enumerate() {
-                        if let Some(env_name) = env["name"].as_str() {
-                            if let Some(message) = grammar::problem(Field::EnvName, env_name) {
-                                return Err(refuse(format!("{at}/env/{i}/name"), message));
-                            }
-                            self.env.push(env_name.to_string());
+                        let at = format!("{at}/env/{i}/name");
+                        let Some(env_name) = env["name"].as_str() else {
+                            return Err(refuse(at, "an environment variable has a name".into()));
+                        };
+                        if let Some(message) = grammar::problem(Field::EnvName, env_name) {
+                            return Err(refuse(at, message));
                         }
+                        self.env.push(env_name.to_string());
                     }
                 }
             }

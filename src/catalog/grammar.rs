@@ -90,7 +90,8 @@ const FLAG_MAX: usize = 128;
 pub fn problem(field: Field, text: &str) -> Option<String> {
     let what = field.description();
     let bad = |why: &str| Some(format!("{text:?} is not {what}: {why}"));
-    if text.contains('*') && matches!(field, Field::RuleGroup | Field::RuleResource | Field::Verb) {
+    let wildcard = text == "*" || text.starts_with("*/") || text.ends_with("/*");
+    if wildcard && matches!(field, Field::RuleGroup | Field::RuleResource | Field::Verb) {
         return bad(
             "a wildcard would grant the controller every one there is, and ASO's releases name what they need",
         );

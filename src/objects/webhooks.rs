@@ -107,13 +107,21 @@ const VALIDATING: Flavour = Flavour {
 
 fn configuration(group: &Group, flavour: &Flavour) -> Resource {
     let short = group.short_name();
+    let name = format!("{NAME_PREFIX}{short}-{}", flavour.suffix);
     let mut object = header(
         "admissionregistration.k8s.io/v1",
         flavour.kind,
-        &format!("{NAME_PREFIX}{short}-{}", flavour.suffix),
+        &name,
         false,
         vec![inject_ca()],
     );
+    // The name holds the catalog's group: through the json helper too.
+    match &mut object[2] {
+        Entry::Field(_, crate::describe::Node::Map(metadata)) => {
+            metadata[0] = json("name", Expr::str(name));
+        }
+        _ => unreachable!("header puts metadata third"),
+    }
     object.push(Entry::Note(
         "One webhook per served resource version of the group (values/catalog.json).",
     ));
