@@ -215,7 +215,10 @@ impl Catalog {
                 }
             }
         }
-        for (kind, roles) in [("clusterRoles", &self.cluster_roles), ("roles", &self.roles)] {
+        for (kind, roles) in [
+            ("clusterRoles", &self.cluster_roles),
+            ("roles", &self.roles),
+        ] {
             for (name, rules) in roles {
                 let at = format!("/{kind}/{}", crate::pointer::escape_segment(name));
                 if let Some(found) = check(Field::RoleName, name, at.clone()) {
@@ -297,7 +300,10 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
 /// ones not empty. The error's pointer is relative to the rule.
 fn check_rule(rule: &Value) -> Result<(), (String, String)> {
     let Some(map) = rule.as_object() else {
-        return Err((String::new(), "a rule is a map of apiGroups, resources and verbs".into()));
+        return Err((
+            String::new(),
+            "a rule is a map of apiGroups, resources and verbs".into(),
+        ));
     };
     for (key, value) in map {
         let Some((_, field, _)) = RULE_FIELDS.iter().find(|(name, _, _)| name == key) else {
@@ -325,7 +331,12 @@ fn check_rule(rule: &Value) -> Result<(), (String, String)> {
         }
     }
     for (key, _, required) in RULE_FIELDS {
-        if required && map.get(key).and_then(Value::as_array).is_none_or(Vec::is_empty) {
+        if required
+            && map
+                .get(key)
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty)
+        {
             return Err((
                 String::new(),
                 format!("a rule needs at least one entry in `{key}`"),
@@ -420,9 +431,10 @@ impl From<YamlError> for Stop {
 /// webhook) and why it does not have the shape ASO's webhooks have.
 fn webhook_entry(hook: &Value) -> Result<(String, Webhook), (String, String)> {
     let rules = hook["rules"].as_array().filter(|r| r.len() == 1);
-    let rule = rules
-        .map(|r| &r[0])
-        .ok_or(("/rules".to_string(), "expected exactly one rule".to_string()))?;
+    let rule = rules.map(|r| &r[0]).ok_or((
+        "/rules".to_string(),
+        "expected exactly one rule".to_string(),
+    ))?;
     let one = |key: &str, field: Field| -> Result<String, (String, String)> {
         match rule[key].as_array().map(Vec::as_slice) {
             Some([Value::String(value)]) => match grammar::problem(field, value) {
@@ -467,14 +479,17 @@ fn webhook_entry(hook: &Value) -> Result<(String, Webhook), (String, String)> {
 /// index, and the image's tag.
 fn controller_container(deployment: &Value) -> Option<(usize, &Value, String)> {
     let containers = deployment["spec"]["template"]["spec"]["containers"].as_array()?;
-    containers.iter().enumerate().find_map(|(index, container)| {
-        let image = container["image"].as_str()?;
-        let image = image.split('@').next().unwrap_or(image);
-        let (repository, tag) = image.rsplit_once(':')?;
-        repository
-            .ends_with("/azureserviceoperator")
-            .then(|| (index, container, tag.to_string()))
-    })
+    containers
+        .iter()
+        .enumerate()
+        .find_map(|(index, container)| {
+            let image = container["image"].as_str()?;
+            let image = image.split('@').next().unwrap_or(image);
+            let (repository, tag) = image.rsplit_once(':')?;
+            repository
+                .ends_with("/azureserviceoperator")
+                .then(|| (index, container, tag.to_string()))
+        })
 }
 
 /// The flag an argument passes (`--v=2` passes `v`), if it is a flag.
@@ -528,7 +543,12 @@ impl Importer {
             // Mutating and validating webhooks cover the same resource
             // versions; the mutating ones are read.
             "MutatingWebhookConfiguration" => {
-                for (index, hook) in object["webhooks"].as_array().into_iter().flatten().enumerate() {
+                for (index, hook) in object["webhooks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
                     let (group, webhook) = webhook_entry(hook).map_err(|(pointer, message)| {
                         let hook_name = hook["name"].as_str().unwrap_or_default();
                         let mut refusal = refuse(format!("/webhooks/{index}{pointer}"), message);
@@ -550,7 +570,12 @@ impl Importer {
                         return Err(refuse(format!("{at}/image"), message));
                     }
                     self.image_tag = Some(tag);
-                    for (i, arg) in container["args"].as_array().into_iter().flatten().enumerate() {
+                    for (i, arg) in container["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
                         let Some(arg) = arg.as_str() else {
                             return Err(refuse(
                                 format!("{at}/args/{i}"),
@@ -564,7 +589,12 @@ impl Importer {
                             self.flags.insert(flag.to_string());
                         }
                     }
-                    for (i, env) in container["env"].as_array().into_iter().flatten().enumerate() {
+                    for (i, env) in container["env"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
                         let at = format!("{at}/env/{i}/name");
                         let Some(env_name) = env["name"].as_str() else {
                             return Err(refuse(at, "an environment variable has a name".into()));

@@ -150,10 +150,12 @@ pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Valu
 
 /// A chart's values.yaml text as a document (an empty file is `{}`).
 fn parse_values(path: &Path, text: &str) -> Result<Value, DiffError> {
-    Ok(match yaml::parse_value(text).map_err(|err| invalid(path, err))? {
-        Value::Null => Value::Object(Default::default()),
-        value => value,
-    })
+    Ok(
+        match yaml::parse_value(text).map_err(|err| invalid(path, err))? {
+            Value::Null => Value::Object(Default::default()),
+            value => value,
+        },
+    )
 }
 
 fn read_chart(dir: &Path, side: &mut Side, budget: &mut Budget) -> Result<(), DiffError> {

@@ -311,7 +311,10 @@ mod tests {
         assert_eq!(&ours, value, "asogen's reader reads back:\n{text}");
         if value.is_object() {
             let located = crate::yaml::parse_document(&text).unwrap();
-            assert_eq!(&located.value, value, "the values reader reads back:\n{text}");
+            assert_eq!(
+                &located.value, value,
+                "the values reader reads back:\n{text}"
+            );
         }
     }
 

@@ -235,21 +235,61 @@ const FIELDS: [(&str, &str, &str, &str); 13] = [
         "mcr.microsoft.com/k8s/azureserviceoperator:{}",
         "spec.template.spec.containers[0].image",
     ),
-    ("ARG", "--v=2", "--{}", "spec.template.spec.containers[0].args[1]"),
-    ("ENV", "AZURE_CLIENT_ID", "{}", "spec.template.spec.containers[0].env[0].name"),
+    (
+        "ARG",
+        "--v=2",
+        "--{}",
+        "spec.template.spec.containers[0].args[1]",
+    ),
+    (
+        "ENV",
+        "AZURE_CLIENT_ID",
+        "{}",
+        "spec.template.spec.containers[0].env[0].name",
+    ),
     (
         "PATH",
         "/mutate-widgets-azure-com-v1api20250101-widget",
         "/mutate-widgets-azure-com-v1api20250101-{}",
         "webhooks[0].clientConfig.service.path",
     ),
-    ("GROUP", "widgets.azure.com", "{}", "webhooks[0].rules[0].apiGroups[0]"),
-    ("VERSION", "v1api20250101", "{}", "webhooks[0].rules[0].apiVersions[0]"),
-    ("RESOURCE", "widgets", "{}", "webhooks[0].rules[0].resources[0]"),
-    ("ROLE", "azureserviceoperator-manager-role", "azureserviceoperator-{}", "metadata.name"),
-    ("RULE_GROUP", "widgets.azure.com", "{}", "rules[0].apiGroups[0]"),
+    (
+        "GROUP",
+        "widgets.azure.com",
+        "{}",
+        "webhooks[0].rules[0].apiGroups[0]",
+    ),
+    (
+        "VERSION",
+        "v1api20250101",
+        "{}",
+        "webhooks[0].rules[0].apiVersions[0]",
+    ),
+    (
+        "RESOURCE",
+        "widgets",
+        "{}",
+        "webhooks[0].rules[0].resources[0]",
+    ),
+    (
+        "ROLE",
+        "azureserviceoperator-manager-role",
+        "azureserviceoperator-{}",
+        "metadata.name",
+    ),
+    (
+        "RULE_GROUP",
+        "widgets.azure.com",
+        "{}",
+        "rules[0].apiGroups[0]",
+    ),
     ("RULE_RESOURCE", "widgets", "{}", "rules[0].resources[0]"),
-    ("RESOURCE_NAME", "one-widget", "{}", "rules[0].resourceNames[0]"),
+    (
+        "RESOURCE_NAME",
+        "one-widget",
+        "{}",
+        "rules[0].resourceNames[0]",
+    ),
     ("VERB", "get", "{}", "rules[0].verbs[0]"),
     // The same verb written as a wildcard with a flow list after it.
     ("VERB", "get", "{}", "rules[0].verbs[0]"),
@@ -357,7 +397,11 @@ fn a_tampered_string_in_any_field_is_refused_with_its_file_line_column_and_key()
             std::fs::write(&manifest, tampered(field, &value, false)).unwrap();
             let out = import(&manifest, &catalog, &[]);
             let stderr = text(&out.stderr);
-            assert_eq!(out.status.code(), Some(1), "{field} {value:?} unquoted: {stderr}");
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{field} {value:?} unquoted: {stderr}"
+            );
             let named = stderr
                 .split(&format!("{}:", manifest.display()))
                 .nth(1)
@@ -445,8 +489,14 @@ fn a_hand_edited_catalog_is_refused_with_its_line_column_and_key() {
     let pointers = [
         ("/release", "release"),
         ("/groups/0/group", "groups[0].group"),
-        ("/groups/0/webhooks/0/version", "groups[0].webhooks[0].version"),
-        ("/groups/0/webhooks/0/resource", "groups[0].webhooks[0].resource"),
+        (
+            "/groups/0/webhooks/0/version",
+            "groups[0].webhooks[0].version",
+        ),
+        (
+            "/groups/0/webhooks/0/resource",
+            "groups[0].webhooks[0].resource",
+        ),
         ("/groups/0/webhooks/0/kind", "groups[0].webhooks[0].kind"),
         (
             "/clusterRoles/manager-role/0/apiGroups/0",
@@ -498,7 +548,8 @@ fn a_hand_edited_catalog_is_refused_with_its_line_column_and_key() {
     edited["roles"]["leader-election-role"][0]["verbs"] = serde_json::json!([]);
     let err = Catalog::from_json("catalog.json", &edited.to_string()).unwrap_err();
     assert!(
-        err.to_string().contains("roles.leader-election-role[0]: a rule needs at least one entry in `verbs`"),
+        err.to_string()
+            .contains("roles.leader-election-role[0]: a rule needs at least one entry in `verbs`"),
         "{err}"
     );
 }

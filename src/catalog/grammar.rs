@@ -99,7 +99,9 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
     match field {
         Field::WebhookGroup => match names::subdomain_problem(text) {
             Some(why) => bad(&why),
-            None if !text.contains('.') => bad("an API group of custom resources has at least one dot"),
+            None if !text.contains('.') => {
+                bad("an API group of custom resources has at least one dot")
+            }
             None => None,
         },
         Field::RuleGroup => match text {
@@ -132,7 +134,9 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
             if !crate::release::valid_image_tag(text) {
                 bad("an image tag is 1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -")
             } else if let Err(err) = semver::Version::parse(version) {
-                bad(&format!("write v and a SemVer 2 version, e.g. v2.20.0 ({err})"))
+                bad(&format!(
+                    "write v and a SemVer 2 version, e.g. v2.20.0 ({err})"
+                ))
             } else {
                 None
             }
@@ -140,7 +144,9 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
         Field::Flag => {
             let ok = (1..=FLAG_MAX).contains(&text.len())
                 && text.starts_with(|c: char| c.is_ascii_alphanumeric())
-                && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
             (!ok).then(|| {
                 format!(
                     "{text:?} is not {what}: letters, digits, -, _ and ., starting with a letter or digit"
@@ -149,9 +155,13 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
         }
         Field::EnvName => {
             let ok = text.starts_with(|c: char| c.is_ascii_alphabetic() || "-._".contains(c))
-                && text.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c));
             (!ok).then(|| {
-                format!("{text:?} is not {what}: letters, digits, -, . and _, not starting with a digit")
+                format!(
+                    "{text:?} is not {what}: letters, digits, -, . and _, not starting with a digit"
+                )
             })
         }
     }
@@ -204,7 +214,15 @@ mod tests {
             (
                 Field::WebhookGroup,
                 &["resources.azure.com", "network.frontdoor.azure.com"],
-                &["apps", "", "a..b", "A.com", "x.com\n", "{{ . }}.com", "'x'.com"],
+                &[
+                    "apps",
+                    "",
+                    "a..b",
+                    "A.com",
+                    "x.com\n",
+                    "{{ . }}.com",
+                    "'x'.com",
+                ],
             ),
             (
                 Field::RuleGroup,
@@ -213,13 +231,20 @@ mod tests {
             ),
             (
                 Field::Version,
-                &["v1", "v1beta1", "v1api20230101preview", "v1api20230101storage"],
+                &[
+                    "v1",
+                    "v1beta1",
+                    "v1api20230101preview",
+                    "v1api20230101storage",
+                ],
                 &["", "V1", "1v", "v1-", "v1 ", "v1\"", &"v".repeat(64)],
             ),
             (
                 Field::RuleResource,
                 &["secrets", "resourcegroups/status", "deployments/finalizers"],
-                &["*", "*/status", "pods/*", "a/b/c", "Pods", "a b", "/status", "x/"],
+                &[
+                    "*", "*/status", "pods/*", "a/b/c", "Pods", "a b", "/status", "x/",
+                ],
             ),
             (
                 Field::Verb,
