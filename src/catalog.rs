@@ -399,6 +399,9 @@ impl ImportError {
             ImportError::Refused { .. } | ImportError::Flag { .. } | ImportError::Release(_) => {
                 "a catalog holds names as Kubernetes defines them and nothing else; check that the file is the release's own, unchanged"
             }
+            ImportError::Parse { .. } => {
+                "the release's own manifests are YAML a YAML 1.1 reader (kubectl's, Helm's) reads; check that the file is the release's own, unchanged"
+            }
             _ => {
                 "give the release's install manifest (or its webhook configurations and ClusterRoles)"
             }

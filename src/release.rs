@@ -188,6 +188,11 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         Some(dir) => Some(read_previous(dir)?),
         None => None,
     };
+    // Read before anything is rendered: a bad index is refused at once.
+    let existing_index = match &request.existing_index {
+        Some(existing) => Some(read_index(existing)?),
+        None => None,
+    };
     let release = Release {
         chart_version: request.version.clone(),
         app_version: image_tag,
@@ -211,8 +216,8 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         &tgz,
         request.source_date_epoch,
     );
-    let index = match &request.existing_index {
-        Some(existing) => merge_index(existing, &index)?,
+    let index = match existing_index {
+        Some(existing) => merge_parsed_index(existing, &index)?,
         None => crate::yaml::to_yaml(&index),
     };
     out.insert("index.yaml".into(), index.into_bytes());
@@ -305,18 +310,39 @@ fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> serde_
 /// entry of the same version is replaced, each chart's versions newest
 /// first, `generated` is this release's.
 pub fn merge_index(existing: &[u8], new: &serde_json::Value) -> Result<String, ReleaseError> {
-    use serde_json::Value;
-    let fail = |message: String| ReleaseError::Index {
+    merge_parsed_index(read_index(existing)?, new)
+}
+
+fn index_error(message: String) -> ReleaseError {
+    ReleaseError::Index {
         path: "index.yaml".into(),
         message,
-    };
-    let text = std::str::from_utf8(existing).map_err(|_| fail("not UTF-8 text".into()))?;
-    let mut index: Value = match crate::yaml::parse_value(text) {
-        Ok(Value::Object(map)) => Value::Object(map),
-        Ok(Value::Null) => json!({}),
-        Ok(_) => return Err(fail("not a mapping".into())),
-        Err(err) => return Err(fail(format!("not YAML: {err}"))),
-    };
+    }
+}
+
+/// A chart repository's index.yaml, read (through the one YAML reader,
+/// within its bounds) as a mapping.
+fn read_index(existing: &[u8]) -> Result<serde_json::Value, ReleaseError> {
+    use serde_json::Value;
+    let text = std::str::from_utf8(existing).map_err(|_| index_error("not UTF-8 text".into()))?;
+    match crate::yaml::parse_value(text) {
+        Ok(Value::Object(map)) => Ok(Value::Object(map)),
+        Ok(Value::Null) => Ok(json!({})),
+        Ok(_) => Err(index_error("not a mapping".into())),
+        Err(err) => Err(ReleaseError::Index {
+            path: format!("index.yaml:{}:{}", err.position.line, err.position.column),
+            message: format!("not YAML: {}", err.message),
+        }),
+    }
+}
+
+/// Merges this release's index into a read index (see [`merge_index`]).
+fn merge_parsed_index(
+    mut index: serde_json::Value,
+    new: &serde_json::Value,
+) -> Result<String, ReleaseError> {
+    use serde_json::Value;
+    let fail = index_error;
     let map = index.as_object_mut().expect("a mapping");
     if let Some(version) = map.get("apiVersion")
         && version != "v1"
