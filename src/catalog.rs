@@ -359,21 +359,8 @@ pub enum ImportError {
     },
     /// A string or an object of a manifest is not what an ASO release
     /// holds.
-    #[error("{file}{}: {object}, {key}: {message}", position(*line, *column))]
-    Refused {
-        /// The file.
-        file: String,
-        /// The line of the key (or value), when found.
-        line: Option<usize>,
-        /// Its column.
-        column: Option<usize>,
-        /// The object (`ClusterRole azureserviceoperator-manager-role`).
-        object: String,
-        /// The dotted key path in the object.
-        key: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Refused(Box<Refused>),
     /// `--release` is not a release tag.
     #[error("--release: {0}")]
     Release(String),
@@ -396,7 +383,7 @@ impl ImportError {
     /// What to do about it.
     pub fn help(&self) -> &'static str {
         match self {
-            ImportError::Refused { .. } | ImportError::Flag { .. } | ImportError::Release(_) => {
+            ImportError::Refused(_) | ImportError::Flag { .. } | ImportError::Release(_) => {
                 "a catalog holds names as Kubernetes defines them and nothing else; check that the file is the release's own, unchanged"
             }
             ImportError::Parse { .. } => {
@@ -407,6 +394,24 @@ impl ImportError {
             }
         }
     }
+}
+
+/// A manifest string or object an import refuses, where it is and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {object}, {key}: {message}", position(*line, *column))]
+pub struct Refused {
+    /// The file.
+    pub file: String,
+    /// The line of the key (or value), when found.
+    pub line: Option<usize>,
+    /// Its column.
+    pub column: Option<usize>,
+    /// The object (`ClusterRole azureserviceoperator-manager-role`).
+    pub object: String,
+    /// The dotted key path in the object.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
 }
 
 /// A manifest string or object refused: where in its document, and why.
@@ -710,14 +715,14 @@ pub fn import(
                     .strip_prefix("/items/")
                     .and_then(|rest| rest.split_once('/').map(|(_, inner)| format!("/{inner}")))
                     .unwrap_or_else(|| refusal.pointer.clone());
-                return Err(ImportError::Refused {
+                return Err(ImportError::Refused(Box::new(Refused {
                     file: file.clone(),
                     line: at.map(|at| at.line),
                     column: at.map(|at| at.column),
                     object: refusal.object,
                     key: to_key_path(&inner),
                     message: refusal.message,
-                });
+                })));
             }
         }
     }

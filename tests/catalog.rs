@@ -522,7 +522,7 @@ fn a_hand_edited_catalog_is_refused_with_its_line_column_and_key() {
     for (i, (pointer, key)) in pointers.into_iter().enumerate() {
         for payload in PAYLOADS.iter().skip(i % 4).step_by(4) {
             let mut edited = committed.clone();
-            *edited.pointer_mut(pointer).unwrap() = serde_json::Value::from(payload);
+            *edited.pointer_mut(pointer).unwrap() = serde_json::Value::from(*payload);
             let text = serde_json::to_string_pretty(&edited).unwrap();
             let quoted = serde_json::to_string(payload).unwrap();
             let (index, line) = text

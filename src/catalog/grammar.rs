@@ -108,7 +108,7 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
             "" => None,
             _ => names::subdomain_problem(text).and_then(|why| bad(&why)),
         },
-        Field::Version | Field::Resource | Field::Kind => dns1035(text).and_then(|why| bad(why)),
+        Field::Version | Field::Resource | Field::Kind => dns1035(text).and_then(&bad),
         Field::RuleResource => {
             let mut parts = text.splitn(2, '/');
             let resource = parts.next().unwrap_or_default();

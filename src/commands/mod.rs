@@ -87,7 +87,7 @@ pub enum Error {
     /// The catalog compiled into this build breaks its grammar (a
     /// hand-edited values/catalog.json): nothing it would render is used.
     #[error("{0}\nhelp: {help}", help = crate::catalog::CatalogError::HELP)]
-    BuiltinCatalog(crate::catalog::CatalogError),
+    BuiltinCatalog(Box<crate::catalog::CatalogError>),
     /// Standard output failed; `exit_code` is the command's own when it
     /// failed too (its error is in `command`), else 2.
     #[error("{source}")]
@@ -153,7 +153,8 @@ pub fn run(args: Cli) -> Result<Status, Error> {
         args.command,
         crate::cli::Command::Catalog { .. } | crate::cli::Command::Completions { .. }
     ) {
-        crate::catalog::Catalog::check_builtin().map_err(Error::BuiltinCatalog)?;
+        crate::catalog::Catalog::check_builtin()
+            .map_err(|err| Error::BuiltinCatalog(Box::new(err)))?;
     }
     let config = Config::from_args(args)?;
     let mut stdout = Stdout::new();
