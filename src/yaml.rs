@@ -907,4 +907,62 @@ mod tests {
         assert_eq!(err.key, "x.z");
         assert_eq!(err.position, Position { line: 2, column: 6 });
     }
+
+    #[test]
+    fn streams_count_documents_and_locate_nodes_again() {
+        let stream = "a: 1\n---\n---\nkind: X\nrules:\n- verbs: [get, 'x{{']\n";
+        let mut seen = Vec::new();
+        for_each_document(stream, |index, value| {
+            seen.push((index, value));
+            Ok::<_, YamlError>(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 3);
+        assert!(seen[1].1.is_null());
+        assert_eq!(parse_stream(stream).unwrap().len(), 2);
+        assert_eq!(
+            locate(stream, 2, "/rules/0/verbs/1"),
+            Some(Position {
+                line: 6,
+                column: 16
+            })
+        );
+        // A key: its position; a missing node: its nearest ancestor.
+        assert_eq!(
+            locate(stream, 2, "/rules/0/verbs"),
+            Some(Position { line: 6, column: 3 })
+        );
+        assert_eq!(
+            locate(stream, 2, "/rules/0/resources/0"),
+            Some(Position { line: 6, column: 3 })
+        );
+    }
+
+    #[test]
+    fn one_document_files_and_what_every_reader_refuses() {
+        assert_eq!(parse_value("").unwrap(), Value::Null);
+        assert!(parse_value("a: 1\n---\nb: 2\n").is_err());
+        // Beyond 64 bits, outside values files: as Kubernetes reads it.
+        assert_eq!(
+            parse_value("max: 18446744073709551615\n").unwrap()["max"],
+            u64::MAX
+        );
+        assert!(parse_document("max: 18446744073709551615\n").is_err());
+        // A quoted `<<` is a key like any other; a plain one merges.
+        assert_eq!(parse_value("'<<': 1\n").unwrap()["<<"], 1);
+        assert!(parse_value("a: &a {x: 1}\nb:\n  <<: *a\n").is_err());
+        for deep in [
+            format!("k: {}", "[".repeat(300)),
+            format!("k: {}1", "{a: ".repeat(200)),
+            format!("k:\n{}x\n", "- ".repeat(200)),
+        ] {
+            for err in [
+                parse_value(&deep).unwrap_err(),
+                parse_stream(&deep).unwrap_err(),
+                parse_document(&deep).unwrap_err(),
+            ] {
+                assert!(err.message.contains("nesting deeper than 128"), "{err}");
+            }
+        }
+    }
 }
