@@ -144,22 +144,26 @@ impl Catalog {
     /// it first ([`Catalog::check_builtin`]); a build whose catalog breaks
     /// the grammar stops here with the same message.
     pub fn builtin() -> Arc<Catalog> {
-        static BUILTIN: std::sync::OnceLock<Arc<Catalog>> = std::sync::OnceLock::new();
-        Arc::clone(BUILTIN.get_or_init(|| {
-            Arc::new(
-                Catalog::from_json(CATALOG_FILE, CATALOG_JSON)
-                    .unwrap_or_else(|err| panic!("{err}\nhelp: {}", CatalogError::HELP)),
-            )
-        }))
+        match Catalog::read_builtin() {
+            Ok(catalog) => Arc::clone(catalog),
+            Err(err) => panic!("{err}\nhelp: {}", CatalogError::HELP),
+        }
     }
 
     /// Checks the catalog compiled into this build: its shape and every
     /// string's grammar.
     pub fn check_builtin() -> Result<(), CatalogError> {
-        static CHECKED: std::sync::OnceLock<Result<(), CatalogError>> = std::sync::OnceLock::new();
-        CHECKED
-            .get_or_init(|| Catalog::from_json(CATALOG_FILE, CATALOG_JSON).map(|_| ()))
-            .clone()
+        Catalog::read_builtin()
+            .as_ref()
+            .map(|_| ())
+            .map_err(|err| err.clone())
+    }
+
+    /// The compiled-in catalog, read and checked once per process.
+    fn read_builtin() -> &'static Result<Arc<Catalog>, CatalogError> {
+        static BUILTIN: std::sync::OnceLock<Result<Arc<Catalog>, CatalogError>> =
+            std::sync::OnceLock::new();
+        BUILTIN.get_or_init(|| Catalog::from_json(CATALOG_FILE, CATALOG_JSON).map(Arc::new))
     }
 
     /// Reads a catalog file (`file` names it in messages): its shape, then

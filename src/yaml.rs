@@ -178,7 +178,7 @@ struct Builder<'a> {
     max_nodes: usize,
     notes: Vec<YamlNote>,
     /// Every value scalar: its character range, whether it is quoted, its
-    /// pointer; kept only when the text holds a line separator.
+    /// pointer; kept only for a values file that holds a line separator.
     scalars: Option<Vec<(usize, usize, bool, String)>>,
 }
 
@@ -194,7 +194,9 @@ impl<'a> Builder<'a> {
                 Position { line: 1, column: 1 },
             ));
         }
-        let separators = source.contains(['\u{85}', '\u{2028}', '\u{2029}']);
+        // Values must mean to asogen what they mean to Helm; other YAML
+        // (release manifests with long descriptions) is read as it is.
+        let separators = keep == Keep::Spans && source.contains(['\u{85}', '\u{2028}', '\u{2029}']);
         Ok(Builder {
             parser: Parser::new_from_str(source),
             keep,
@@ -418,8 +420,8 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Refuses line separators read otherwise by YAML 1.1 (see
-    /// [`line_separators`]), once the whole text was read.
+    /// Refuses line separators read otherwise by YAML 1.1 in a values file
+    /// (see [`line_separators`]), once the whole text was read.
     fn finish(&self, source: &str) -> Result<(), YamlError> {
         match &self.scalars {
             Some(scalars) => line_separators(source, scalars),
