@@ -4,16 +4,31 @@
 //! cover, and the rules of the ClusterRoles and Roles the release ships.
 //! `asogen catalog import` writes it from a release's own manifests
 //! ([`import`]), so the next release is one command away.
+//!
+//! Every string of a catalog follows a closed grammar ([`grammar`]),
+//! checked where it comes from: an import refuses a manifest string that
+//! breaks it, naming the file, line, column and key, and the catalog
+//! compiled in is checked before any command uses it
+//! ([`Catalog::check_builtin`]), so neither a tampered manifest nor a
+//! hand-edited catalog can put anything but names into the chart.
 
+pub mod grammar;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::yaml;
+use crate::pointer::to_key_path;
+use crate::yaml::{self, YamlError};
+use grammar::Field;
 
 /// The catalog shipped with this build.
 pub const CATALOG_JSON: &str = include_str!("../values/catalog.json");
+
+/// Where the catalog shipped with this build comes from, for messages.
+pub const CATALOG_FILE: &str = "values/catalog.json";
 
 /// The prefix of every object name the release installs.
 pub const NAME_PREFIX: &str = "azureserviceoperator-";
@@ -29,13 +44,38 @@ pub struct Catalog {
     pub groups: Vec<Group>,
     /// The rules of each ClusterRole, by name without [`NAME_PREFIX`]
     /// (`manager-role`, `crd-manager-role`, `crd-reader-role`), as released.
-    pub cluster_roles: std::collections::BTreeMap<String, Vec<Value>>,
+    pub cluster_roles: BTreeMap<String, Vec<PolicyRule>>,
     /// The rules of each namespaced Role, by name without [`NAME_PREFIX`]
     /// (`leader-election-role`), as released.
-    pub roles: std::collections::BTreeMap<String, Vec<Value>>,
+    pub roles: BTreeMap<String, Vec<PolicyRule>>,
     /// What the release's controller reads.
     pub controller: Controller,
 }
+
+/// One rule of a ClusterRole or Role: resource rules only (ASO's roles
+/// grant no non-resource URLs), every string by [`grammar`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PolicyRule {
+    /// API groups (`""` is the core group).
+    pub api_groups: Vec<String>,
+    /// Resources, `plural` or `plural/subresource`.
+    pub resources: Vec<String>,
+    /// Object names the rule is limited to, if any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_names: Vec<String>,
+    /// Verbs.
+    pub verbs: Vec<String>,
+}
+
+/// The keys of a rule and the grammar of their entries; the first three
+/// may not be empty (Kubernetes' `ValidatePolicyRule`).
+const RULE_FIELDS: [(&str, Field, bool); 4] = [
+    ("apiGroups", Field::RuleGroup, true),
+    ("resources", Field::RuleResource, true),
+    ("resourceNames", Field::ResourceName, false),
+    ("verbs", Field::Verb, true),
+];
 
 /// The interface of the release's controller binary: a Deployment may pass
 /// only these flags (its flag set exits on any other, so the pod would
@@ -100,23 +140,123 @@ impl Webhook {
 
 impl Catalog {
     /// The catalog compiled into this build, read once and shared: every
-    /// model holds it, and a fleet has thousands of models.
+    /// model holds it, and a fleet has thousands of models. Commands check
+    /// it first ([`Catalog::check_builtin`]); a build whose catalog breaks
+    /// the grammar stops here with the same message.
     pub fn builtin() -> Arc<Catalog> {
-        static BUILTIN: std::sync::OnceLock<Arc<Catalog>> = std::sync::OnceLock::new();
-        Arc::clone(BUILTIN.get_or_init(|| {
-            Arc::new(
-                serde_json::from_str(CATALOG_JSON).expect("values/catalog.json is valid (tested)"),
-            )
-        }))
+        match Catalog::read_builtin() {
+            Ok(catalog) => Arc::clone(catalog),
+            Err(err) => panic!("{err}\nhelp: {}", CatalogError::HELP),
+        }
+    }
+
+    /// Checks the catalog compiled into this build: its shape and every
+    /// string's grammar.
+    pub fn check_builtin() -> Result<(), CatalogError> {
+        Catalog::read_builtin()
+            .as_ref()
+            .map(|_| ())
+            .map_err(|err| err.clone())
+    }
+
+    /// The compiled-in catalog, read and checked once per process.
+    fn read_builtin() -> &'static Result<Arc<Catalog>, CatalogError> {
+        static BUILTIN: std::sync::OnceLock<Result<Arc<Catalog>, CatalogError>> =
+            std::sync::OnceLock::new();
+        BUILTIN.get_or_init(|| Catalog::from_json(CATALOG_FILE, CATALOG_JSON).map(Arc::new))
+    }
+
+    /// Reads a catalog file (`file` names it in messages): its shape, then
+    /// every string's grammar, so a hand-edited catalog is refused with
+    /// the line, column and key of what breaks it.
+    pub fn from_json(file: &str, text: &str) -> Result<Catalog, CatalogError> {
+        let catalog: Catalog = serde_json::from_str(text).map_err(|err| CatalogError {
+            file: file.to_string(),
+            line: Some(err.line()),
+            column: Some(err.column()),
+            key: String::new(),
+            message: err.to_string(),
+        })?;
+        match catalog.problem() {
+            None => Ok(catalog),
+            Some((pointer, message)) => {
+                let at = yaml::locate(text, 0, &pointer);
+                Err(CatalogError {
+                    file: file.to_string(),
+                    line: at.map(|at| at.line),
+                    column: at.map(|at| at.column),
+                    key: to_key_path(&pointer),
+                    message,
+                })
+            }
+        }
+    }
+
+    /// The first string that breaks the grammar: its JSON pointer in the
+    /// catalog file and why.
+    pub fn problem(&self) -> Option<(String, String)> {
+        let check = |field: Field, text: &str, pointer: String| {
+            grammar::problem(field, text).map(|message| (pointer, message))
+        };
+        if let Some(found) = check(Field::Release, &self.release, "/release".into()) {
+            return Some(found);
+        }
+        for (g, group) in self.groups.iter().enumerate() {
+            let at = format!("/groups/{g}");
+            if let Some(found) = check(Field::WebhookGroup, &group.group, format!("{at}/group")) {
+                return Some(found);
+            }
+            for (w, hook) in group.webhooks.iter().enumerate() {
+                let at = format!("{at}/webhooks/{w}");
+                for (field, key, text) in [
+                    (Field::Version, "version", &hook.version),
+                    (Field::Resource, "resource", &hook.resource),
+                    (Field::Kind, "kind", &hook.kind),
+                ] {
+                    if let Some(found) = check(field, text, format!("{at}/{key}")) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+        for (kind, roles) in [
+            ("clusterRoles", &self.cluster_roles),
+            ("roles", &self.roles),
+        ] {
+            for (name, rules) in roles {
+                let at = format!("/{kind}/{}", crate::pointer::escape_segment(name));
+                if let Some(found) = check(Field::RoleName, name, at.clone()) {
+                    return Some(found);
+                }
+                for (r, rule) in rules.iter().enumerate() {
+                    let rule_value = serde_json::to_value(rule).expect("a rule serializes");
+                    if let Err((pointer, message)) = check_rule(&rule_value) {
+                        return Some((format!("{at}/{r}{pointer}"), message));
+                    }
+                }
+            }
+        }
+        let controller = &self.controller;
+        for (key, field, names) in [
+            ("flags", Field::Flag, &controller.flags),
+            ("env", Field::EnvName, &controller.env),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                if let Some(found) = check(field, name, format!("/controller/{key}/{i}")) {
+                    return Some(found);
+                }
+            }
+        }
+        None
     }
 
     /// A ClusterRole's rules by its short name; empty if the release has none.
-    pub fn cluster_role(&self, name: &str) -> &[Value] {
+    pub fn cluster_role(&self, name: &str) -> &[PolicyRule] {
         self.cluster_roles.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// A Role's rules by its short name; empty if the release has none.
-    pub fn role(&self, name: &str) -> &[Value] {
+    pub fn role(&self, name: &str) -> &[PolicyRule] {
         self.roles.get(name).map_or(&[], Vec::as_slice)
     }
 
@@ -130,26 +270,111 @@ impl Catalog {
     }
 }
 
+/// A catalog file that cannot be used: its shape or a string's grammar.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}{}: {message}", position(*line, *column), if key.is_empty() { String::new() } else { format!(": {key}") })]
+pub struct CatalogError {
+    /// The catalog file.
+    pub file: String,
+    /// The line, when known.
+    pub line: Option<usize>,
+    /// The column, when known.
+    pub column: Option<usize>,
+    /// The dotted key path of the string, when it is one.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl CatalogError {
+    /// What to do about it.
+    pub const HELP: &str = "values/catalog.json is written by `asogen catalog import` from a release's own manifests; import it again rather than edit it";
+}
+
+/// `:LINE:COLUMN`, or nothing when unknown.
+fn position(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(line), Some(column)) => format!(":{line}:{column}"),
+        _ => String::new(),
+    }
+}
+
+/// Checks one rule as a manifest or a catalog holds it: a map of the keys
+/// in [`RULE_FIELDS`], each a list of strings by its grammar, the required
+/// ones not empty. The error's pointer is relative to the rule.
+fn check_rule(rule: &Value) -> Result<(), (String, String)> {
+    let Some(map) = rule.as_object() else {
+        return Err((
+            String::new(),
+            "a rule is a map of apiGroups, resources and verbs".into(),
+        ));
+    };
+    for (key, value) in map {
+        let Some((_, field, _)) = RULE_FIELDS.iter().find(|(name, _, _)| name == key) else {
+            let why = if key == "nonResourceURLs" {
+                "ASO's roles hold resource rules only".to_string()
+            } else {
+                format!(
+                    "`{key}` is not a key of a rule; a rule holds {}",
+                    RULE_FIELDS.map(|(name, _, _)| name).join(", ")
+                )
+            };
+            return Err((format!("/{}", crate::pointer::escape_segment(key)), why));
+        };
+        let Some(items) = value.as_array() else {
+            return Err((format!("/{key}"), format!("`{key}` is a list of strings")));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let problem = match item.as_str() {
+                Some(text) => grammar::problem(*field, text),
+                None => Some(format!("`{key}` holds strings, not {item}")),
+            };
+            if let Some(message) = problem {
+                return Err((format!("/{key}/{i}"), message));
+            }
+        }
+    }
+    for (key, _, required) in RULE_FIELDS {
+        if required
+            && map
+                .get(key)
+                .and_then(Value::as_array)
+                .is_none_or(Vec::is_empty)
+        {
+            return Err((
+                String::new(),
+                format!("a rule needs at least one entry in `{key}`"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Why a catalog could not be imported.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    /// A file is not a YAML stream of objects.
-    #[error("{file}: {message}")]
+    /// A file is not a YAML stream.
+    #[error("{file}:{}:{}: {}", .error.position.line, .error.position.column, .error.message)]
     Parse {
         /// The file.
         file: String,
-        /// What is wrong.
-        message: String,
+        /// What is wrong, and where.
+        error: YamlError,
     },
-    /// A webhook does not have the shape ASO's webhooks have.
-    #[error("{file}: webhook {webhook:?} in {configuration}: {message}")]
-    Webhook {
+    /// A string or an object of a manifest is not what an ASO release
+    /// holds.
+    #[error(transparent)]
+    Refused(Box<Refused>),
+    /// `--release` is not a release tag.
+    #[error("--release: {0}")]
+    Release(String),
+    /// A flag the `--controller-flags` file lists is not a flag name.
+    #[error("{file}:{line}: {message}")]
+    Flag {
         /// The file.
         file: String,
-        /// Its configuration.
-        configuration: String,
-        /// The webhook's name.
-        webhook: String,
+        /// The line.
+        line: usize,
         /// What is wrong.
         message: String,
     },
@@ -158,24 +383,100 @@ pub enum ImportError {
     Incomplete(String),
 }
 
-fn webhook_entry(hook: &Value) -> Result<(String, Webhook), String> {
+impl ImportError {
+    /// What to do about it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            ImportError::Refused(_) | ImportError::Flag { .. } | ImportError::Release(_) => {
+                "a catalog holds names as Kubernetes defines them and nothing else; check that the file is the release's own, unchanged"
+            }
+            ImportError::Parse { .. } => {
+                "the release's own manifests are YAML a YAML 1.1 reader (kubectl's, Helm's) reads; check that the file is the release's own, unchanged"
+            }
+            _ => {
+                "give the release's install manifest (or its webhook configurations and ClusterRoles)"
+            }
+        }
+    }
+}
+
+/// A manifest string or object an import refuses, where it is and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}{}: {object}, {key}: {message}", position(*line, *column))]
+pub struct Refused {
+    /// The file.
+    pub file: String,
+    /// The line of the key (or value), when found.
+    pub line: Option<usize>,
+    /// Its column.
+    pub column: Option<usize>,
+    /// The object (`ClusterRole azureserviceoperator-manager-role`).
+    pub object: String,
+    /// The dotted key path in the object.
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A manifest string or object refused: where in its document, and why.
+struct Refusal {
+    /// The object, for people.
+    object: String,
+    /// The JSON pointer in the document.
+    pointer: String,
+    message: String,
+}
+
+/// Why reading a file stopped.
+enum Stop {
+    Yaml(YamlError),
+    Refused(usize, Refusal),
+}
+
+impl From<YamlError> for Stop {
+    fn from(error: YamlError) -> Stop {
+        Stop::Yaml(error)
+    }
+}
+
+/// The webhook's group and entry, or where (a pointer relative to the
+/// webhook) and why it does not have the shape ASO's webhooks have.
+fn webhook_entry(hook: &Value) -> Result<(String, Webhook), (String, String)> {
     let rules = hook["rules"].as_array().filter(|r| r.len() == 1);
-    let rule = rules.map(|r| &r[0]).ok_or("expected exactly one rule")?;
-    let one = |key: &str| -> Result<String, String> {
+    let rule = rules.map(|r| &r[0]).ok_or((
+        "/rules".to_string(),
+        "expected exactly one rule".to_string(),
+    ))?;
+    let one = |key: &str, field: Field| -> Result<String, (String, String)> {
         match rule[key].as_array().map(Vec::as_slice) {
-            Some([Value::String(value)]) => Ok(value.clone()),
-            _ => Err(format!("expected one entry in rules[0].{key}")),
+            Some([Value::String(value)]) => match grammar::problem(field, value) {
+                Some(message) => Err((format!("/rules/0/{key}/0"), message)),
+                None => Ok(value.clone()),
+            },
+            _ => Err((
+                format!("/rules/0/{key}"),
+                format!("expected one entry in rules[0].{key}"),
+            )),
         }
     };
-    let (group, version, resource) = (one("apiGroups")?, one("apiVersions")?, one("resources")?);
+    let group = one("apiGroups", Field::WebhookGroup)?;
+    let version = one("apiVersions", Field::Version)?;
+    let resource = one("resources", Field::Resource)?;
+    let path_at = "/clientConfig/service/path".to_string();
     let path = hook["clientConfig"]["service"]["path"]
         .as_str()
-        .ok_or("no clientConfig.service.path")?;
-    let prefix = format!("{}-{version}-", group.replace('.', "-"));
-    let kind = path
-        .split_once('-')
-        .and_then(|(_, rest)| rest.strip_prefix(&prefix))
-        .ok_or_else(|| format!("path {path:?} does not follow /<verb>-{prefix}<kind>"))?;
+        .ok_or((path_at.clone(), "no clientConfig.service.path".to_string()))?;
+    // controller-runtime's path; the chart writes it again from the parts.
+    let prefix = format!("/mutate-{}-{version}-", group.replace('.', "-"));
+    let kind = path.strip_prefix(&prefix).ok_or_else(|| {
+        (
+            path_at.clone(),
+            format!("path {path:?} does not follow {prefix}<kind>"),
+        )
+    })?;
+    if let Some(message) = grammar::problem(Field::Kind, kind) {
+        return Err((path_at, message));
+    }
     Ok((
         group,
         Webhook {
@@ -186,18 +487,21 @@ fn webhook_entry(hook: &Value) -> Result<(String, Webhook), String> {
     ))
 }
 
-/// The container of a Deployment that runs ASO's controller image, with
-/// the image's tag.
-fn controller_container(deployment: &Value) -> Option<(&Value, String)> {
+/// The container of a Deployment that runs ASO's controller image: its
+/// index, and the image's tag.
+fn controller_container(deployment: &Value) -> Option<(usize, &Value, String)> {
     let containers = deployment["spec"]["template"]["spec"]["containers"].as_array()?;
-    containers.iter().find_map(|container| {
-        let image = container["image"].as_str()?;
-        let image = image.split('@').next().unwrap_or(image);
-        let (repository, tag) = image.rsplit_once(':')?;
-        repository
-            .ends_with("/azureserviceoperator")
-            .then(|| (container, tag.to_string()))
-    })
+    containers
+        .iter()
+        .enumerate()
+        .find_map(|(index, container)| {
+            let image = container["image"].as_str()?;
+            let image = image.split('@').next().unwrap_or(image);
+            let (repository, tag) = image.rsplit_once(':')?;
+            repository
+                .ends_with("/azureserviceoperator")
+                .then(|| (index, container, tag.to_string()))
+        })
 }
 
 /// The flag an argument passes (`--v=2` passes `v`), if it is a flag.
@@ -209,14 +513,142 @@ pub fn flag_name(arg: &str) -> Option<&str> {
 
 /// The flags a controller's `--help` lists (Go's flag package prints
 /// `  -name type` and then an indented description): every line whose first
-/// non-blank character is a dash. A plain list, one `--flag` per line,
-/// reads the same; `#` starts a comment.
-pub fn flags_from_help(text: &str) -> Vec<String> {
+/// non-blank character is a dash, with its line number. A plain list, one
+/// `--flag` per line, reads the same; `#` starts a comment.
+pub fn flags_from_help(text: &str) -> Vec<(usize, String)> {
     text.lines()
-        .map(|line| line.split('#').next().unwrap_or_default().trim_start())
-        .filter_map(|line| flag_name(line.split_whitespace().next()?))
-        .map(str::to_string)
+        .enumerate()
+        .filter_map(|(index, line)| {
+            let line = line.split('#').next().unwrap_or_default().trim_start();
+            // pflag prints `-v, --v level`: the first name, without its comma.
+            let word = line.split_whitespace().next()?.trim_end_matches(',');
+            Some((index + 1, flag_name(word)?.to_string()))
+        })
         .collect()
+}
+
+/// What an import has read so far.
+#[derive(Default)]
+struct Importer {
+    /// Whether `--release` names the release (else the image tag does).
+    release_given: bool,
+    groups: BTreeMap<String, Vec<Webhook>>,
+    cluster_roles: BTreeMap<String, Vec<PolicyRule>>,
+    roles: BTreeMap<String, Vec<PolicyRule>>,
+    image_tag: Option<String>,
+    flags: BTreeSet<String>,
+    env: Vec<String>,
+}
+
+impl Importer {
+    /// Reads one object at `at` (a JSON pointer in its document: "" or
+    /// `/items/N` in a `kind: List`).
+    fn object(&mut self, object: &Value, at: &str) -> Result<(), Refusal> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let refuse = |pointer: String, message: String| Refusal {
+            object: format!("{kind} {name}"),
+            pointer: format!("{at}{pointer}"),
+            message,
+        };
+        match kind {
+            // Mutating and validating webhooks cover the same resource
+            // versions; the mutating ones are read.
+            "MutatingWebhookConfiguration" => {
+                for (index, hook) in object["webhooks"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    let (group, webhook) = webhook_entry(hook).map_err(|(pointer, message)| {
+                        let hook_name = hook["name"].as_str().unwrap_or_default();
+                        let mut refusal = refuse(format!("/webhooks/{index}{pointer}"), message);
+                        refusal.object.push_str(&format!(", webhook {hook_name:?}"));
+                        refusal
+                    })?;
+                    let list = self.groups.entry(group).or_default();
+                    if !list.contains(&webhook) {
+                        list.push(webhook);
+                    }
+                }
+            }
+            "Deployment" if self.image_tag.is_none() => {
+                if let Some((index, container, tag)) = controller_container(object) {
+                    let at = format!("/spec/template/spec/containers/{index}");
+                    if !self.release_given
+                        && let Some(message) = grammar::problem(Field::Release, &tag)
+                    {
+                        return Err(refuse(format!("{at}/image"), message));
+                    }
+                    self.image_tag = Some(tag);
+                    for (i, arg) in container["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        let Some(arg) = arg.as_str() else {
+                            return Err(refuse(
+                                format!("{at}/args/{i}"),
+                                format!("a container's args are strings, not {arg}"),
+                            ));
+                        };
+                        if let Some(flag) = flag_name(arg) {
+                            if let Some(message) = grammar::problem(Field::Flag, flag) {
+                                return Err(refuse(format!("{at}/args/{i}"), message));
+                            }
+                            self.flags.insert(flag.to_string());
+                        }
+                    }
+                    for (i, env) in container["env"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        let at = format!("{at}/env/{i}/name");
+                        let Some(env_name) = env["name"].as_str() else {
+                            return Err(refuse(at, "an environment variable has a name".into()));
+                        };
+                        if let Some(message) = grammar::problem(Field::EnvName, env_name) {
+                            return Err(refuse(at, message));
+                        }
+                        self.env.push(env_name.to_string());
+                    }
+                }
+            }
+            "ClusterRole" | "Role" if name.starts_with(NAME_PREFIX) => {
+                let short = &name[NAME_PREFIX.len()..];
+                if let Some(message) = grammar::problem(Field::RoleName, short) {
+                    return Err(refuse("/metadata/name".into(), message));
+                }
+                let rules = match &object["rules"] {
+                    Value::Null => Vec::new(),
+                    Value::Array(rules) => rules.clone(),
+                    _ => return Err(refuse("/rules".into(), "`rules` is a list".into())),
+                };
+                let mut typed = Vec::with_capacity(rules.len());
+                for (index, rule) in rules.iter().enumerate() {
+                    check_rule(rule).map_err(|(pointer, message)| {
+                        refuse(format!("/rules/{index}{pointer}"), message)
+                    })?;
+                    typed.push(
+                        serde_json::from_value(rule.clone())
+                            .expect("a rule of the grammar is a PolicyRule"),
+                    );
+                }
+                let into = if kind == "Role" {
+                    &mut self.roles
+                } else {
+                    &mut self.cluster_roles
+                };
+                into.insert(short.to_string(), typed);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Reads the webhook configurations and ClusterRoles of an ASO release
@@ -224,81 +656,89 @@ pub fn flags_from_help(text: &str) -> Vec<String> {
 /// render, or controller-gen's output. `release` names the release; by
 /// default it is the tag of the controller image in the files. The
 /// controller's flags are those its Deployment passes plus those
-/// `flags_help` lists (its `--help`), since a manifest passes only some.
+/// `flags_help` (`(file name, text)`) lists (its `--help`), since a
+/// manifest passes only some. Every string read follows [`grammar`]; one
+/// that does not is refused with its file, line, column and key.
 pub fn import(
     release: Option<&str>,
     files: &[(String, String)],
-    flags_help: Option<&str>,
+    flags_help: Option<&(String, String)>,
 ) -> Result<Catalog, ImportError> {
-    let mut groups: std::collections::BTreeMap<String, Vec<Webhook>> = Default::default();
-    let mut cluster_roles = std::collections::BTreeMap::new();
-    let mut roles = std::collections::BTreeMap::new();
-    let mut image_tag = None;
-    let mut flags: std::collections::BTreeSet<String> = flags_help
-        .map(flags_from_help)
-        .into_iter()
-        .flatten()
-        .collect();
-    let mut env = Vec::new();
+    if let Some(release) = release
+        && let Some(message) = grammar::problem(Field::Release, release)
+    {
+        return Err(ImportError::Release(message));
+    }
+    let mut importer = Importer {
+        release_given: release.is_some(),
+        ..Importer::default()
+    };
+    if let Some((file, text)) = flags_help {
+        for (line, flag) in flags_from_help(text) {
+            if let Some(message) = grammar::problem(Field::Flag, &flag) {
+                return Err(ImportError::Flag {
+                    file: file.clone(),
+                    line,
+                    message,
+                });
+            }
+            importer.flags.insert(flag);
+        }
+    }
     for (file, text) in files {
-        let objects = yaml::parse_stream(text).map_err(|err| ImportError::Parse {
-            file: file.clone(),
-            message: err.to_string(),
-        })?;
-        // A `kind: List` holds its objects under `items`.
-        let objects = objects.into_iter().flat_map(|object| match object {
-            Value::Object(ref map) if map.get("kind") == Some(&Value::from("List")) => map
-                .get("items")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            other => vec![other],
+        let read = yaml::for_each_document(text, |index, object| {
+            // A `kind: List` holds its objects under `items`.
+            match object.get("kind") {
+                Some(kind) if kind == "List" => {
+                    for (i, item) in object["items"].as_array().into_iter().flatten().enumerate() {
+                        importer
+                            .object(item, &format!("/items/{i}"))
+                            .map_err(|refusal| Stop::Refused(index, refusal))?;
+                    }
+                }
+                _ => importer
+                    .object(&object, "")
+                    .map_err(|refusal| Stop::Refused(index, refusal))?,
+            }
+            Ok(())
         });
-        for object in objects {
-            let name = object["metadata"]["name"].as_str().unwrap_or_default();
-            match object["kind"].as_str() {
-                // Mutating and validating webhooks cover the same resource
-                // versions; the mutating ones are read.
-                Some("MutatingWebhookConfiguration") => {
-                    for hook in object["webhooks"].as_array().into_iter().flatten() {
-                        let (group, webhook) =
-                            webhook_entry(hook).map_err(|message| ImportError::Webhook {
-                                file: file.clone(),
-                                configuration: name.to_string(),
-                                webhook: hook["name"].as_str().unwrap_or_default().to_string(),
-                                message,
-                            })?;
-                        let list = groups.entry(group).or_default();
-                        if !list.contains(&webhook) {
-                            list.push(webhook);
-                        }
-                    }
-                }
-                Some("Deployment") if image_tag.is_none() => {
-                    if let Some((container, tag)) = controller_container(&object) {
-                        image_tag = Some(tag);
-                        let args = container["args"].as_array().into_iter().flatten();
-                        flags.extend(
-                            args.filter_map(|a| flag_name(a.as_str()?))
-                                .map(String::from),
-                        );
-                        let names = container["env"].as_array().into_iter().flatten();
-                        env.extend(names.filter_map(|e| Some(e["name"].as_str()?.to_string())));
-                    }
-                }
-                Some(kind @ ("ClusterRole" | "Role")) if name.starts_with(NAME_PREFIX) => {
-                    let rules = object["rules"].as_array().cloned().unwrap_or_default();
-                    let into = if kind == "Role" {
-                        &mut roles
-                    } else {
-                        &mut cluster_roles
-                    };
-                    into.insert(name[NAME_PREFIX.len()..].to_string(), rules);
-                }
-                _ => {}
+        match read {
+            Ok(()) => {}
+            Err(Stop::Yaml(error)) => {
+                return Err(ImportError::Parse {
+                    file: file.clone(),
+                    error,
+                });
+            }
+            Err(Stop::Refused(document, refusal)) => {
+                let at = yaml::locate(text, document, &refusal.pointer);
+                // The key path within the object (a List's item is named
+                // by its kind and name already).
+                let inner = refusal
+                    .pointer
+                    .strip_prefix("/items/")
+                    .and_then(|rest| rest.split_once('/').map(|(_, inner)| format!("/{inner}")))
+                    .unwrap_or_else(|| refusal.pointer.clone());
+                return Err(ImportError::Refused(Box::new(Refused {
+                    file: file.clone(),
+                    line: at.map(|at| at.line),
+                    column: at.map(|at| at.column),
+                    object: refusal.object,
+                    key: to_key_path(&inner),
+                    message: refusal.message,
+                })));
             }
         }
     }
+    let Importer {
+        groups,
+        cluster_roles,
+        roles,
+        image_tag,
+        flags,
+        env,
+        ..
+    } = importer;
     if groups.is_empty() {
         return Err(ImportError::Incomplete(
             "no MutatingWebhookConfiguration found: give the release's install manifest or its webhook configurations".into(),
@@ -322,7 +762,7 @@ pub fn import(
             "no ASO controller Deployment with environment variables found: give the release's install manifest, which holds it".into(),
         ));
     }
-    Ok(Catalog {
+    let catalog = Catalog {
         release,
         groups: groups
             .into_iter()
@@ -334,7 +774,15 @@ pub fn import(
             flags: flags.into_iter().collect(),
             env,
         },
-    })
+    };
+    // Every string was checked where it was read; the whole once more.
+    if let Some((pointer, message)) = catalog.problem() {
+        return Err(ImportError::Incomplete(format!(
+            "the imported catalog breaks its grammar at {}: {message}",
+            to_key_path(&pointer)
+        )));
+    }
+    Ok(catalog)
 }
 
 #[cfg(test)]

@@ -129,7 +129,6 @@ fn read_manifest(
 /// Parses install manifest text into objects by key; `name` is for errors.
 pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Value>, DiffError> {
     let path = Path::new(name);
-    bounded::check_flow_depth(text).map_err(|err| invalid(path, err))?;
     let documents = yaml::parse_stream(text).map_err(|err| invalid(path, err))?;
     let mut objects = BTreeMap::new();
     for (index, object) in documents.into_iter().enumerate() {
@@ -166,10 +165,12 @@ pub fn parse_manifest(name: &str, text: &str) -> Result<BTreeMap<ObjectKey, Valu
 
 /// A chart's values.yaml text as a document (an empty file is `{}`).
 fn parse_values(path: &Path, text: &str) -> Result<Value, DiffError> {
-    bounded::check_flow_depth(text).map_err(|err| invalid(path, err))?;
-    Ok(yaml::from_str::<Option<Value>>(text)
-        .map_err(|err| invalid(path, err))?
-        .unwrap_or(Value::Object(Default::default())))
+    Ok(
+        match yaml::parse_value(text).map_err(|err| invalid(path, err))? {
+            Value::Null => Value::Object(Default::default()),
+            value => value,
+        },
+    )
 }
 
 fn read_chart(

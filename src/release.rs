@@ -98,7 +98,9 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
     })
 }
 
-fn valid_image_tag(tag: &str) -> bool {
+/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
+/// not starting with . or -.
+pub(crate) fn valid_image_tag(tag: &str) -> bool {
     (1..=128).contains(&tag.len())
         && !tag.starts_with(['.', '-'])
         && tag
@@ -186,6 +188,11 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         Some(dir) => Some(read_previous(dir)?),
         None => None,
     };
+    // Read before anything is rendered: a bad index is refused at once.
+    let existing_index = match &request.existing_index {
+        Some(existing) => Some(read_index(existing)?),
+        None => None,
+    };
     let release = Release {
         chart_version: request.version.clone(),
         app_version: image_tag,
@@ -209,8 +216,8 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         &tgz,
         request.source_date_epoch,
     );
-    let index = match &request.existing_index {
-        Some(existing) => merge_index(existing, &index)?,
+    let index = match existing_index {
+        Some(existing) => merge_parsed_index(existing, &index)?,
         None => crate::yaml::to_yaml(&index),
     };
     out.insert("index.yaml".into(), index.into_bytes());
@@ -230,7 +237,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
     if let Some(previous) = previous {
         let current = crate::diff::Side {
             manifests: release_manifests(&out)?,
-            values: crate::yaml::from_str(&chart["values.yaml"]).ok(),
+            values: crate::yaml::parse_value(&chart["values.yaml"]).ok(),
             schema: serde_json::from_str(&chart["values.schema.json"]).ok(),
         };
         let changes = crate::diff::compare(&previous, &current);
@@ -285,7 +292,7 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
 /// The index for this release alone: one entry.
 fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> serde_json::Value {
     let chart: serde_json::Value =
-        crate::yaml::from_str(chart_yaml).expect("the rendered Chart.yaml parses");
+        crate::yaml::parse_value(chart_yaml).expect("the rendered Chart.yaml parses");
     let mut entry = chart.as_object().cloned().unwrap_or_default();
     entry.insert("created".into(), json!(rfc3339(epoch)));
     entry.insert("digest".into(), json!(sha256_hex(tgz)));
@@ -303,18 +310,39 @@ fn index_yaml(chart_yaml: &str, archive: &str, tgz: &[u8], epoch: u64) -> serde_
 /// entry of the same version is replaced, each chart's versions newest
 /// first, `generated` is this release's.
 pub fn merge_index(existing: &[u8], new: &serde_json::Value) -> Result<String, ReleaseError> {
-    use serde_json::Value;
-    let fail = |message: String| ReleaseError::Index {
+    merge_parsed_index(read_index(existing)?, new)
+}
+
+fn index_error(message: String) -> ReleaseError {
+    ReleaseError::Index {
         path: "index.yaml".into(),
         message,
-    };
-    let text = std::str::from_utf8(existing).map_err(|_| fail("not UTF-8 text".into()))?;
-    let mut index: Value = match crate::yaml::from_str::<Option<Value>>(text) {
-        Ok(Some(Value::Object(map))) => Value::Object(map),
-        Ok(None) => json!({}),
-        Ok(Some(_)) => return Err(fail("not a mapping".into())),
-        Err(err) => return Err(fail(format!("not YAML: {err}"))),
-    };
+    }
+}
+
+/// A chart repository's index.yaml, read (through the one YAML reader,
+/// within its bounds) as a mapping.
+fn read_index(existing: &[u8]) -> Result<serde_json::Value, ReleaseError> {
+    use serde_json::Value;
+    let text = std::str::from_utf8(existing).map_err(|_| index_error("not UTF-8 text".into()))?;
+    match crate::yaml::parse_value(text) {
+        Ok(Value::Object(map)) => Ok(Value::Object(map)),
+        Ok(Value::Null) => Ok(json!({})),
+        Ok(_) => Err(index_error("not a mapping".into())),
+        Err(err) => Err(ReleaseError::Index {
+            path: format!("index.yaml:{}:{}", err.position.line, err.position.column),
+            message: format!("not YAML: {}", err.message),
+        }),
+    }
+}
+
+/// Merges this release's index into a read index (see [`merge_index`]).
+fn merge_parsed_index(
+    mut index: serde_json::Value,
+    new: &serde_json::Value,
+) -> Result<String, ReleaseError> {
+    use serde_json::Value;
+    let fail = index_error;
     let map = index.as_object_mut().expect("a mapping");
     if let Some(version) = map.get("apiVersion")
         && version != "v1"
@@ -396,7 +424,7 @@ mod tests {
         );
         let new = json!({"apiVersion": "v1", "entries": {CHART_NAME: [entry("2.22.0"), entry("2.10.0")]}, "generated": "2026-01-01T00:00:00Z"});
         let merged: serde_json::Value =
-            crate::yaml::from_str(&merge_index(existing.as_bytes(), &new).unwrap()).unwrap();
+            crate::yaml::parse_value(&merge_index(existing.as_bytes(), &new).unwrap()).unwrap();
         let versions: Vec<&str> = merged["entries"][CHART_NAME]
             .as_array()
             .unwrap()

@@ -1,21 +1,29 @@
-//! The one place that reads and writes YAML.
+//! The one place that reads and writes YAML, and the one YAML parser.
 //!
-//! Values files are read through `saphyr-parser` events so every key and
-//! value keeps its line and column (diagnostics point at the offending key,
-//! not at the document), duplicate keys are refused, and alias expansion is
-//! bounded ([`parse_document`]). YAML that needs no positions (the built-in
-//! catalog, a chart's values and `Chart.yaml`, install manifests read back)
-//! is decoded by `serde_yaml` ([`from_str`], [`parse_stream`]). Writing goes
+//! Every YAML text asogen reads goes through one reader here, built on
+//! `saphyr-parser` events: values files ([`parse_document`], where every
+//! key and value keeps its line and column), one-document files such as a
+//! chart's values.yaml, `Chart.yaml` or a chart repository's index.yaml
+//! ([`parse_value`]), and streams of Kubernetes objects such as install
+//! manifests and the release manifests `catalog import` reads
+//! ([`parse_stream`], [`for_each_document`]; [`locate`] finds a node's
+//! line and column again when a check refuses it). So every reader has the
+//! same bounds, checked as the parser's events arrive: at most
+//! [`MAX_YAML_BYTES`] of text, nesting at most [`MAX_DEPTH`] levels deep,
+//! block or flow, and aliases that cannot expand a document past
+//! [`MAX_NODES`] nodes (values) or past one node per byte of text
+//! (streams). Time and memory stay linear in the text. Writing goes
 //! through the emitter in [`crate::emit`] ([`to_yaml`]). No other module
 //! names a YAML crate, so each can be swapped here alone.
 //!
-//! Why `serde_yaml` still, though it is archived upstream: `serde-saphyr`,
-//! its usual successor, reads YAML differently by default (YAML 1.1
-//! booleans such as `yes` and `on`, duplicate keys refused where
-//! `serde_yaml` keeps the last, numbers with leading zeros or underscores)
-//! and is built on `granit-parser`, a third YAML parser beside
-//! `saphyr-parser`. Switching would change what `diff` and `release` read
-//! from existing charts and manifests.
+//! Why one parser: `serde_yaml` (libyaml's scanner) read streams here
+//! before, and its time grows with the square of the flow nesting depth
+//! (200 KB of `[` took half a minute) while a pre-scan of the text could
+//! only guess where YAML starts a flow collection (block scalars, quotes
+//! and plain scalars hide brackets, or look like they do). Here the bound
+//! is the parser's own view of the text, and every document is read as
+//! Helm and kubectl read YAML (1.1, see [`crate::yaml11`]), duplicate keys,
+//! merge keys and unknown tags refused.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,13 +33,20 @@ use serde_json::{Map, Number, Value};
 
 use crate::pointer::{escape_segment, to_key_path};
 
-/// Deepest nesting accepted in a values document; real values files stay
-/// under ten levels, so this only stops pathological input.
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of lists and maps, block or flow, that any reader
+/// accepts. Real values files stay under ten levels and Kubernetes objects
+/// (CRD schemas included) well under a hundred; `serde_yaml`, which read
+/// manifests before, stopped at 128 too.
+pub const MAX_DEPTH: usize = 128;
 
-/// Most nodes a document may expand to, aliases included. Bounds memory and
-/// time for "billion laughs" documents.
+/// Most nodes a values document may expand to, aliases included. Bounds
+/// memory and time for "billion laughs" documents; every node of a values
+/// document keeps its span, so the bound is low.
 pub const MAX_NODES: usize = 200_000;
+
+/// The most text any reader parses (a release manifest with every CRD is
+/// about 100 MiB); each reader caps what it reads lower.
+pub const MAX_YAML_BYTES: usize = 512 * 1024 * 1024;
 
 /// A 1-based line and column in a source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -139,27 +154,76 @@ fn position(span: &Span) -> Position {
     }
 }
 
+/// The message for nesting beyond [`MAX_DEPTH`], from the reader or from
+/// the parser's own limit on flow collections (whichever comes first).
+fn too_deep() -> String {
+    format!("nesting deeper than {MAX_DEPTH} levels; refused")
+}
+
+/// What a reader keeps of what it reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Values files: every node's span and the YAML 1.1 notes.
+    Spans,
+    /// Other YAML: the values alone.
+    Values,
+}
+
 struct Builder<'a> {
     parser: Parser<'a, saphyr_parser::StrInput<'a>>,
+    keep: Keep,
     spans: BTreeMap<String, NodeSpan>,
     anchors: BTreeMap<usize, Value>,
     nodes: usize,
+    max_nodes: usize,
     notes: Vec<YamlNote>,
-    /// Every scalar: its character range, whether it is quoted, its pointer.
-    scalars: Vec<(usize, usize, bool, String)>,
+    /// Every value scalar: its character range, whether it is quoted, its
+    /// pointer; kept only for a values file that holds a line separator.
+    scalars: Option<Vec<(usize, usize, bool, String)>>,
 }
 
 impl<'a> Builder<'a> {
+    fn new(source: &'a str, keep: Keep, max_nodes: usize) -> Result<Builder<'a>, YamlError> {
+        if source.len() > MAX_YAML_BYTES {
+            return Err(YamlError::new(
+                format!(
+                    "the text is {} bytes; asogen reads at most {} MiB of YAML",
+                    source.len(),
+                    MAX_YAML_BYTES / (1024 * 1024)
+                ),
+                Position { line: 1, column: 1 },
+            ));
+        }
+        // Values must mean to asogen what they mean to Helm; other YAML
+        // (release manifests with long descriptions) is read as it is.
+        let separators = keep == Keep::Spans && source.contains(['\u{85}', '\u{2028}', '\u{2029}']);
+        Ok(Builder {
+            parser: Parser::new_from_str(source),
+            keep,
+            spans: BTreeMap::new(),
+            anchors: BTreeMap::new(),
+            nodes: 0,
+            max_nodes,
+            notes: Vec::new(),
+            scalars: separators.then(Vec::new),
+        })
+    }
+
     fn next(&mut self) -> Result<(Event<'a>, Span), YamlError> {
         match self.parser.next_event() {
             Some(Ok(event)) => Ok(event),
-            Some(Err(err)) => Err(YamlError::new(
-                err.info(),
-                Position {
+            Some(Err(err)) => {
+                let at = Position {
                     line: err.marker().line(),
                     column: err.marker().col() + 1,
-                },
-            )),
+                };
+                // The scanner's own bound on flow nesting (255 levels) can
+                // come before the reader sees level 129 of it.
+                if err.info() == "recursion limit exceeded" {
+                    return Err(YamlError::new(too_deep(), at));
+                }
+                Err(YamlError::new(err.info(), at))
+            }
             None => Err(YamlError::new(
                 "unexpected end of input",
                 Position { line: 1, column: 1 },
@@ -169,15 +233,26 @@ impl<'a> Builder<'a> {
 
     fn count(&mut self, n: usize, at: Position) -> Result<(), YamlError> {
         self.nodes = self.nodes.saturating_add(n);
-        if self.nodes > MAX_NODES {
+        if self.nodes > self.max_nodes {
             return Err(YamlError::new(
                 format!(
-                    "document expands to more than {MAX_NODES} nodes (an alias bomb?); refused"
+                    "the YAML expands to more than {} nodes (an alias bomb?); refused",
+                    self.max_nodes
                 ),
                 at,
             ));
         }
         Ok(())
+    }
+
+    /// The pointer of a child node, when spans are kept (else nothing is
+    /// built: a stream of many megabytes would spend most of its time on
+    /// pointers nobody reads).
+    fn child(&self, pointer: &str, segment: impl fmt::Display) -> String {
+        match self.keep {
+            Keep::Spans => format!("{pointer}/{segment}"),
+            Keep::Values => String::new(),
+        }
     }
 
     /// Reads one node whose first event is `event`; an error names the
@@ -204,34 +279,36 @@ impl<'a> Builder<'a> {
     ) -> Result<Value, YamlError> {
         let at = position(&span);
         if depth > MAX_DEPTH {
-            return Err(YamlError::new(
-                format!("nesting deeper than {MAX_DEPTH} levels; refused"),
-                at,
-            ));
+            return Err(YamlError::new(too_deep(), at));
         }
         self.count(1, at)?;
-        let value_len = if span.end.line() == span.start.line() {
-            span.end.col().saturating_sub(span.start.col()).max(1)
-        } else {
-            1
-        };
-        self.spans.insert(
-            pointer.to_string(),
-            NodeSpan {
-                key,
-                value: at,
-                value_len,
-            },
-        );
+        if self.keep == Keep::Spans {
+            let value_len = if span.end.line() == span.start.line() {
+                span.end.col().saturating_sub(span.start.col()).max(1)
+            } else {
+                1
+            };
+            self.spans.insert(
+                pointer.to_string(),
+                NodeSpan {
+                    key,
+                    value: at,
+                    value_len,
+                },
+            );
+        }
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                self.scalars.push((
-                    span.start.index(),
-                    span.end.index(),
-                    matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted),
-                    pointer.to_string(),
-                ));
-                let value = scalar(&text, style, tag.as_deref(), at, pointer, &mut self.notes)?;
+                if let Some(scalars) = &mut self.scalars {
+                    scalars.push((
+                        span.start.index(),
+                        span.end.index(),
+                        matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted),
+                        pointer.to_string(),
+                    ));
+                }
+                let notes = (self.keep == Keep::Spans).then_some(&mut self.notes);
+                let value = scalar(&text, style, tag.as_deref(), at, pointer, notes)?;
                 if anchor > 0 {
                     self.anchors.insert(anchor, value.clone());
                 }
@@ -244,7 +321,7 @@ impl<'a> Builder<'a> {
                     if matches!(event, Event::SequenceEnd) {
                         break;
                     }
-                    let child = format!("{pointer}/{}", items.len());
+                    let child = self.child(pointer, items.len());
                     items.push(self.node(event, span, &child, None, depth + 1)?);
                 }
                 let value = Value::Array(items);
@@ -261,20 +338,18 @@ impl<'a> Builder<'a> {
                         break;
                     }
                     let key_at = position(&key_span);
-                    let key = match event {
+                    let (key, merge) = match event {
                         Event::Scalar(text, style, _, tag) => {
-                            let key_pointer = format!("{pointer}/{}", escape_segment(&text));
-                            match scalar(
-                                &text,
-                                style,
-                                tag.as_deref(),
-                                key_at,
-                                &key_pointer,
-                                &mut self.notes,
-                            )? {
-                                Value::String(s) => s,
-                                Value::Null => "null".to_string(),
-                                other => other.to_string(),
+                            // A merge key is a plain `<<`; quoted, it is text.
+                            let merge =
+                                style == ScalarStyle::Plain && tag.is_none() && text == "<<";
+                            let key_pointer = self.child(pointer, escape_segment(&text));
+                            let notes = (self.keep == Keep::Spans).then_some(&mut self.notes);
+                            match scalar(&text, style, tag.as_deref(), key_at, &key_pointer, notes)?
+                            {
+                                Value::String(s) => (s, merge),
+                                Value::Null => ("null".to_string(), merge),
+                                other => (other.to_string(), merge),
                             }
                         }
                         _ => {
@@ -284,10 +359,10 @@ impl<'a> Builder<'a> {
                             ));
                         }
                     };
-                    let child = format!("{pointer}/{}", escape_segment(&key));
-                    if key == "<<" {
+                    let child = self.child(pointer, escape_segment(&key));
+                    if merge {
                         return Err(YamlError::new(
-                            "YAML merge keys (`<<`) are not supported in values files; write the keys out",
+                            "YAML merge keys (`<<`) are not supported; write the keys out",
                             key_at,
                         ));
                     }
@@ -320,6 +395,39 @@ impl<'a> Builder<'a> {
             _ => Err(YamlError::new("unexpected YAML structure", at)),
         }
     }
+
+    /// Reads the next document: `None` at the end of the stream, else its
+    /// value (`Null` for an empty one) and where it starts.
+    fn document(&mut self) -> Result<Option<(Value, Position)>, YamlError> {
+        loop {
+            let (event, span) = self.next()?;
+            match event {
+                Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+                Event::StreamEnd => return Ok(None),
+                Event::DocumentStart(_) => {
+                    let (event, span) = self.next()?;
+                    if matches!(event, Event::DocumentEnd) {
+                        return Ok(Some((Value::Null, position(&span))));
+                    }
+                    let at = position(&span);
+                    let value = self.node(event, span, "", None, 0)?;
+                    return Ok(Some((value, at)));
+                }
+                _ => {
+                    return Err(YamlError::new("unexpected YAML structure", position(&span)));
+                }
+            }
+        }
+    }
+
+    /// Refuses line separators read otherwise by YAML 1.1 in a values file
+    /// (see [`line_separators`]), once the whole text was read.
+    fn finish(&self, source: &str) -> Result<(), YamlError> {
+        match &self.scalars {
+            Some(scalars) => line_separators(source, scalars),
+            None => Ok(()),
+        }
+    }
 }
 
 fn node_count(value: &Value) -> usize {
@@ -337,16 +445,17 @@ fn is_secret_name(pointer: &str) -> bool {
 }
 
 /// Resolves a scalar as Helm does (YAML 1.1, see [`crate::yaml11`]), and
-/// notes in `notes` where YAML 1.2 reads it otherwise. Errors quote the
-/// text unless the key at `pointer` holds a secret (decided only on error:
-/// the check is costly and most scalars are fine).
+/// notes in `notes`, when given (values files), where YAML 1.2 reads it
+/// otherwise. Errors quote the text unless the key at `pointer` holds a
+/// secret (decided only on error: the check is costly and most scalars
+/// are fine).
 fn scalar(
     text: &str,
     style: ScalarStyle,
     tag: Option<&saphyr_parser::Tag>,
     at: Position,
     pointer: &str,
-    notes: &mut Vec<YamlNote>,
+    notes: Option<&mut Vec<YamlNote>>,
 ) -> Result<Value, YamlError> {
     let value = scalar_yaml12(text, style, tag, at, pointer);
     if style != ScalarStyle::Plain || tag.is_some() {
@@ -357,11 +466,19 @@ fn scalar(
     } else {
         match crate::yaml11::number(text) {
             None => return value,
-            // Beyond 64 bits: refused as YAML 1.2 refuses it (below).
-            Some(crate::yaml11::Resolved::TooLarge) => return value,
+            // Beyond 64 bits: a values file is refused as YAML 1.2
+            // refuses it (below), as no values key holds such a number;
+            // other YAML (a CRD's `maximum`) reads as Kubernetes reads it.
+            Some(crate::yaml11::Resolved::TooLarge) => match notes {
+                Some(_) => return value,
+                None => return crate::yaml11::too_large(text).map_or(value, Ok),
+            },
             Some(crate::yaml11::Resolved::Text) => Value::String(text.to_string()),
             Some(resolved) => crate::yaml11::to_json(&resolved).unwrap_or(Value::Null),
         }
+    };
+    let Some(notes) = notes else {
+        return Ok(helm);
     };
     let same = match (&value, &helm) {
         (Ok(Value::Number(a)), Value::Number(b)) => a.as_f64() == b.as_f64(),
@@ -540,14 +657,7 @@ fn is_float(text: &str) -> bool {
 /// Parses one YAML document with spans. An empty document (or one holding
 /// only comments) is an empty mapping, as Helm treats an empty values file.
 pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
-    let mut builder = Builder {
-        parser: Parser::new_from_str(source),
-        spans: BTreeMap::new(),
-        anchors: BTreeMap::new(),
-        nodes: 0,
-        notes: Vec::new(),
-        scalars: Vec::new(),
-    };
+    let mut builder = Builder::new(source, Keep::Spans, MAX_NODES)?;
     let mut value = None;
     loop {
         let (event, span) = builder.next()?;
@@ -572,12 +682,95 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
             }
         }
     }
-    line_separators(source, &builder.scalars)?;
+    builder.finish(source)?;
     Ok(LocatedDocument {
         value: value.unwrap_or_else(|| Value::Object(Map::new())),
         spans: builder.spans,
         notes: builder.notes,
     })
+}
+
+/// The most nodes a stream of `source` may expand to: one per byte of
+/// text, and [`MAX_NODES`] more, so aliases cannot make a document larger
+/// than its text would be written out.
+fn stream_nodes(source: &str) -> usize {
+    MAX_NODES.saturating_add(source.len())
+}
+
+/// Calls `each` with every document of a YAML stream (install manifests,
+/// release manifests), in order, with its index from 0; an empty document
+/// is `Null`. One document is held at a time.
+pub fn for_each_document<E: From<YamlError>>(
+    source: &str,
+    mut each: impl FnMut(usize, Value) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut builder = Builder::new(source, Keep::Values, stream_nodes(source))?;
+    let mut index = 0;
+    while let Some((value, _)) = builder.document()? {
+        each(index, value)?;
+        index += 1;
+    }
+    builder.finish(source)?;
+    Ok(())
+}
+
+/// Parses a multi-document YAML stream of Kubernetes objects. Empty
+/// documents are skipped.
+pub fn parse_stream(source: &str) -> Result<Vec<Value>, YamlError> {
+    let mut out = Vec::new();
+    for_each_document(source, |_, value| {
+        if !value.is_null() {
+            out.push(value);
+        }
+        Ok::<_, YamlError>(())
+    })?;
+    Ok(out)
+}
+
+/// Parses a file that holds one YAML document (a chart's values.yaml or
+/// `Chart.yaml`, a chart repository's index.yaml); an empty file is `Null`.
+pub fn parse_value(source: &str) -> Result<Value, YamlError> {
+    let mut builder = Builder::new(source, Keep::Values, stream_nodes(source))?;
+    let mut value = Value::Null;
+    let mut documents = 0;
+    while let Some((document, at)) = builder.document()? {
+        if document.is_null() {
+            continue;
+        }
+        documents += 1;
+        if documents > 1 {
+            return Err(YamlError::new(
+                "this file holds one YAML document; found a second one",
+                at,
+            ));
+        }
+        value = document;
+    }
+    builder.finish(source)?;
+    Ok(value)
+}
+
+/// Where the node at `pointer` of document `index` of a stream (as
+/// [`for_each_document`] counts them) is: its key for a mapping entry,
+/// else its value; when there is no such node, its nearest ancestor.
+/// `None` when the stream does not read (it read before, so it does).
+pub fn locate(source: &str, index: usize, pointer: &str) -> Option<Position> {
+    let mut builder = Builder::new(source, Keep::Values, stream_nodes(source)).ok()?;
+    for _ in 0..index {
+        builder.document().ok()??;
+    }
+    builder.keep = Keep::Spans;
+    let (_, start) = builder.document().ok()??;
+    let mut pointer = pointer;
+    loop {
+        if let Some(span) = builder.spans.get(pointer) {
+            return Some(span.key_or_value());
+        }
+        match pointer.rsplit_once('/') {
+            Some((parent, _)) => pointer = parent,
+            None => return Some(start),
+        }
+    }
 }
 
 /// Refuses U+0085, U+2028 and U+2029 where Helm would read them otherwise:
@@ -593,9 +786,12 @@ fn line_separators(
     let mut column = 1;
     for (index, c) in source.chars().enumerate() {
         if matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}') {
-            let within = scalars
-                .iter()
-                .find(|(start, end, _, _)| (*start..*end).contains(&index));
+            // The scalars are in the text's order and do not overlap.
+            let after = scalars.partition_point(|(start, _, _, _)| *start <= index);
+            let within = after
+                .checked_sub(1)
+                .map(|i| &scalars[i])
+                .filter(|(_, end, _, _)| index < *end);
             let quoted = within.is_some_and(|(_, _, quoted, _)| *quoted);
             if c == '\u{85}' || !quoted {
                 let (name, escape) = match c {
@@ -634,45 +830,6 @@ fn line_separators(
 pub fn to_yaml(value: &impl serde::Serialize) -> String {
     let value = serde_json::to_value(value).expect("rendered data is JSON-shaped");
     crate::emit::to_yaml(&value)
-}
-
-/// YAML that could not be decoded into the requested type; its message is
-/// the decoder's own, with the line and column where it stopped.
-pub struct DecodeError(serde_yaml::Error);
-
-impl fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
-    }
-}
-
-impl fmt::Debug for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
-    }
-}
-
-impl std::error::Error for DecodeError {}
-
-/// Decodes one YAML document into `T` (no spans are kept; values files go
-/// through [`parse_document`] instead). An empty document decodes as null.
-pub fn from_str<T: serde::de::DeserializeOwned>(source: &str) -> Result<T, DecodeError> {
-    serde_yaml::from_str(source).map_err(DecodeError)
-}
-
-/// Parses a multi-document YAML stream of Kubernetes objects (rendered
-/// output; not user input, so no spans are kept). Empty documents are
-/// skipped.
-pub fn parse_stream(source: &str) -> Result<Vec<Value>, DecodeError> {
-    use serde::Deserialize;
-    let mut out = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(source) {
-        let value = Value::deserialize(document).map_err(DecodeError)?;
-        if !value.is_null() {
-            out.push(value);
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -751,5 +908,63 @@ mod tests {
         assert!(err.message.contains("too large"), "{err}");
         assert_eq!(err.key, "x.z");
         assert_eq!(err.position, Position { line: 2, column: 6 });
+    }
+
+    #[test]
+    fn streams_count_documents_and_locate_nodes_again() {
+        let stream = "a: 1\n---\n---\nkind: X\nrules:\n- verbs: [get, 'x{{']\n";
+        let mut seen = Vec::new();
+        for_each_document(stream, |index, value| {
+            seen.push((index, value));
+            Ok::<_, YamlError>(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 3);
+        assert!(seen[1].1.is_null());
+        assert_eq!(parse_stream(stream).unwrap().len(), 2);
+        assert_eq!(
+            locate(stream, 2, "/rules/0/verbs/1"),
+            Some(Position {
+                line: 6,
+                column: 16
+            })
+        );
+        // A key: its position; a missing node: its nearest ancestor.
+        assert_eq!(
+            locate(stream, 2, "/rules/0/verbs"),
+            Some(Position { line: 6, column: 3 })
+        );
+        assert_eq!(
+            locate(stream, 2, "/rules/0/resources/0"),
+            Some(Position { line: 6, column: 3 })
+        );
+    }
+
+    #[test]
+    fn one_document_files_and_what_every_reader_refuses() {
+        assert_eq!(parse_value("").unwrap(), Value::Null);
+        assert!(parse_value("a: 1\n---\nb: 2\n").is_err());
+        // Beyond 64 bits, outside values files: as Kubernetes reads it.
+        assert_eq!(
+            parse_value("max: 18446744073709551615\n").unwrap()["max"],
+            u64::MAX
+        );
+        assert!(parse_document("max: 18446744073709551615\n").is_err());
+        // A quoted `<<` is a key like any other; a plain one merges.
+        assert_eq!(parse_value("'<<': 1\n").unwrap()["<<"], 1);
+        assert!(parse_value("a: &a {x: 1}\nb:\n  <<: *a\n").is_err());
+        for deep in [
+            format!("k: {}", "[".repeat(300)),
+            format!("k: {}1", "{a: ".repeat(200)),
+            format!("k:\n{}x\n", "- ".repeat(200)),
+        ] {
+            for err in [
+                parse_value(&deep).unwrap_err(),
+                parse_stream(&deep).unwrap_err(),
+                parse_document(&deep).unwrap_err(),
+            ] {
+                assert!(err.message.contains("nesting deeper than 128"), "{err}");
+            }
+        }
     }
 }

@@ -138,6 +138,22 @@ fn go_float(text: &str) -> Option<f64> {
     text.parse::<f64>().ok().filter(|f| f.is_finite())
 }
 
+/// An integer beyond 64 bits (see [`Resolved::TooLarge`]) as go-yaml v2
+/// reads it outside values files: an unsigned 64-bit integer when it fits,
+/// else a float; `None` when it is neither (a hexadecimal beyond 64 bits).
+pub fn too_large(text: &str) -> Option<Value> {
+    let plain: String = text.chars().filter(|&c| c != '_').collect();
+    let plain = plain.strip_prefix('+').unwrap_or(&plain);
+    if let Ok(n) = plain.parse::<u64>() {
+        return Some(Value::from(n));
+    }
+    plain
+        .parse::<f64>()
+        .ok()
+        .and_then(Number::from_f64)
+        .map(Value::Number)
+}
+
 /// The JSON value of a resolved number, when it has one.
 pub fn to_json(resolved: &Resolved) -> Option<Value> {
     match resolved {

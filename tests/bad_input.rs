@@ -422,10 +422,10 @@ fn a_billion_laughs_alias_bomb_is_refused_fast() {
 fn deep_nesting_is_refused_with_a_position() {
     let dir = tempfile::tempdir().unwrap();
     let mut block = String::new();
-    for depth in 0..100 {
+    for depth in 0..200 {
         block.push_str(&format!("{}k{depth}:\n", "  ".repeat(depth)));
     }
-    block.push_str(&format!("{}leaf: 1\n", "  ".repeat(100)));
+    block.push_str(&format!("{}leaf: 1\n", "  ".repeat(200)));
     std::fs::write(dir.path().join("deep-block.yaml"), block).unwrap();
     let depth = 100_000;
     let flow_list = format!("podLabels: {}{}\n", "[".repeat(depth), "]".repeat(depth));
@@ -436,16 +436,22 @@ fn deep_nesting_is_refused_with_a_position() {
         "}".repeat(depth)
     );
     std::fs::write(dir.path().join("deep-flow-map.yaml"), flow_map).unwrap();
-    let items = refused_everywhere(dir.path(), "deep-block.yaml", 1, "nesting deeper than 64");
-    assert_eq!(items[0]["line"], 66, "{items:?}");
+    let items = refused_everywhere(dir.path(), "deep-block.yaml", 1, "nesting deeper than 128");
+    assert_eq!(items[0]["line"], 130, "{items:?}");
     refused_everywhere(
         dir.path(),
         "deep-flow-map.yaml",
         1,
-        "nesting deeper than 64",
+        "nesting deeper than 128",
     );
-    // The parser's own recursion limit comes first for flow lists.
-    let items = refused_everywhere(dir.path(), "deep-flow-list.yaml", 1, "");
+    // The parser's own limit on flow nesting comes first for flow lists,
+    // with the same message.
+    let items = refused_everywhere(
+        dir.path(),
+        "deep-flow-list.yaml",
+        1,
+        "nesting deeper than 128",
+    );
     assert_eq!(items[0]["keyword"], "yaml", "{items:?}");
 }
 

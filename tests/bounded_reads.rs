@@ -2,7 +2,9 @@
 //! exhaust memory or time (a chart archive that decompresses to 3 GiB, a
 //! values.yaml of 150,000 nested flow lists) stop early with a clear
 //! error, exit 2, under 200 MiB and within seconds, with 1 GiB of address
-//! space.
+//! space; and every YAML reader (catalog import, a chart repository's
+//! index.yaml, diff, values files, upgrade-check's live file) refuses
+//! deep nesting and alias bombs at once with a line and column.
 
 mod measure;
 
@@ -183,9 +185,11 @@ fn deeply_nested_flow_lists_are_refused_at_once() {
     }
     let run = run_limited(dir.path(), &["diff", "a", "b"], &[], 20);
     assert_eq!(run.code, Some(2), "{}", run.stderr);
+    // The parser's own limit on flow nesting comes first here (level 256).
     assert!(
-        run.stderr
-            .contains("a/values.yaml: line 1 column 132: lists and maps nest more than 128 levels"),
+        run.stderr.contains(
+            "a/values.yaml: nesting deeper than 128 levels; refused (line 1, column 259)"
+        ),
         "{}",
         run.stderr
     );
@@ -240,4 +244,173 @@ fn a_fifo_as_a_side_is_refused_without_blocking() {
         "{}",
         run.stderr
     );
+}
+
+/// YAML built to exhaust a parser's time or memory, each a mapping with
+/// one key `k` (so every reader takes it), and what each reader must say.
+fn hostile_yaml() -> Vec<(&'static str, String, &'static str)> {
+    let deep = 100_000;
+    let nest = |open: &str, leaf: &str, close: &str| {
+        format!("k: {}{leaf}{}\n", open.repeat(deep), close.repeat(deep))
+    };
+    let mut block = String::from("k:\n");
+    for depth in 1..200 {
+        block.push_str(&format!("{}k{depth}:\n", "  ".repeat(depth)));
+    }
+    block.push_str(&format!("{}leaf: 1\n", "  ".repeat(200)));
+    let mut laughs = String::from(
+        "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n",
+    );
+    for level in 1..10 {
+        let refs = vec![format!("*a{}", level - 1); 10].join(",");
+        laughs.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+    }
+    laughs.push_str("k: *a9\n");
+    let nesting = "nesting deeper than 128 levels";
+    vec![
+        ("flow lists", nest("[", "", "]"), nesting),
+        ("flow maps", nest("{a: ", "1", "}"), nesting),
+        ("lists of maps", nest("[{a: ", "1", "}]"), nesting),
+        // Where a scan of the text for brackets sees a quote, a block
+        // scalar or a plain scalar, the parser sees nesting.
+        (
+            "after a block scalar",
+            format!("a: |\n  'x\n{}", nest("[", "", "]")),
+            nesting,
+        ),
+        ("after a plain dash", nest("[-'", "", "]"), nesting),
+        ("block mappings", block, nesting),
+        (
+            "block lists",
+            format!("k:\n{}x\n", "- ".repeat(20_000)),
+            nesting,
+        ),
+        ("an alias bomb", laughs, "an alias bomb?"),
+    ]
+}
+
+/// Whether `out` names a line and column: `FILE:LINE:COLUMN` or
+/// `(line L, column C)`.
+fn names_position(out: &str, file: &str) -> bool {
+    out.split(&format!("{file}:"))
+        .skip(1)
+        .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        || out.contains("(line ")
+}
+
+#[test]
+fn every_yaml_reader_refuses_deep_and_aliased_yaml_at_once() {
+    // Before one reader with one bound read every YAML text, 200 KB of
+    // nested flow lists took 28-35 s in `catalog import` and in a chart
+    // repository's index.yaml (`release --out REPO`).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for (what, yaml, expected) in hostile_yaml() {
+        let repo = root.join("repo");
+        let chart = root.join("chart");
+        let _ = std::fs::remove_dir_all(&repo);
+        let _ = std::fs::remove_dir_all(&chart);
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::create_dir(&chart).unwrap();
+        std::fs::write(repo.join("index.yaml"), &yaml).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "name: x\nversion: 1.0.0\n").unwrap();
+        std::fs::write(chart.join("values.yaml"), &yaml).unwrap();
+        std::fs::write(root.join("in.yaml"), &yaml).unwrap();
+        let readers: [(&str, Vec<&str>, &str, i32); 5] = [
+            (
+                "catalog import",
+                vec!["catalog", "import", "in.yaml", "--out", "catalog.json"],
+                "in.yaml",
+                1,
+            ),
+            (
+                "release --out REPO",
+                vec!["release", "--version", "2.22.0", "--out", "repo"],
+                "index.yaml",
+                2,
+            ),
+            ("diff", vec!["diff", "chart", "chart"], "values.yaml", 2),
+            ("validate", vec!["validate", "-f", "in.yaml"], "in.yaml", 1),
+            (
+                "upgrade-check",
+                vec!["upgrade-check", "--live", "in.yaml"],
+                "in.yaml",
+                2,
+            ),
+        ];
+        for (reader, args, file, code) in readers {
+            let run = run_limited(root, &args, &[], 60);
+            let out = format!("{}{}", run.stdout, run.stderr);
+            assert_eq!(run.code, Some(code), "{reader}, {what}: {out:.600}");
+            assert!(
+                out.contains(expected) && names_position(&out, file),
+                "{reader}, {what}: expected {expected:?} at a line and column of {file}:\n{out:.600}"
+            );
+            assert!(
+                run.seconds < 20.0,
+                "{reader}, {what}: took {:.1} s",
+                run.seconds
+            );
+            run.assert_bounded(&format!("{reader}, {what}"));
+        }
+        assert!(!root.join("catalog.json").exists());
+        assert_eq!(
+            std::fs::read_to_string(repo.join("index.yaml")).unwrap(),
+            yaml
+        );
+    }
+}
+
+#[test]
+fn long_flow_collections_read_in_linear_time_and_bounded_memory() {
+    // Valid, only long: a flow mapping of 50,000 keys, a flow list of
+    // 100,000 items, 100,000 block keys.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let map: Vec<String> = (0..50_000).map(|i| format!("a{i}: 1")).collect();
+    let shapes = [
+        ("a flow mapping", format!("k: {{{}}}\n", map.join(", "))),
+        (
+            "a flow list",
+            format!("k: [{}]\n", vec!["1"; 100_000].join(", ")),
+        ),
+        (
+            "block keys",
+            format!(
+                "k:\n{}",
+                (0..100_000)
+                    .map(|i| format!("  a{i}: 1\n"))
+                    .collect::<String>()
+            ),
+        ),
+    ];
+    for (what, yaml) in shapes {
+        std::fs::write(root.join("in.yaml"), format!("apiVersion: v1\n{yaml}")).unwrap();
+        let run = run_limited(
+            root,
+            &["catalog", "import", "in.yaml", "--out", "catalog.json"],
+            &[],
+            60,
+        );
+        assert_eq!(run.code, Some(1), "{what}: {:.600}", run.stderr);
+        assert!(
+            run.stderr.contains("no MutatingWebhookConfiguration"),
+            "{what}: {:.600}",
+            run.stderr
+        );
+        assert!(run.seconds < 20.0, "{what}: took {:.1} s", run.seconds);
+        run.assert_bounded(what);
+        let repo = root.join("repo");
+        let _ = std::fs::remove_dir_all(&repo);
+        std::fs::create_dir(&repo).unwrap();
+        std::fs::write(repo.join("index.yaml"), format!("apiVersion: v1\n{yaml}")).unwrap();
+        let run = run_limited(
+            root,
+            &["release", "--version", "2.22.0", "--out", "repo"],
+            &[],
+            120,
+        );
+        assert_eq!(run.code, Some(0), "{what}: {:.600}", run.stderr);
+        run.assert_bounded(what);
+    }
 }

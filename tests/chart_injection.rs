@@ -15,7 +15,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use common::{asogen_in, chart, first_difference, helm_render, text};
+use common::{asogen_in, chart, first_difference, helm_render, objects, text};
 use serde_json::{Map, Value, json};
 
 /// The payloads, by name.
@@ -401,4 +401,80 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
         checked.into_inner().unwrap(),
         failures.join("\n\n")
     );
+}
+
+/// Copies a folder (the generated chart) to `to`.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn catalog_strings_past_the_grammar_are_still_data_to_the_real_helm_engine() {
+    use asogen::catalog::Catalog;
+    use asogen::check::Checker;
+    use std::sync::Arc;
+
+    // A catalog holding every payload where the grammar refuses it (as if
+    // it had a gap): in rules' groups, resources and verbs, in webhooks'
+    // versions, resources and kinds (which make their names and paths).
+    let mut catalog = (*Catalog::builtin()).clone();
+    for (i, (_, payload)) in PAYLOADS.iter().enumerate() {
+        let rules = catalog.cluster_roles.get_mut("manager-role").unwrap();
+        let rule = &mut rules[i];
+        rule.api_groups[0] = payload.to_string();
+        rule.resources[0] = format!("r{payload}");
+        rule.verbs[0] = format!("{payload}v");
+        let hooks = &mut catalog.groups[i].webhooks;
+        hooks[0].version = format!("v{payload}");
+        hooks[0].resource = format!("{payload}s");
+        hooks[0].kind = payload.to_string();
+    }
+    let election = catalog.roles.get_mut("leader-election-role").unwrap();
+    election[0].verbs.push("{{ fail \"injected\" }}".into());
+    assert!(catalog.problem().is_some(), "the grammar refuses these");
+
+    // The chart printed from it, in a copy of the generated chart.
+    let dir = tempfile::tempdir().unwrap();
+    let chart_dir = dir.path().join("azure-service-operator");
+    copy_dir(std::path::Path::new(&chart()), &chart_dir);
+    let mut model = Checker::new()
+        .check(&[], "azureserviceoperator-system")
+        .unwrap();
+    model.catalog = Arc::new(catalog);
+    let header = "{{- /* a catalog past its grammar */}}";
+    for resource in asogen::objects::resources(&model.catalog, &model.release) {
+        std::fs::write(
+            chart_dir.join("templates").join(&resource.file),
+            resource.template(header),
+        )
+        .unwrap();
+    }
+    let ours = asogen::render::manifest(&model, false, "");
+    let helm = helm_render(&[
+        "template",
+        chart_dir.to_str().unwrap(),
+        "-n",
+        "azureserviceoperator-system",
+        "--manifest",
+    ]);
+    assert_eq!(helm.status.code(), Some(0), "{}", text(&helm.stderr));
+    if let Some(problem) = first_difference(&ours, &text(&helm.stdout)) {
+        panic!("{problem}");
+    }
+    let roles = objects(&ours);
+    let manager = &roles[&(
+        "ClusterRole".to_string(),
+        String::new(),
+        "azureserviceoperator-manager-role".to_string(),
+    )];
+    assert_eq!(manager["rules"][1]["apiGroups"][0], PAYLOADS[1].1);
 }

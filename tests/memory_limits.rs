@@ -71,3 +71,75 @@ fn endless_input_stays_under_200_mib() {
     }
     assert!(count >= 8, "{count} commands");
 }
+
+mod measure;
+
+#[test]
+fn many_set_list_indexes_are_refused_at_once_under_200_mib() {
+    // Helm bounds each list index (65,536), not their sum: 200 flags of
+    // `x[65536]=1` took 53 s and 2.8 GB before the whole family had a
+    // budget. Each shape: distinct lists, one list set again and again,
+    // lists within lists, maps within a list, and many indexes in one flag.
+    let many = |make: &dyn Fn(usize) -> String, count: usize| -> Vec<String> {
+        (0..count)
+            .flat_map(|i| ["--set".to_string(), make(i)])
+            .collect()
+    };
+    let in_one_flag = (0..200)
+        .map(|i| format!("x{i}[65536]=1"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let shapes: Vec<(&str, Vec<String>)> = vec![
+        ("distinct lists", many(&|i| format!("x{i}[65536]=1"), 200)),
+        ("one list", many(&|_| "x[65536]=1".into(), 200)),
+        (
+            "nested lists",
+            many(&|i| format!("x[0][{}]=1", 65536 - i), 200),
+        ),
+        ("maps in a list", many(&|i| format!("x[65536].k{i}=1"), 200)),
+        ("one flag", vec!["--set".into(), in_one_flag]),
+        (
+            "set-string and set-json",
+            (0..100)
+                .flat_map(|i| {
+                    [
+                        "--set-string".to_string(),
+                        format!("s{i}[65536]=1"),
+                        "--set-json".to_string(),
+                        format!("j{i}[65536]=1"),
+                    ]
+                })
+                .collect(),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, flags) in shapes {
+        let mut args = vec!["validate"];
+        args.extend(flags.iter().map(String::as_str));
+        let run = measure::run_limited(dir.path(), &args, &[], 120);
+        assert_eq!(run.code, Some(1), "{what}: {}", run.stderr);
+        assert!(
+            run.stdout
+                .contains("list elements and values; Helm allows an index up to 65536"),
+            "{what}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("1 problem found"),
+            "{what}: {}",
+            run.stdout
+        );
+        run.assert_bounded(what);
+    }
+    // Below the budget, Helm's largest index still works, several times.
+    let flags = many(&|i| format!("podLabels.x{i}[65536]=1"), 4);
+    let mut args = vec!["validate"];
+    args.extend(flags.iter().map(String::as_str));
+    let run = measure::run_limited(dir.path(), &args, &[], 120);
+    assert!(
+        !run.stdout.contains("list elements and values"),
+        "{}",
+        run.stdout
+    );
+    run.assert_bounded("four of Helm's largest lists");
+}

@@ -10,7 +10,7 @@ use crate::config::CatalogImportConfig;
 use crate::output::Stdout;
 
 /// The largest release manifest read (ASO's with every CRD is about 100 MiB).
-const MAX_MANIFEST_BYTES: u64 = 512 * 1024 * 1024;
+const MAX_MANIFEST_BYTES: u64 = crate::yaml::MAX_YAML_BYTES as u64;
 
 /// Why the catalog could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -23,10 +23,8 @@ pub enum Error {
         /// Why.
         source: std::io::Error,
     },
-    /// The files do not describe a release.
-    #[error(
-        "{0}\nhelp: give the release's install manifest (or its webhook configurations and ClusterRoles)"
-    )]
+    /// The files do not describe a release, or hold what a release does not.
+    #[error("{0}\nhelp: {help}", help = .0.help())]
     Import(#[from] ImportError),
     /// The catalog cannot be written; the old one is left as it was.
     #[error("cannot write {}: {source}; the old catalog is unchanged", .file.display())]
@@ -69,17 +67,18 @@ pub fn run<W: Write>(
         files.push((file.display().to_string(), text));
     }
     let flags_help = match &config.controller_flags {
-        Some(file) => Some(
+        Some(file) => Some((
+            file.display().to_string(),
             crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
                 Error::Read {
                     file: file.clone(),
                     source,
                 }
             })?,
-        ),
+        )),
         None => None,
     };
-    let catalog = catalog::import(config.release.as_deref(), &files, flags_help.as_deref())?;
+    let catalog = catalog::import(config.release.as_deref(), &files, flags_help.as_ref())?;
     crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
         |source| Error::Write {
             file: config.out.clone(),

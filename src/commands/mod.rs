@@ -88,6 +88,10 @@ pub enum Error {
     /// `show` failed.
     #[error(transparent)]
     Show(#[from] show::Error),
+    /// The catalog compiled into this build breaks its grammar (a
+    /// hand-edited values/catalog.json): nothing it would render is used.
+    #[error("{0}\nhelp: {help}", help = crate::catalog::CatalogError::HELP)]
+    BuiltinCatalog(Box<crate::catalog::CatalogError>),
     /// Standard output failed; `exit_code` is the command's own when it
     /// failed too (its error is in `command`), else 2.
     #[error("{source}")]
@@ -114,6 +118,7 @@ impl Error {
             Error::Release(err) => err.exit_code(),
             Error::Catalog(err) => err.exit_code(),
             Error::Show(err) => err.exit_code(),
+            Error::BuiltinCatalog(_) => EXIT_USAGE,
             Error::Output { exit_code, .. } => *exit_code,
         }
     }
@@ -131,6 +136,7 @@ impl Error {
             Error::Release(err) => err.report(),
             Error::Catalog(err) => err.report(),
             Error::Show(err) => err.report(),
+            Error::BuiltinCatalog(_) => error_line(self),
             Error::Output {
                 source, command, ..
             } => {
@@ -147,6 +153,15 @@ impl Error {
 /// Runs the command line: its configuration, then its command, with
 /// output to this process's standard output.
 pub fn run(args: Cli) -> Result<Status, Error> {
+    // Every command but `catalog import` (which writes a new catalog) and
+    // `completions` uses the compiled-in catalog: checked first.
+    if !matches!(
+        args.command,
+        crate::cli::Command::Catalog { .. } | crate::cli::Command::Completions { .. }
+    ) {
+        crate::catalog::Catalog::check_builtin()
+            .map_err(|err| Error::BuiltinCatalog(Box::new(err)))?;
+    }
     let config = Config::from_args(args)?;
     let mut stdout = Stdout::new();
     let result = run_config(&config, &mut stdout);

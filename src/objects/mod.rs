@@ -235,6 +235,29 @@ fn lit(value: Value) -> Node {
     Node::Lit(value)
 }
 
+/// Data from the catalog: its maps and lists as they are, every scalar
+/// through the chart's json helper, so that no catalog text is ever
+/// template text, whatever it holds (the catalog's grammar already allows
+/// only names; this holds even where the grammar had a gap).
+fn catalog_data(value: &Value) -> Node {
+    match value {
+        Value::Object(map) if !map.is_empty() => Node::Map(
+            map.iter()
+                .map(|(key, value)| Entry::Field(key.clone(), catalog_data(value)))
+                .collect(),
+        ),
+        Value::Array(items) if !items.is_empty() => Node::List(
+            items
+                .iter()
+                .map(|item| crate::describe::Item::One(catalog_data(item)))
+                .collect(),
+        ),
+        // An empty map or list (a list of no items would read as null).
+        Value::Object(_) | Value::Array(_) => Node::Lit(value.clone()),
+        scalar => Node::Json(Expr::Lit(scalar.clone())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

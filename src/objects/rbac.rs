@@ -1,11 +1,11 @@
 //! The ServiceAccount and what it may do: the release's ClusterRoles,
 //! leader election's Role, and their bindings.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::names::{LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE};
-use super::{header, lit, resource};
-use crate::catalog::{Catalog, NAME_PREFIX};
+use super::{catalog_data, header, lit, resource};
+use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 
@@ -57,10 +57,7 @@ pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
         object.push(Entry::Note(
             "The release's own rules (values/catalog.json).",
         ));
-        object.push(field(
-            "rules",
-            lit(Value::Array(catalog.cluster_role(short).to_vec())),
-        ));
+        object.push(field("rules", rules(catalog.cluster_role(short))));
         resource(&format!("clusterrole-{short}.yaml"), Some(when), object)
     };
     vec![
@@ -133,6 +130,11 @@ fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool
     object
 }
 
+/// A role's rules from the catalog, every string through the json helper.
+fn rules(rules: &[PolicyRule]) -> Node {
+    catalog_data(&serde_json::to_value(rules).expect("rules serialize"))
+}
+
 /// The leader election Role.
 pub fn leader_election_role(catalog: &Catalog) -> Resource {
     let mut object = header(
@@ -142,10 +144,7 @@ pub fn leader_election_role(catalog: &Catalog) -> Resource {
         true,
         vec![],
     );
-    object.push(field(
-        "rules",
-        lit(Value::Array(catalog.role("leader-election-role").to_vec())),
-    ));
+    object.push(field("rules", rules(catalog.role("leader-election-role"))));
     resource("role-leader-election.yaml", None, object)
 }
 

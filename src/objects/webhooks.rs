@@ -8,7 +8,7 @@ use super::names::{
     ISSUER, METRICS_CERT, METRICS_CERT_SECRET, METRICS_SERVICE, SERVING_CERT, WEBHOOK_CERT_SECRET,
     WEBHOOK_SERVICE,
 };
-use super::{header, lit, resource, secure_metrics, serves_webhooks};
+use super::{catalog_data, header, lit, resource, secure_metrics, serves_webhooks};
 use crate::catalog::{Catalog, Group, NAME_PREFIX, Webhook};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Resource};
@@ -47,10 +47,12 @@ fn inject_ca() -> Entry {
 }
 
 /// One webhook: `prefix` is `default`/`validate` in its name and
-/// `mutate`/`validate` in its path.
+/// `mutate`/`validate` in its path. What comes from the catalog goes
+/// through the json helper (see [`catalog_data`]).
 fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
+    let one = |text: &str| catalog_data(&json!([text]));
     item(vec![
-        text("name", &format!("{prefix}.{}", hook.name(group))),
+        json("name", Expr::str(format!("{prefix}.{}", hook.name(group)))),
         field("admissionReviewVersions", lit(json!(["v1"]))),
         map(
             "clientConfig",
@@ -59,20 +61,20 @@ fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
                 vec![
                     text("name", WEBHOOK_SERVICE),
                     json("namespace", Expr::Namespace),
-                    text("path", &format!("/{path}-{}", hook.path(group))),
+                    json("path", Expr::str(format!("/{path}-{}", hook.path(group)))),
                 ],
             )],
         ),
         text("failurePolicy", "Fail"),
         text("matchPolicy", "Exact"),
-        field(
+        list(
             "rules",
-            lit(json!([{
-                "apiGroups": [group],
-                "apiVersions": [hook.version],
-                "operations": ["CREATE", "UPDATE"],
-                "resources": [hook.resource],
-            }])),
+            vec![item(vec![
+                field("apiGroups", one(group)),
+                field("apiVersions", one(&hook.version)),
+                field("operations", lit(json!(["CREATE", "UPDATE"]))),
+                field("resources", one(&hook.resource)),
+            ])],
         ),
         text("sideEffects", "None"),
     ])
@@ -105,13 +107,21 @@ const VALIDATING: Flavour = Flavour {
 
 fn configuration(group: &Group, flavour: &Flavour) -> Resource {
     let short = group.short_name();
+    let name = format!("{NAME_PREFIX}{short}-{}", flavour.suffix);
     let mut object = header(
         "admissionregistration.k8s.io/v1",
         flavour.kind,
-        &format!("{NAME_PREFIX}{short}-{}", flavour.suffix),
+        &name,
         false,
         vec![inject_ca()],
     );
+    // The name holds the catalog's group: through the json helper too.
+    match &mut object[2] {
+        Entry::Field(_, crate::describe::Node::Map(metadata)) => {
+            metadata[0] = json("name", Expr::str(name));
+        }
+        _ => unreachable!("header puts metadata third"),
+    }
     object.push(Entry::Note(
         "One webhook per served resource version of the group (values/catalog.json).",
     ));

@@ -1,10 +1,10 @@
 //! Reading the artifacts `diff` and `release --previous` compare, within
 //! bounds (and the bounds of a walk through an output folder, which
-//! [`super::folder`] reads): text within a budget per side, a file inside a chart archive
-//! with its decompressed size capped (a 3 MB archive can hold gigabytes of
-//! zeros), and YAML whose flow collections nest deeper than the YAML
-//! parser accepts refused before parsing (the parser's time grows with the
-//! square of the depth: a 300 KB `[[[...` took minutes before it said no).
+//! [`super::folder`] reads): text within a budget per side, and a file
+//! inside a chart archive with its decompressed size capped (a 3 MB archive
+//! can hold gigabytes of zeros). The YAML read is bounded by the one
+//! reader, [`crate::yaml`] (nesting depth and alias expansion, as it
+//! parses).
 
 use std::io::Read;
 use std::path::Path;
@@ -32,10 +32,6 @@ pub const FOLDER_ENTRIES: usize = 100_000;
 /// The deepest nesting of folders asogen walks in an output folder
 /// (`generated/` is four deep).
 pub const FOLDER_DEPTH: usize = 64;
-
-/// The deepest nesting of flow collections (`[` and `{`) accepted: the
-/// YAML parser refuses more than 128 levels anyway.
-pub const MAX_FLOW_DEPTH: usize = 128;
 
 /// What is left to read of one side.
 #[derive(Debug)]
@@ -158,87 +154,4 @@ pub fn archive_file(file: std::fs::File, name: &str) -> Result<Option<String>, S
             .map_err(|_| format!("{} is not UTF-8 text", entry_path.display()));
     }
     Ok(None)
-}
-
-/// Refuses YAML whose flow collections nest deeper than
-/// [`MAX_FLOW_DEPTH`], naming the line and column where the limit is
-/// passed. A linear scan: `#` comments and quoted scalars are skipped, and
-/// a `[` or `{` counts only where YAML starts a collection with it (after
-/// a blank, a line start or another indicator), so `a[1]` in a plain
-/// scalar does not count.
-pub fn check_flow_depth(text: &str) -> Result<(), String> {
-    let mut depth = 0usize;
-    let (mut line, mut column) = (1usize, 0usize);
-    let mut previous = '\n';
-    let mut quote: Option<char> = None;
-    let mut comment = false;
-    let mut plain = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        column += 1;
-        if c == '\n' {
-            line += 1;
-            column = 0;
-            comment = false;
-            plain = false;
-        } else if comment {
-        } else if let Some(q) = quote {
-            if c == q {
-                // '' inside single quotes is an escaped quote.
-                if q == '\'' && chars.peek() == Some(&'\'') {
-                    chars.next();
-                    column += 1;
-                } else {
-                    quote = None;
-                }
-            } else if c == '\\' && q == '"' {
-                chars.next();
-                column += 1;
-            }
-        } else if plain && !c.is_whitespace() && !(depth > 0 && "]},".contains(c)) {
-            // Inside a plain scalar (`a[1]`); in a flow collection `]`, `}`
-            // and `,` end it.
-        } else {
-            plain = false;
-            let starts_token = previous.is_whitespace() || "[{,:-?".contains(previous);
-            match c {
-                '#' if previous.is_whitespace() => comment = true,
-                '"' | '\'' if starts_token => quote = Some(c),
-                '[' | '{' if starts_token => {
-                    depth += 1;
-                    if depth > MAX_FLOW_DEPTH {
-                        return Err(format!(
-                            "line {line} column {column}: lists and maps nest more than {MAX_FLOW_DEPTH} levels deep, more than the YAML reader accepts"
-                        ));
-                    }
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                c if !c.is_whitespace() && !",:-?".contains(c) => plain = true,
-                _ => {}
-            }
-        }
-        previous = c;
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn deep_flow_nesting_is_refused_and_ordinary_yaml_is_not() {
-        let deep = format!("k: {}{}\n", "[".repeat(150_000), "]".repeat(150_000));
-        let started = std::time::Instant::now();
-        let err = check_flow_depth(&deep).unwrap_err();
-        assert!(err.starts_with("line 1 column 132:"), "{err}");
-        assert!(started.elapsed().as_secs() < 1);
-        let fine = format!(
-            "a: {}{}\nb: 'x[[[[' # [[[[\nc: \"[\\\"[[\"\nd: a[1]{}\n",
-            "[".repeat(128),
-            "]".repeat(128),
-            "[".repeat(200)
-        );
-        assert_eq!(check_flow_depth(&fine), Ok(()));
-    }
 }

@@ -263,12 +263,19 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
             }
         })
     };
-    for flag in SetFlag::HELM_ORDER {
+    // One budget for the whole family (see strvals::MAX_SET_WORK).
+    let mut budget = strvals::Budget::default();
+    'family: for flag in SetFlag::HELM_ORDER {
         for expression in input.expressions(flag) {
-            match set::apply_set(flag, expression, &mut base, &mut read_file) {
+            match set::apply_set(flag, expression, &mut base, &mut read_file, &mut budget) {
                 Ok(source) => sources.push(source),
                 Err(d) if unreadable.replace(false) => io.push(*d),
                 Err(d) => invalid.push(*d),
+            }
+            // Once the budget is spent, every later flag would be refused
+            // for it too: one message says it.
+            if budget.is_spent() {
+                break 'family;
             }
         }
     }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::strvals::{self, Refusal, Typing};
+use super::strvals::{self, Budget, Refusal, Typing};
 use super::{Source, merge_maps};
 use crate::diagnostics::Diagnostic;
 use crate::pointer::unescape_segment;
@@ -113,12 +113,15 @@ fn redacted_expression(expression: &str) -> String {
 }
 
 /// Applies one expression of `flag` into `base` (the values so far) and
-/// returns it as a source. `read_file` reads `--set-file` paths.
+/// returns it as a source. `read_file` reads `--set-file` paths; what the
+/// expression creates and copies is charged to `budget`, one for the whole
+/// family.
 pub fn apply_set(
     flag: SetFlag,
     expression: &str,
     base: &mut Map<String, Value>,
     read_file: &mut dyn FnMut(&str) -> Result<Value, Refusal>,
+    budget: &mut Budget,
 ) -> Result<Source, Box<Diagnostic>> {
     let fail = |reason: &Refusal| Box::new(set_diagnostic(flag, expression, reason));
     let set = if flag == SetFlag::Json && expression.trim_start().starts_with('{') {
@@ -136,7 +139,7 @@ pub fn apply_set(
         };
         let pointers = leaf_pointers(&object, "");
         *base = merge_maps(std::mem::take(base), object);
-        pointers
+        Ok(pointers)
     } else {
         let typing = match flag {
             SetFlag::Json => Typing::Json,
@@ -145,9 +148,18 @@ pub fn apply_set(
             SetFlag::File => Typing::File(read_file),
             SetFlag::Literal => Typing::Literal,
         };
-        strvals::apply(expression, base, typing).map_err(|reason| fail(&reason))?
+        strvals::apply(expression, base, typing, budget)
     };
-    Ok(source_of(flag, expression, &set, base))
+    let set = set.and_then(|set| source_of(flag, expression, &set, base, budget));
+    set.map_err(|reason| {
+        let mut diagnostic = set_diagnostic(flag, expression, &reason);
+        if budget.is_spent() {
+            diagnostic.help = Some(
+                "set fewer or smaller list indexes (the --set flags after this one were not applied); a values file (-f) holds lists of any length".into(),
+            );
+        }
+        Box::new(diagnostic)
+    })
 }
 
 /// Pointers of the leaves of a map (maps merge deeply; anything else is
@@ -164,11 +176,36 @@ fn leaf_pointers(map: &Map<String, Value>, pointer: &str) -> Vec<String> {
     out
 }
 
+/// The node at a JSON pointer of a map.
+fn lookup<'v>(map: &'v Map<String, Value>, pointer: &str) -> Option<&'v Value> {
+    let mut segments = pointer.split('/').skip(1).map(unescape_segment);
+    let mut node = map.get(&segments.next()?)?;
+    for segment in segments {
+        node = match node {
+            Value::Object(map) => map.get(&segment)?,
+            // As RFC 6901 (and serde_json) read an index: no sign, no
+            // leading zero.
+            Value::Array(items) => {
+                let canonical =
+                    !segment.starts_with('+') && (segment == "0" || !segment.starts_with('0'));
+                items.get(segment.parse::<usize>().ok().filter(|_| canonical)?)?
+            }
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
 /// The source for one applied expression: the nodes it set, with their
-/// values in `base`, and a span for each (and each ancestor) so a
-/// diagnostic finds the flag.
-fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String, Value>) -> Source {
-    let root = Value::Object(base.clone());
+/// values in `base` (copies, charged to `budget`), and a span for each
+/// (and each ancestor) so a diagnostic finds the flag.
+fn source_of(
+    flag: SetFlag,
+    expression: &str,
+    set: &[String],
+    base: &Map<String, Value>,
+    budget: &mut Budget,
+) -> Result<Source, Refusal> {
     let mut value = Value::Object(Map::new());
     let mut spans = BTreeMap::new();
     let span = NodeSpan {
@@ -176,9 +213,14 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
         value: Position { line: 1, column: 1 },
         value_len: expression.chars().count(),
     };
+    // A node set twice (`a[1]=x,a[2]=y`) is copied once.
+    let mut seen = std::collections::BTreeSet::new();
     for pointer in set {
+        if !seen.insert(pointer.as_str()) {
+            continue;
+        }
         // A later part of the expression may have replaced this node.
-        let Some(node) = root.pointer(pointer) else {
+        let Some(node) = lookup(base, pointer) else {
             continue;
         };
         let mut target = &mut value;
@@ -194,6 +236,7 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
                 _ => break,
             };
             if i + 1 == segments.len() {
+                budget.charge_value(node)?;
                 map.insert(segment.clone(), node.clone());
                 break;
             }
@@ -202,7 +245,7 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
                 .or_insert_with(|| Value::Object(Map::new()));
         }
     }
-    Source {
+    Ok(Source {
         name: flag.name().into(),
         text: expression.to_string(),
         document: LocatedDocument {
@@ -210,15 +253,19 @@ fn source_of(flag: SetFlag, expression: &str, set: &[String], base: &Map<String,
             spans,
             notes: Vec::new(),
         },
-    }
+    })
 }
 
 /// One `--set` expression on its own, over no values files.
 pub fn set_source(expression: &str) -> Result<Source, super::LoadError> {
     let mut base = Map::new();
-    apply_set(SetFlag::Set, expression, &mut base, &mut |_| {
-        Err(Refusal::plain("no files here"))
-    })
+    apply_set(
+        SetFlag::Set,
+        expression,
+        &mut base,
+        &mut |_| Err(Refusal::plain("no files here")),
+        &mut Budget::default(),
+    )
     .map_err(|d| super::LoadError::Invalid(vec![*d]))
 }
 
@@ -238,6 +285,7 @@ mod tests {
             "image.pullSecrets[0].name=acr,y.z=2",
             base,
             &mut |_| unreachable!(),
+            &mut Budget::default(),
         )
         .unwrap();
         assert_eq!(

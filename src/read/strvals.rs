@@ -30,6 +30,85 @@ pub const MAX_INDEX: i64 = 65_536;
 /// Helm's bound on how deep a key path may nest.
 pub const MAX_NESTING: usize = 30;
 
+/// The most list elements and values the whole `--set` family may create
+/// or copy, all flags together. Helm bounds each list index (65,536) but
+/// not their sum: 200 flags of `--set xN[65536]=1` took 53 s and 2.8 GB
+/// here, as each flag's list was copied again and again. This is 16 lists
+/// of Helm's largest index; the values a chart like this one takes hold a
+/// few hundred.
+pub const MAX_SET_WORK: usize = 16 * (MAX_INDEX as usize + 1);
+
+/// What is left of [`MAX_SET_WORK`]: every list element an expression
+/// creates and every value copied (into a flag's own source, or to edit
+/// an element of a list) is charged here, so the whole family's time and
+/// memory stay linear in its size, whatever the number of flags.
+#[derive(Debug)]
+pub struct Budget {
+    left: usize,
+    spent: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            left: MAX_SET_WORK,
+            spent: false,
+        }
+    }
+}
+
+impl Budget {
+    /// Takes `n` from what is left, or says why not (and is spent).
+    pub fn charge(&mut self, n: usize) -> Result<(), Refusal> {
+        match self.left.checked_sub(n) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => {
+                self.spent = true;
+                Err(Refusal::plain(format!(
+                    "with this flag the --set flags together create and copy more than {MAX_SET_WORK} list elements and values; Helm allows an index up to {MAX_INDEX} in each list, not that many in all"
+                )))
+            }
+        }
+    }
+
+    /// Whether a charge failed: the flags after the one that spent the
+    /// budget are not applied.
+    pub fn is_spent(&self) -> bool {
+        self.spent
+    }
+
+    /// Takes the size of `value` (its nodes), counting no further than
+    /// what is left.
+    pub fn charge_value(&mut self, value: &Value) -> Result<(), Refusal> {
+        self.charge_nodes(std::iter::once(value))
+    }
+
+    /// Takes the size of `values` (their nodes), counting no further than
+    /// what is left.
+    pub fn charge_nodes<'v>(
+        &mut self,
+        values: impl IntoIterator<Item = &'v Value>,
+    ) -> Result<(), Refusal> {
+        let mut count = 0usize;
+        let mut stack: Vec<&Value> = values.into_iter().collect();
+        while let Some(node) = stack.pop() {
+            count += 1;
+            if count > self.left {
+                break;
+            }
+            match node {
+                Value::Array(items) => stack.extend(items),
+                Value::Object(map) => stack.extend(map.values()),
+                _ => {}
+            }
+        }
+        self.charge(count)
+    }
+}
+
 /// How a flag turns the text after `=` into a value.
 pub enum Typing<'a> {
     /// `--set`: booleans, null and 64-bit integers; else the text.
@@ -108,12 +187,14 @@ pub fn apply(
     expression: &str,
     data: &mut Map<String, Value>,
     typing: Typing<'_>,
+    budget: &mut Budget,
 ) -> Result<Vec<String>, Refusal> {
     let mut parser = Parser {
         chars: expression.chars().collect(),
         at: 0,
         typing,
         set: Vec::new(),
+        budget,
     };
     loop {
         match parser.key(data, 0, "", false) {
@@ -124,12 +205,13 @@ pub fn apply(
     }
 }
 
-struct Parser<'a> {
+struct Parser<'a, 'b> {
     chars: Vec<char>,
     at: usize,
     typing: Typing<'a>,
     /// Pointers of the nodes set so far.
     set: Vec<String>,
+    budget: &'b mut Budget,
 }
 
 /// Text up to a stop character (`None` at the end), `\` escaping any
@@ -139,7 +221,12 @@ struct Run {
     stop: Option<char>,
 }
 
-impl Parser<'_> {
+impl Parser<'_, '_> {
+    /// Charges `values` (about to be copied) to the budget.
+    fn charge<'v>(&mut self, values: impl IntoIterator<Item = &'v Value>) -> Step<()> {
+        self.budget.charge_nodes(values).map_err(Halt::Error)
+    }
+
     fn next_char(&mut self) -> Option<char> {
         let c = self.chars.get(self.at).copied();
         if c.is_some() {
@@ -204,9 +291,16 @@ impl Parser<'_> {
             )),
             Some('[') => {
                 let index = self.index()?;
-                let mut list = match data.get(&key) {
+                // The list is taken out and put back, never copied (it is
+                // put back whatever happens); an empty key is not set, so
+                // its list is a copy.
+                let mut list = match data.get_mut(&key) {
                     None => Vec::new(),
-                    Some(Value::Array(items)) => items.clone(),
+                    Some(Value::Array(items)) if key.is_empty() => {
+                        self.charge(items.iter())?;
+                        items.clone()
+                    }
+                    Some(Value::Array(items)) => std::mem::take(items),
                     Some(other) => return error(not_a(&key, other, "a list")),
                 };
                 let result = self.list_item(&mut list, index, depth, &child);
@@ -236,9 +330,16 @@ impl Parser<'_> {
                         "the key path nests deeper than {MAX_NESTING} levels"
                     )));
                 }
-                let mut inner = match data.get(&key) {
+                // Taken out and put back unless it stays empty (then it
+                // was empty before: nothing removes a key); an empty key
+                // is not set, so its map is a copy.
+                let mut inner = match data.get_mut(&key) {
                     None => Map::new(),
-                    Some(Value::Object(map)) => map.clone(),
+                    Some(Value::Object(map)) if key.is_empty() => {
+                        self.charge(map.values())?;
+                        map.clone()
+                    }
+                    Some(Value::Object(map)) => std::mem::take(map),
                     Some(other) => return error(not_a(&key, other, "a map")),
                 };
                 let result = self.key(&mut inner, depth, &child, in_list);
@@ -388,23 +489,31 @@ impl Parser<'_> {
             None => Err(Halt::End),
             Some('=') => {
                 let (value, _) = self.value()?;
-                set_index(list, index, value)
+                self.set_index(list, index, value)
             }
             Some('[') => {
                 let next = self.index()?;
+                // A copy: a failed edit leaves the element as it was.
                 let mut inner = match list.get(index as usize) {
                     None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(items)) => items.clone(),
+                    Some(Value::Array(items)) => {
+                        self.charge(items.iter())?;
+                        items.clone()
+                    }
                     Some(other) => {
                         return error(not_a(&format!("[{index}]"), other, "a list"));
                     }
                 };
                 self.list_item(&mut inner, next, depth, pointer)?;
-                set_index(list, index, Value::Array(inner))
+                self.set_index(list, index, Value::Array(inner))
             }
             Some(_) => {
+                // A copy: a failed edit leaves the element as it was.
                 let mut inner = match list.get(index as usize) {
-                    Some(Value::Object(map)) => map.clone(),
+                    Some(Value::Object(map)) => {
+                        self.charge(map.values())?;
+                        map.clone()
+                    }
                     _ => Map::new(),
                 };
                 if let Some(slot) = list.get_mut(index as usize)
@@ -413,7 +522,7 @@ impl Parser<'_> {
                     *slot = Value::Object(Map::new());
                 }
                 match self.key(&mut inner, depth, pointer, true) {
-                    Ok(()) => set_index(list, index, Value::Object(inner)),
+                    Ok(()) => self.set_index(list, index, Value::Object(inner)),
                     // Helm edits an existing element in place, so what was
                     // set before the end stays; a new element is dropped.
                     Err(Halt::End) => {
@@ -436,24 +545,31 @@ fn set(data: &mut Map<String, Value>, key: &str, value: Value) {
     }
 }
 
-fn set_index(list: &mut Vec<Value>, index: i64, value: Value) -> Step<()> {
-    if index < 0 {
-        return error(negative_index(index));
+impl Parser<'_, '_> {
+    /// Sets `list[index]`, growing the list with nulls (each charged to
+    /// the budget).
+    fn set_index(&mut self, list: &mut Vec<Value>, index: i64, value: Value) -> Step<()> {
+        if index < 0 {
+            return error(negative_index(index));
+        }
+        if index > MAX_INDEX {
+            return error(Refusal::quoting(
+                format!("list index {index} is larger than {MAX_INDEX}, the largest Helm allows"),
+                &format!(
+                    "not KEY=VALUE pairs: a list index is larger than {MAX_INDEX}, the largest Helm allows"
+                ),
+            ));
+        }
+        let index = index as usize;
+        if list.len() <= index {
+            self.budget
+                .charge(index + 1 - list.len())
+                .map_err(Halt::Error)?;
+            list.resize(index + 1, Value::Null);
+        }
+        list[index] = value;
+        Ok(())
     }
-    if index > MAX_INDEX {
-        return error(Refusal::quoting(
-            format!("list index {index} is larger than {MAX_INDEX}, the largest Helm allows"),
-            &format!(
-                "not KEY=VALUE pairs: a list index is larger than {MAX_INDEX}, the largest Helm allows"
-            ),
-        ));
-    }
-    let index = index as usize;
-    if list.len() <= index {
-        list.resize(index + 1, Value::Null);
-    }
-    list[index] = value;
-    Ok(())
 }
 
 /// The plain reason for a key with no value: in an expression that may
@@ -554,7 +670,8 @@ mod tests {
 
     fn parse(expression: &str) -> Result<Value, Refusal> {
         let mut data = Map::new();
-        apply(expression, &mut data, Typing::Typed).map(|_| Value::Object(data))
+        apply(expression, &mut data, Typing::Typed, &mut Budget::default())
+            .map(|_| Value::Object(data))
     }
 
     #[test]
@@ -580,7 +697,13 @@ mod tests {
     #[test]
     fn records_what_it_set() {
         let mut data = Map::new();
-        let set = apply("a.b=1,l[0].x=2", &mut data, Typing::Typed).unwrap();
+        let set = apply(
+            "a.b=1,l[0].x=2",
+            &mut data,
+            Typing::Typed,
+            &mut Budget::default(),
+        )
+        .unwrap();
         assert_eq!(set, ["/a/b", "/l"]);
     }
 
