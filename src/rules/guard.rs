@@ -125,8 +125,9 @@ fn templated_values_guard() -> String {
     };
     // Each templated value as (path, value), the value "" when absent.
     let mut templated = Vec::new();
-    for path in crate::objects::TEMPLATED_VALUES {
-        let mut parts: Vec<&str> = path.split('.').collect();
+    for key in crate::keys::templated() {
+        let path = key.path();
+        let mut parts: Vec<&str> = key.segments().collect();
         let leaf = parts.pop().expect("paths are not empty");
         let mut map = "$root".to_string();
         for parent in parts {
@@ -243,7 +244,7 @@ fn metadata_guard() -> String {
     let mut out = String::new();
     for (index, map) in METADATA_VALUES.iter().enumerate() {
         let mut getter = "$root".to_string();
-        for key in map.path.split('.') {
+        for key in map.key.segments() {
             getter = format!("((get {getter} {key:?}) | default dict)");
         }
         let var = format!("$metadata{index}");
@@ -266,7 +267,7 @@ fn metadata_guard() -> String {
             "{{{{- if not (and (regexMatch {syntax} {key}) (regexMatch {prefix_length} {key})) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
             quote(&format!(
                 "{code}: {} key %q is not a valid key in {}; {help}",
-                map.path, map.lands_on
+                map.key.path(), map.lands_on
             ))
         ));
         match map.kind {
@@ -274,7 +275,7 @@ fn metadata_guard() -> String {
                 "{{{{- if not (regexMatch {value_pattern} (toString $value)) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
                 quote(&format!(
                     "{LABEL_VALUE}: the value of {}.%s is not a valid label value in {}; help: write an empty string or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
-                    map.path,
+                    map.key.path(),
                     map.lands_on,
                     crate::names::LABEL_VALUE_MAX
                 ))
@@ -290,7 +291,7 @@ fn metadata_guard() -> String {
                 quote(&key),
                 quote(&format!(
                     "{SELECTOR_LABEL}: {}.{key} is a selector label of the Deployment, which the chart sets ({key}: {value}): another value leaves the Deployment selecting none of its pods; help: remove {key} from {}",
-                    map.path, map.path
+                    map.key.path(), map.key.path()
                 ))
             ));
         }
@@ -307,7 +308,7 @@ fn metadata_guard() -> String {
                 "{{{{- if gt $size {max} }}}}\n{{{{- $broken = append $broken (printf {} $size) }}}}\n{{{{- end }}}}\n",
                 quote(&format!(
                     "{ANNOTATIONS_SIZE}: {} make {} %d bytes, more than the {max} the API server takes; help: keep large data out of annotations",
-                    map.path,
+                    map.key.path(),
                     map.lands_on,
                     max = crate::names::ANNOTATIONS_MAX_BYTES
                 )),
