@@ -199,7 +199,7 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
         .collect();
     let help = "help: write entries as group/kind, e.g. resources.azure.com/*";
     format!(
-        r#"{{{{- $crdPattern := get $root "crdPattern" }}}}
+        r#"{{{{- $crdPattern := get $root {crd_pattern:?} }}}}
 {{{{- $crdEntries := list }}}}
 {{{{- if kindIs "string" $crdPattern }}}}{{{{- $crdEntries = splitList ";" $crdPattern }}}}
 {{{{- else if kindIs "slice" $crdPattern }}}}{{{{- range $crdPattern }}}}{{{{- if kindIs "string" . }}}}{{{{- $crdEntries = concat $crdEntries (splitList ";" .) }}}}{{{{- end }}}}{{{{- end }}}}
@@ -224,7 +224,8 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
 {{{{- end }}}}
 {{{{- end }}}}
 "#,
-        served = served.join(" ")
+        served = served.join(" "),
+        crd_pattern = crate::keys::CRD_PATTERN.path(),
     )
 }
 
