@@ -119,20 +119,4 @@ impl Model {
             release,
         })
     }
-
-    /// The ServiceAccount the pod runs as.
-    pub fn service_account_name(&self) -> String {
-        let account = &self.values.service_account;
-        match (account.create, account.name.is_empty()) {
-            (_, false) => account.name.clone(),
-            (true, true) => "azureserviceoperator-default".into(),
-            (false, true) => "default".into(),
-        }
-    }
-
-    /// Whether this install serves webhooks (not a multi-tenant watchers-only tenant).
-    pub fn serves_webhooks(&self) -> bool {
-        !self.values.multitenant.enable
-            || self.values.azure_operator_mode == crate::values::OperatorMode::Webhooks
-    }
 }

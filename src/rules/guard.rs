@@ -117,7 +117,7 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
 /// and pattern is printed from the one Rust definition.
 fn templated_values_guard() -> String {
     use crate::describe::expr::{Refusal, TEMPLATE_ACTION, TPL_HELP, VALUES_METHODS};
-    use crate::redact::{EXTRA_ENV_WORD, NOT_SECRET, secret_word_pattern};
+    use crate::redact::{extra_env_word, not_secret, secret_word_pattern};
     let json = |text: &str| serde_json::Value::from(text).to_string();
     let go_list = |items: &[&str]| {
         let items: Vec<String> = items.iter().map(|item| json(item)).collect();
@@ -174,14 +174,14 @@ fn templated_values_guard() -> String {
 {{{{- end }}}}
 "#,
         methods = go_list(&VALUES_METHODS),
-        not_secret = go_list(&NOT_SECRET),
+        not_secret = go_list(&not_secret().iter().map(String::as_str).collect::<Vec<_>>()),
         secret_word = json(&secret_word_pattern()),
         templated = templated.join(" "),
         action = json(TEMPLATE_ACTION),
         only = json(&format!(
             "%s: only {{{{ .Values.KEY }}}} substitutions are evaluated in it; help: {TPL_HELP}"
         )),
-        extra_env = json(EXTRA_ENV_WORD),
+        extra_env = json(extra_env_word()),
         method = reason(Refusal::Method),
         secret = reason(Refusal::Secret),
         collection = reason(Refusal::Collection),
