@@ -1,5 +1,6 @@
 //! Documentation generated from data stays current: the README's rule
-//! table is the rule table's own Markdown, and the table of intended
+//! table is the rule table's own Markdown, docs/rules.md's table of where
+//! each rule is enforced is generated from it too, and the table of intended
 //! differences from the release in docs/artifacts.md is
 //! values/upstream-differences.yaml. Run with ASOGEN_UPDATE_DOCS=1 to
 //! rewrite them.
@@ -33,6 +34,15 @@ fn doc_block(doc: &str, name: &str, table: String) {
 #[test]
 fn the_readme_rule_table_is_generated_from_the_rules() {
     doc_block("README.md", "rules", asogen::rules::markdown_table());
+}
+
+#[test]
+fn the_rules_page_says_where_each_rule_is_enforced() {
+    doc_block(
+        "docs/rules.md",
+        "enforcement",
+        asogen::rules::enforcement_table(),
+    );
 }
 
 #[test]

@@ -159,7 +159,7 @@ impl PartialEq for Rule {
 impl Eq for Rule {}
 
 /// Every rule, in the order they are reported.
-pub const RULES: [Rule; 5] = [
+pub const RULES: &[Rule] = &[
     Rule {
         id: "ha-requires-recreate",
         summary: "replicaCount > 1 requires strategy.type: Recreate",
@@ -251,6 +251,31 @@ pub fn markdown_table() -> String {
         out.push_str(&format!(
             "| `{}` | {} | {} |\n",
             rule.id, rule.summary, rule.help
+        ));
+    }
+    out
+}
+
+/// Where each rule is enforced, as Markdown, for docs/rules.md: every rule
+/// by asogen, the schema and the chart guard; in the cluster, by the
+/// admission policy of each [`cel::Subject`] that has a validation for it.
+pub fn enforcement_table() -> String {
+    let mut out = String::from(
+        "| id | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- |\n",
+    );
+    let mark = |rule: &Rule, subject| {
+        if cel::rule_validations(rule, subject).is_empty() {
+            "no"
+        } else {
+            "yes"
+        }
+    };
+    for rule in RULES {
+        out.push_str(&format!(
+            "| `{}` | yes | {} | {} |\n",
+            rule.id,
+            mark(rule, cel::Subject::Deployment),
+            mark(rule, cel::Subject::Scale),
         ));
     }
     out
