@@ -97,7 +97,7 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
         };
         out.push_str(&format!(
             "{{{{- if {test} }}}}\n{{{{- $broken = append $broken {} }}}}\n{{{{- end }}}}\n",
-            serde_json::Value::from(schema_message(&rule))
+            serde_json::Value::from(schema_message(rule))
         ));
     }
     out.push_str(&templated_values_guard());
