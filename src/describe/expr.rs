@@ -17,7 +17,8 @@ pub enum Func {
     Default,
     /// `int64 VALUE`: a number, truncated to an integer.
     Int64,
-    /// `printf FORMAT ARGS...`: `%s`, `%d` and `%%` only.
+    /// `printf FORMAT ARGS...`: the verbs `%s`, `%v`, `%d` and `%%` only (any
+    /// other is an error).
     Printf,
     /// `join SEP LIST`: a list's items (or one string) joined by SEP.
     Join,

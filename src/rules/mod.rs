@@ -121,7 +121,7 @@ pub enum Test {
 pub struct Condition {
     /// The key tested.
     pub key: RuleKey,
-    /// The test.
+    /// What the key's value (after defaults) must pass for the condition to hold.
     pub test: Test,
 }
 
