@@ -8,11 +8,10 @@
 //! chart evaluates it as a template, whether its value is a Kubernetes
 //! object); everything else about it is read from the typed values
 //! (`src/values.rs`): its type, doc and default from their schema
-//! ([`crate::values::default_of`]), whether it is secret from
-//! [`crate::redact`]. The table of every key with all of those is
-//! `render::values_doc::key_table`, which checks this list against the
-//! schema both ways (every handle resolves; every key of the schema has a
-//! handle).
+//! (`values::default_of`), whether it is secret from `redact`. The table
+//! of every key with all of those is `render::values_doc::key_table`,
+//! whose tests check this list against the schema both ways (every handle
+//! resolves; every key of the schema has a handle).
 //!
 //! This module imports nothing of the crate: every stage may use it.
 

@@ -8,9 +8,6 @@ use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
 use crate::values::{IntOrPercent, StrategyType, Values};
 
-/// The controller image, without its tag.
-pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
-
 /// The versions of one release. The one place they live: Chart.yaml, the
 /// `app.kubernetes.io/version` label and the default image all read them from here.
 #[derive(Debug, Clone, PartialEq, Eq)]

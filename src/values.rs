@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use crate::keys::Key;
 
+/// The controller image, without its tag (`image.repositoryBase`'s default).
+pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
+
 /// Values of the azure-service-operator chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
@@ -296,7 +299,7 @@ impl Default for Image {
     fn default() -> Self {
         Image {
             repository: String::new(),
-            repository_base: crate::model::IMAGE_REPOSITORY.into(),
+            repository_base: IMAGE_REPOSITORY.into(),
             tag: String::new(),
             kube_rbac_proxy: None,
             pull_secrets: Vec::new(),
@@ -728,7 +731,7 @@ fn default_pod_security_context() -> PodSecurityContext {
 }
 
 /// The draft-07 schema schemars derives from [`Values`], before the
-/// transforms of [`crate::schema`]: every key's type, doc comment and
+/// transforms of `src/schema.rs`: every key's type, doc comment and
 /// default (from the `Default` impls above), built once per process.
 pub fn derived_schema() -> &'static Value {
     static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
@@ -737,7 +740,7 @@ pub fn derived_schema() -> &'static Value {
         // Of draft-07's transforms only RemoveRefSiblings changes this
         // schema: the others rewrite `unevaluatedProperties` and
         // `prefixItems`, which nothing here produces (a test in
-        // `crate::schema` checks). Each walks the whole schema, so the two
+        // `src/schema.rs` checks). Each walks the whole schema, so the two
         // no-ops are dropped.
         settings.transforms.retain(|transform| {
             !transform.is::<schemars::transform::ReplaceUnevaluatedProperties>()
