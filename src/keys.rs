@@ -88,6 +88,34 @@ impl Key {
     }
 }
 
+/// The words of a text that look like values keys, as prose does not: a
+/// camelCase name (`podAnnotations`), or a dotted one under a top-level
+/// key (`admissionPolicy.enable`; not a Kubernetes field path such as
+/// `spec.strategy`), quotes and punctuation around them left out. For
+/// checking that text written for people names keys that exist.
+pub fn mentioned_in(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| "(),;:`\"'.".contains(c)))
+        .filter(|word| {
+            let letters = word.split('.').all(|segment| {
+                segment.starts_with(|c: char| c.is_ascii_lowercase())
+                    && segment.chars().all(|c| c.is_ascii_alphabetic())
+            });
+            let top = word.split('.').next().unwrap_or(word);
+            let dotted_key = word.contains('.') && ALL.iter().any(|key| key.path == top);
+            letters
+                && (dotted_key
+                    || (!word.contains('.') && word.chars().any(|c| c.is_ascii_uppercase())))
+        })
+        .collect()
+}
+
+/// Whether a word names a key, by its path or by its last segment
+/// (`maxUnavailable` after `strategy.rollingUpdate.maxSurge`).
+pub fn names_a_key(word: &str) -> bool {
+    ALL.iter().any(|key| key.path == word || key.leaf() == word)
+}
+
 /// Every templated key ([`Flag::Templated`]).
 pub fn templated() -> impl Iterator<Item = Key> {
     ALL.iter().copied().filter(|key| key.is_templated())

@@ -280,3 +280,28 @@ pub fn enforcement_table() -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys a rule's text names for people exist (a renamed or
+    /// misspelt key in a summary, reason or help fails here).
+    #[test]
+    fn rule_texts_name_keys_that_exist() {
+        let mut named = 0;
+        for rule in RULES {
+            for text in [rule.summary, rule.reason, rule.help] {
+                for word in keys::mentioned_in(text) {
+                    assert!(
+                        keys::names_a_key(word),
+                        "rule {} names {word:?}, which is not a values key",
+                        rule.id
+                    );
+                    named += 1;
+                }
+            }
+        }
+        assert!(named >= RULES.len(), "only {named} keys named");
+    }
+}
