@@ -64,7 +64,7 @@ pub struct PolicyRule {
     /// Object names the rule is limited to, if any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_names: Vec<String>,
-    /// Verbs.
+    /// The verbs it allows (`get`, `list`, `watch`, ...).
     pub verbs: Vec<String>,
 }
 

@@ -235,7 +235,7 @@ pub enum ConfigError {
     ReleaseName {
         /// The name given.
         name: String,
-        /// Why.
+        /// What makes it invalid.
         reason: String,
     },
     /// `--kube-version` that is not a Kubernetes version.

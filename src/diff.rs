@@ -7,6 +7,7 @@
 //! Topology changes (replicas, update strategy, leader election) are
 //! breaking: they are what went out as a one-line note in ASO 2.13.
 
+use crate::keys::{self, Key};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -707,10 +708,10 @@ fn required_keys(schema: &Value, at: &str, out: &mut BTreeSet<String>) {
 }
 
 /// The defaults whose change changes the topology of every install that keeps them.
-const TOPOLOGY_DEFAULTS: [&str; 3] = [
-    "replicaCount",
-    "strategy.type",
-    "featureGates.singleReplicaRollingUpdate",
+const TOPOLOGY_DEFAULTS: [Key; 3] = [
+    keys::REPLICA_COUNT,
+    keys::STRATEGY_TYPE,
+    keys::SINGLE_REPLICA_ROLLING_UPDATE,
 ];
 
 fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
@@ -758,7 +759,7 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
             ),
         ));
     }
-    for key in TOPOLOGY_DEFAULTS {
+    for key in TOPOLOGY_DEFAULTS.map(Key::path) {
         if let (Some(b), Some(a)) = (before.get(key), after.get(key))
             && b != a
         {
@@ -774,7 +775,9 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
     for (key, b) in &before {
         if let Some(a) = after.get(key)
             && a != b
-            && !TOPOLOGY_DEFAULTS.contains(&key.as_str())
+            && !TOPOLOGY_DEFAULTS
+                .iter()
+                .any(|topology| topology.path() == key)
         {
             out.push(other(
                 "values",

@@ -18,6 +18,7 @@ pub mod diff;
 pub mod emit;
 pub mod files;
 pub mod fleet;
+pub mod keys;
 pub mod model;
 pub mod names;
 pub mod objects;

@@ -8,9 +8,6 @@ use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
 use crate::values::{IntOrPercent, StrategyType, Values};
 
-/// The controller image, without its tag.
-pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
-
 /// The versions of one release. The one place they live: Chart.yaml, the
 /// `app.kubernetes.io/version` label and the default image all read them from here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,21 +115,5 @@ impl Model {
             catalog,
             release,
         })
-    }
-
-    /// The ServiceAccount the pod runs as.
-    pub fn service_account_name(&self) -> String {
-        let account = &self.values.service_account;
-        match (account.create, account.name.is_empty()) {
-            (_, false) => account.name.clone(),
-            (true, true) => "azureserviceoperator-default".into(),
-            (false, true) => "default".into(),
-        }
-    }
-
-    /// Whether this install serves webhooks (not a multi-tenant watchers-only tenant).
-    pub fn serves_webhooks(&self) -> bool {
-        !self.values.multitenant.enable
-            || self.values.azure_operator_mode == crate::values::OperatorMode::Webhooks
     }
 }

@@ -23,8 +23,23 @@ pub const REDACTED: &str = "<redacted>";
 /// Words that mark a key as holding a secret (its value is never printed).
 const SECRET_WORDS: [&str; 5] = ["secret", "password", "passwd", "certificate", "token"];
 
-/// Key names that contain one of those words but hold no secret.
-pub const NOT_SECRET: [&str; 3] = ["pullsecrets", "createazureoperatorsecret", "secretkeyref"];
+/// Key names, lower cased, that contain one of those words but hold no
+/// secret: two values keys (`image.pullSecrets` names Secrets,
+/// `createAzureOperatorSecret` is a switch) and the Kubernetes field that
+/// names a Secret's key (`secretKeyRef`).
+pub fn not_secret() -> &'static [String] {
+    static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| {
+        [
+            crate::keys::IMAGE_PULL_SECRETS.leaf(),
+            crate::keys::CREATE_AZURE_OPERATOR_SECRET.leaf(),
+            "secretKeyRef",
+        ]
+        .iter()
+        .map(|name| name.to_lowercase())
+        .collect()
+    })
+}
 
 /// The shortest start of a secret word that marks a name ending in it
 /// (`azureClientCert`, `dbPass`).
@@ -34,8 +49,11 @@ const SHORTEST_STEM: usize = 4;
 const SHORTEST_MISSPELT: usize = 6;
 
 /// The key holding the controller's extra environment, whose entries'
-/// `value`s are secrets.
-pub const EXTRA_ENV_WORD: &str = "extraenv";
+/// `value`s are secrets, lower cased.
+pub fn extra_env_word() -> &'static str {
+    static WORD: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WORD.get_or_init(|| crate::keys::EXTRA_ENV.path().to_lowercase())
+}
 
 fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
@@ -104,12 +122,12 @@ fn secret_word() -> &'static regex::Regex {
 pub fn is_secret_name(name: &str) -> bool {
     let lower = name.to_lowercase();
     let words: Vec<&str> = lower.split(|c: char| !is_name_char(c)).collect();
-    if words.contains(&EXTRA_ENV_WORD) && words.last() == Some(&"value") {
+    if words.contains(&extra_env_word()) && words.last() == Some(&"value") {
         return true;
     }
     words
         .iter()
-        .any(|word| !NOT_SECRET.contains(word) && secret_word().is_match(word))
+        .any(|word| !not_secret().iter().any(|n| n == word) && secret_word().is_match(word))
 }
 
 /// Whether a command-line expression (`--set` family text, well formed or
@@ -122,7 +140,7 @@ pub fn is_secret_name(name: &str) -> bool {
 pub fn may_hold_secret(text: &str) -> bool {
     let unescaped: String = text.chars().filter(|c| *c != '\\').collect();
     text.contains("\\u")
-        || unescaped.to_lowercase().contains("extraenv")
+        || unescaped.to_lowercase().contains(extra_env_word())
         || is_secret_name(&unescaped)
 }
 
@@ -288,7 +306,7 @@ pub fn secret_lines(text: &str) -> Vec<Option<usize>> {
         }
         let mut keep = None;
         for (key, column, after_colon) in keys(line) {
-            if key == "extraEnv" {
+            if key == crate::keys::EXTRA_ENV.path() {
                 extra_env = Some(indent);
             }
             if is_secret_name(key) || (extra_env.is_some() && key == "value") {
@@ -315,7 +333,7 @@ pub fn secret_lines(text: &str) -> Vec<Option<usize>> {
                 let name = word.trim_end_matches(|c: char| !is_name_char(c));
                 let lower = name.to_lowercase();
                 let secret = SECRET_WORDS.iter().any(|w| lower.contains(w))
-                    && !NOT_SECRET.iter().any(|n| lower.contains(n));
+                    && !not_secret().iter().any(|n| lower.contains(n.as_str()));
                 if secret && !ENV_NAMES.contains(&name) {
                     keep = Some(line[..offset].chars().count());
                     break;

@@ -1,16 +1,14 @@
 //! `values.schema.json`, generated in one place as a pipeline of small named
-//! transforms over the schemars-derived schema of [`Values`].
+//! transforms over the schemars-derived schema of [`Values`](crate::values::Values).
 //!
 //! Two schemas come out: the *structural* schema (types, enums, closed
 //! objects) that asogen validates shapes with before it applies the Rust
 //! rules, and the *published* schema (structural plus the rule table as
 //! draft-07 `if`/`then`) that ships in the chart for Helm and editors.
 
-use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::rules;
-use crate::values::Values;
 
 /// The JSON Schema draft every consumer supports (Helm 3, Helm 4, yaml-language-server).
 pub const DRAFT_07: &str = "http://json-schema.org/draft-07/schema#";
@@ -28,17 +26,7 @@ pub fn structural_schema_ref() -> &'static Value {
 }
 
 fn build_structural_schema() -> Value {
-    let mut settings = SchemaSettings::draft07();
-    // Of draft-07's transforms only RemoveRefSiblings changes this schema:
-    // the others rewrite `unevaluatedProperties` and `prefixItems`, which
-    // nothing here produces (a test below checks). Each walks the whole
-    // schema, so the two no-ops are dropped.
-    settings.transforms.retain(|transform| {
-        !transform.is::<schemars::transform::ReplaceUnevaluatedProperties>()
-            && !transform.is::<schemars::transform::ReplacePrefixItems>()
-    });
-    let generator = settings.into_generator();
-    let mut schema = generator.into_root_schema_for::<Values>().to_value();
+    let mut schema = crate::values::derived_schema().clone();
     enums_from_const_variants(&mut schema);
     close_kubernetes_objects(&mut schema);
     allow_numeric_quantities(&mut schema);
@@ -174,8 +162,8 @@ fn add_metadata_checks(schema: &mut Value) {
     use crate::objects::{METADATA_VALUES, MetadataKind};
     let mut selector_checks = Vec::new();
     for map in METADATA_VALUES {
-        let pointer = node_pointer(schema, map.path)
-            .unwrap_or_else(|| panic!("{} is not in the values schema", map.path));
+        let pointer = node_pointer(schema, map.key.path())
+            .unwrap_or_else(|| panic!("{} is not in the values schema", map.key.path()));
         let node = schema
             .pointer_mut(&pointer)
             .and_then(Value::as_object_mut)
@@ -230,11 +218,12 @@ fn add_metadata_checks(schema: &mut Value) {
             let check = json!({"properties": refused, "errorMessage": format!(
                 "{}: {} must not set the Deployment's selector labels ({}), which the chart sets: another value leaves the Deployment selecting none of its pods",
                 crate::check::labels::SELECTOR_LABEL,
-                map.path,
+                map.key.path(),
                 keys.join(", ")
             )});
             selector_checks.push(
-                map.path
+                map.key
+                    .path()
                     .rsplit('.')
                     .fold(check, |inner, key| json!({"properties": {key: inner}})),
             );

@@ -16,6 +16,12 @@ use k8s_openapi::api::core::v1::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::keys::Key;
+
+/// The controller image, without its tag (`image.repositoryBase`'s default).
+pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
 
 /// Values of the azure-service-operator chart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -293,7 +299,7 @@ impl Default for Image {
     fn default() -> Self {
         Image {
             repository: String::new(),
-            repository_base: crate::model::IMAGE_REPOSITORY.into(),
+            repository_base: IMAGE_REPOSITORY.into(),
             tag: String::new(),
             kube_rbac_proxy: None,
             pull_secrets: Vec::new(),
@@ -722,4 +728,92 @@ fn default_pod_security_context() -> PodSecurityContext {
         }),
         ..PodSecurityContext::default()
     }
+}
+
+/// The draft-07 schema schemars derives from [`Values`], before the
+/// transforms of `src/schema.rs`: every key's type, doc comment and
+/// default (from the `Default` impls above), built once per process.
+pub fn derived_schema() -> &'static Value {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let mut settings = schemars::generate::SchemaSettings::draft07();
+        // Of draft-07's transforms only RemoveRefSiblings changes this
+        // schema: the others rewrite `unevaluatedProperties` and
+        // `prefixItems`, which nothing here produces (a test in
+        // `src/schema.rs` checks). Each walks the whole schema, so the two
+        // no-ops are dropped.
+        settings.transforms.retain(|transform| {
+            !transform.is::<schemars::transform::ReplaceUnevaluatedProperties>()
+                && !transform.is::<schemars::transform::ReplacePrefixItems>()
+        });
+        settings
+            .into_generator()
+            .into_root_schema_for::<Values>()
+            .to_value()
+    })
+}
+
+/// The schema of the key at `segment` under `node`, through `$ref`s, an
+/// `allOf` of one and an `anyOf` of one schema or null (an `Option`).
+fn property<'a>(root: &'a Value, node: &'a Value, segment: &str) -> Option<&'a Value> {
+    let resolve = |mut node: &'a Value| {
+        for _ in 0..8 {
+            let next = if let Some(target) = node.get("$ref").and_then(Value::as_str) {
+                target.strip_prefix('#').and_then(|p| root.pointer(p))
+            } else if let Some([one]) = node
+                .get("allOf")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+            {
+                Some(one)
+            } else if let Some(branches) = node.get("anyOf").and_then(Value::as_array) {
+                let mut not_null = branches
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+                match (not_null.next(), not_null.next()) {
+                    (Some(one), None) if branches.len() == 2 => Some(one),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            match next {
+                Some(next) => node = next,
+                None => break,
+            }
+        }
+        node
+    };
+    resolve(node).get("properties")?.get(segment)
+}
+
+/// The schema of a key (before transforms; None only for a handle that
+/// names no key, which `render::values_doc`'s tests refuse).
+pub fn key_schema(key: Key) -> Option<&'static Value> {
+    let root = derived_schema();
+    key.segments()
+        .try_fold(root, |node, segment| property(root, node, segment))
+}
+
+/// The chart's default for a key: what a values file that leaves it out
+/// (or sets it to null) gets. Read from the `Default` impls above through
+/// the schema, the nearest enclosing default first (`probes.startup`'s
+/// failureThreshold is 12, not a probe's 3), else the key's own (the
+/// parameters of a `strategy.rollingUpdate` that is absent by default);
+/// null for a key absent by default.
+pub fn default_of(key: Key) -> Value {
+    let root = derived_schema();
+    let mut node = root;
+    let mut default: Option<&Value> = None;
+    for segment in key.segments() {
+        let Some(next) = property(root, node, segment) else {
+            return Value::Null;
+        };
+        default = match default.and_then(|d| d.get(segment)) {
+            Some(inherited) => Some(inherited),
+            None => next.get("default"),
+        };
+        node = next;
+    }
+    default.cloned().unwrap_or(Value::Null)
 }

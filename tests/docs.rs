@@ -1,5 +1,6 @@
 //! Documentation generated from data stays current: the README's rule
-//! table is the rule table's own Markdown, and the table of intended
+//! table is the rule table's own Markdown, docs/rules.md's table of where
+//! each rule is enforced is generated from it too, and the table of intended
 //! differences from the release in docs/artifacts.md is
 //! values/upstream-differences.yaml. Run with ASOGEN_UPDATE_DOCS=1 to
 //! rewrite them.
@@ -35,14 +36,27 @@ fn the_readme_rule_table_is_generated_from_the_rules() {
     doc_block("README.md", "rules", asogen::rules::markdown_table());
 }
 
-#[test]
-fn the_docs_list_every_intended_difference_from_the_release() {
+/// The entries of values/upstream-differences.yaml.
+fn differences() -> Vec<serde_json::Value> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/values/upstream-differences.yaml"
     );
-    let entries: Vec<serde_json::Value> =
-        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn the_rules_page_says_where_each_rule_is_enforced() {
+    doc_block(
+        "docs/rules.md",
+        "enforcement",
+        asogen::rules::enforcement_table(),
+    );
+}
+
+#[test]
+fn the_docs_list_every_intended_difference_from_the_release() {
+    let entries = differences();
     assert!(!entries.is_empty());
     let mut table = String::from("| object | path | reason |\n| --- | --- | --- |\n");
     for entry in entries {
@@ -55,6 +69,28 @@ fn the_docs_list_every_intended_difference_from_the_release() {
         ));
     }
     doc_block("docs/artifacts.md", "differences", table);
+}
+
+/// A values key named in a difference's reason is a key of the key table
+/// (a reason that names a renamed or misspelt key fails here).
+#[test]
+fn the_differences_name_only_keys_that_exist() {
+    let entries = differences();
+    let mut named = Vec::new();
+    for entry in &entries {
+        for word in asogen::keys::mentioned_in(entry["reason"].as_str().unwrap()) {
+            assert!(
+                asogen::keys::Key::find(word).is_some(),
+                "values/upstream-differences.yaml names {word:?}, which is not a values key (src/keys.rs)"
+            );
+            named.push(word.to_string());
+        }
+    }
+    // The check sees the keys the reasons do name.
+    assert!(
+        named.contains(&"admissionPolicy.enable".to_string()),
+        "{named:?}"
+    );
 }
 
 /// The README and every page under docs/, with their paths.

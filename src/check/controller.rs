@@ -6,13 +6,15 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::keys;
 use crate::objects::CRD_LABELS_FLAG;
 use crate::read::Merged;
 
 /// A warning for `crdLabels` when the catalog's controller has no
 /// `--crd-labels` flag.
 pub fn ignored_value_warnings(merged: &Merged, catalog: &Catalog) -> Vec<Diagnostic> {
-    let set = match merged.value.get("crdLabels") {
+    let key = keys::CRD_LABELS;
+    let set = match merged.value.get(key.path()) {
         Some(Value::String(text)) => !text.is_empty(),
         Some(Value::Array(items)) => !items.is_empty(),
         _ => false,
@@ -20,15 +22,18 @@ pub fn ignored_value_warnings(merged: &Merged, catalog: &Catalog) -> Vec<Diagnos
     if !set || catalog.controller.defines(CRD_LABELS_FLAG) {
         return Vec::new();
     }
-    let mut d = merged.diagnostic("/crdLabels", false);
-    d.key = "crdLabels".into();
+    let mut d = merged.diagnostic(&key.pointer(), false);
+    d.key = key.path().into();
     d.keyword = Some("controller".into());
     d.severity = Severity::Warning;
     d.message = format!(
-        "crdLabels has no effect: the ASO {} controller has no --{CRD_LABELS_FLAG} flag (it came later) and would exit on it, so it is not passed",
+        "{} has no effect: the ASO {} controller has no --{CRD_LABELS_FLAG} flag (it came later) and would exit on it, so it is not passed",
+        key.path(),
         catalog.release
     );
-    d.help =
-        Some("remove crdLabels, or render for a release whose controller defines the flag".into());
+    d.help = Some(format!(
+        "remove {}, or render for a release whose controller defines the flag",
+        key.path()
+    ));
     vec![d]
 }

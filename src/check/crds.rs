@@ -68,12 +68,13 @@ pub fn crd_pattern_diagnostics(
 ) -> Vec<Diagnostic> {
     // A string holds `;`-separated entries; a list holds one entry each
     // (an item may still hold several).
-    let items: Vec<(String, &str)> = match values.get("crdPattern") {
-        Some(Value::String(text)) => vec![("/crdPattern".into(), text.as_str())],
+    let key = crate::keys::CRD_PATTERN;
+    let items: Vec<(String, &str)> = match values.get(key.path()) {
+        Some(Value::String(text)) => vec![(key.pointer(), text.as_str())],
         Some(Value::Array(items)) => items
             .iter()
             .enumerate()
-            .filter_map(|(i, item)| Some((format!("/crdPattern/{i}"), item.as_str()?)))
+            .filter_map(|(i, item)| Some((format!("{}/{i}", key.pointer()), item.as_str()?)))
             .collect(),
         _ => Vec::new(),
     };
@@ -83,7 +84,7 @@ pub fn crd_pattern_diagnostics(
             if let Some((message, help)) = entry_problem(entry, catalog) {
                 let mut d = merged.diagnostic(&pointer, false);
                 d.key = crate::pointer::to_key_path(&pointer);
-                d.keyword = Some("crdPattern".into());
+                d.keyword = Some(key.path().into());
                 // The entry is quoted (`{:?}`); a file's content is not shown.
                 let hidden = merged.hides_value(&pointer);
                 d.message = if hidden {

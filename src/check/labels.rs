@@ -42,7 +42,7 @@ pub const CODES: [&str; 5] = [
 pub fn label_diagnostics(merged: &Merged) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for map in METADATA_VALUES {
-        let pointer = format!("/{}", map.path.replace('.', "/"));
+        let pointer = map.key.pointer();
         if let Some(Value::Object(entries)) = merged.value.pointer(&pointer) {
             check_map(merged, &map, &pointer, entries, &mut out);
         }
@@ -72,7 +72,7 @@ fn check_map(
             d.keyword = Some(code.into());
             d.message = format!(
                 "{} key {key:?} is not a valid {} key: {}",
-                map.path,
+                map.key.path(),
                 kind_word(map.kind),
                 problems.join("; ")
             );
@@ -88,11 +88,11 @@ fn check_map(
             d.keyword = Some(SELECTOR_LABEL.into());
             d.message = format!(
                 "{}.{key} is a selector label of the Deployment (the chart sets `{key}: {fixed}`): another value leaves the Deployment's selector matching none of its pods, which the API server refuses, and the Services selecting nothing",
-                map.path
+                map.key.path()
             );
             d.help = Some(format!(
                 "remove `{key}` from {}; the chart sets it, and a Deployment's selector cannot change",
-                map.path
+                map.key.path()
             ));
             out.push(d);
         }
@@ -136,7 +136,8 @@ fn check_map(
             d.keyword = Some(ANNOTATIONS_SIZE.into());
             d.message = format!(
                 "{} make {} {size} bytes (keys and values), more than the {ANNOTATIONS_MAX_BYTES} the API server takes",
-                map.path, map.lands_on
+                map.key.path(),
+                map.lands_on
             );
             d.help =
                 Some("keep large data out of annotations (a ConfigMap or Secret holds it)".into());

@@ -157,15 +157,15 @@ impl Checker {
 /// The values the chart evaluates with `tpl`, evaluated the same way: a
 /// template that Helm would refuse or render wrong is a problem at its key.
 fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
-    crate::objects::TEMPLATED_VALUES
-        .iter()
-        .filter_map(|path| {
-            let text = path
-                .split('.')
-                .try_fold(values, |node, key| node.get(key))?
+    crate::keys::templated()
+        .filter_map(|key| {
+            let path = key.path();
+            let text = key
+                .segments()
+                .try_fold(values, |node, segment| node.get(segment))?
                 .as_str()?;
             let err = crate::describe::expr::tpl(text, values).err()?;
-            let pointer = format!("/{}", path.replace('.', "/"));
+            let pointer = key.pointer();
             let mut d = merged.diagnostic(&pointer, false);
             d.key = path.to_string();
             d.keyword = Some("tpl".into());

@@ -17,7 +17,7 @@ pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagno
                 .rule
                 .keys
                 .iter()
-                .map(|key| format!("/{}", key.replace('.', "/")))
+                .map(|key| key.pointer())
                 .find(|pointer| {
                     merged
                         .locate(pointer)

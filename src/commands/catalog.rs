@@ -20,7 +20,7 @@ pub enum Error {
     Read {
         /// The file.
         file: PathBuf,
-        /// Why.
+        /// The file system's error.
         source: std::io::Error,
     },
     /// The files do not describe a release, or hold what a release does not.
@@ -31,7 +31,7 @@ pub enum Error {
     Write {
         /// The file.
         file: PathBuf,
-        /// Why.
+        /// The file system's error.
         source: std::io::Error,
     },
 }

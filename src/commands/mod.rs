@@ -307,7 +307,7 @@ pub enum FleetError {
     Unlistable {
         /// The folder.
         dir: PathBuf,
-        /// Why.
+        /// The file system's error.
         source: std::io::Error,
     },
     /// The shared values cannot be used.

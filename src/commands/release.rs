@@ -28,7 +28,7 @@ pub enum Error {
     Write {
         /// The output folder.
         out: PathBuf,
-        /// Why.
+        /// What the writer refused or could not do.
         source: WriteError,
     },
 }

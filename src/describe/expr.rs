@@ -3,12 +3,11 @@
 //! Helm's meaning for asogen's own output. Only the functions listed in
 //! [`Func`] exist, so both sides stay small enough to keep in step.
 
-use std::borrow::Cow;
-
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::helpers;
+use crate::keys::Key;
 
 /// The functions an expression may call; each has the name, argument order
 /// and meaning of its Go template, sprig or Helm namesake.
@@ -18,7 +17,8 @@ pub enum Func {
     Default,
     /// `int64 VALUE`: a number, truncated to an integer.
     Int64,
-    /// `printf FORMAT ARGS...`: `%s`, `%d` and `%%` only.
+    /// `printf FORMAT ARGS...`: the verbs `%s`, `%v`, `%d` and `%%` only (any
+    /// other is an error).
     Printf,
     /// `join SEP LIST`: a list's items (or one string) joined by SEP.
     Join,
@@ -83,8 +83,8 @@ impl Func {
 pub enum Expr {
     /// A constant (string, number, bool or null).
     Lit(Value),
-    /// `.Values.a.b`: a dotted path into the values; missing is null.
-    Values(Cow<'static, str>),
+    /// `.Values.a.b`: a key of the values; missing is null.
+    Values(Key),
     /// `.Release.Namespace`.
     Namespace,
     /// `.Release.Name`.
@@ -110,9 +110,33 @@ pub enum Expr {
 
 /// Shorthands that read like the template they print.
 impl Expr {
-    /// `.Values.PATH` (dotted).
-    pub fn value(path: impl Into<Cow<'static, str>>) -> Expr {
-        Expr::Values(path.into())
+    /// `.Values.KEY`.
+    pub fn value(key: Key) -> Expr {
+        Expr::Values(key)
+    }
+    /// The chart's default for a key, as a constant (from
+    /// [`crate::values::default_of`], the one place defaults live).
+    pub fn default_of(key: Key) -> Expr {
+        Expr::Lit(crate::values::default_of(key))
+    }
+    /// `default DEFAULT .Values.KEY`: the key, or its default when it is
+    /// empty (left out, null, or zero as Go templates see it).
+    pub fn value_or_default(key: Key) -> Expr {
+        Expr::value(key).or_default(Expr::default_of(key))
+    }
+    /// `dig "a" "b" DEFAULT .Values.KEY`: `key`, read from the map at
+    /// `within` (one of its parents), or its default when anything on the
+    /// way is missing.
+    pub fn dig(key: Key, within: Key) -> Expr {
+        let below = key
+            .path()
+            .strip_prefix(within.path())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .unwrap_or_else(|| panic!("{} is not inside {}", key.path(), within.path()));
+        let mut args: Vec<Expr> = below.split('.').map(Expr::str).collect();
+        args.push(Expr::default_of(key));
+        args.push(Expr::value(within));
+        Expr::Call(Func::Dig, args)
     }
     /// A string constant.
     pub fn str(text: impl Into<String>) -> Expr {
@@ -230,7 +254,9 @@ impl Expr {
     pub fn eval(&self, scope: &Scope) -> Result<Value, EvalError> {
         Ok(match self {
             Expr::Lit(value) => value.clone(),
-            Expr::Values(path) => lookup(scope.values, path).cloned().unwrap_or(Value::Null),
+            Expr::Values(key) => lookup(scope.values, key.path())
+                .cloned()
+                .unwrap_or(Value::Null),
             Expr::Namespace => Value::from(scope.namespace),
             Expr::ReleaseName => Value::from(scope.release_name),
             Expr::ReleaseService => Value::from(scope.release_service),
@@ -274,7 +300,7 @@ impl Expr {
         match self {
             Expr::Lit(Value::Null) => "nil".into(),
             Expr::Lit(value) => value.to_string(),
-            Expr::Values(path) => format!(".Values.{path}"),
+            Expr::Values(key) => format!(".Values.{}", key.path()),
             Expr::Namespace => ".Release.Namespace".into(),
             Expr::ReleaseName => ".Release.Name".into(),
             Expr::ReleaseService => ".Release.Service".into(),
@@ -679,8 +705,11 @@ mod tests {
 
     #[test]
     fn prints_go_pipelines() {
-        let expr = Expr::printf("0.0.0.0:%d", vec![Expr::value("metrics.port").int64()])
-            .or_default(Expr::Lit(Value::Null));
+        let expr = Expr::printf(
+            "0.0.0.0:%d",
+            vec![Expr::value(crate::keys::METRICS_PORT).int64()],
+        )
+        .or_default(Expr::Lit(Value::Null));
         assert_eq!(
             expr.to_go(),
             r#"default nil (printf "0.0.0.0:%d" (int64 .Values.metrics.port))"#
@@ -732,19 +761,38 @@ mod tests {
 
     #[test]
     fn evaluates_with_helm_meaning() {
-        let values = json!({"a": "", "n": 8443.0, "list": ["x", null, "y"], "m": {"k": 1}});
+        use crate::keys::{
+            AZURE_SYNC_PERIOD, AZURE_TARGET_NAMESPACES, MAX_SURGE, METRICS_PORT, NODE_SELECTOR,
+        };
+        let values = json!({
+            "azureSyncPeriod": "",
+            "metrics": {"port": 8443.0},
+            "azureTargetNamespaces": ["x", null, "y"],
+            "nodeSelector": {"k": 1}
+        });
         let scope = scope(&values);
         let eval = |e: Expr| e.eval(&scope).unwrap();
-        assert_eq!(eval(Expr::value("a").or_default(Expr::str("d"))), "d");
-        assert_eq!(eval(Expr::value("missing.deeper")), Value::Null);
         assert_eq!(
-            eval(Expr::printf("p:%d", vec![Expr::value("n").int64()])),
+            eval(Expr::value(AZURE_SYNC_PERIOD).or_default(Expr::str("d"))),
+            "d"
+        );
+        assert_eq!(eval(Expr::value(MAX_SURGE)), Value::Null);
+        assert_eq!(eval(Expr::value_or_default(MAX_SURGE)), 1);
+        assert_eq!(
+            Expr::dig(MAX_SURGE, crate::keys::STRATEGY).to_go(),
+            r#"dig "rollingUpdate" "maxSurge" 1 .Values.strategy"#
+        );
+        assert_eq!(
+            eval(Expr::printf(
+                "p:%d",
+                vec![Expr::value(METRICS_PORT).int64()]
+            )),
             "p:8443"
         );
         assert_eq!(
             eval(Expr::Call(
                 Func::Join,
-                vec![Expr::str(","), Expr::value("list")]
+                vec![Expr::str(","), Expr::value(AZURE_TARGET_NAMESPACES)]
             )),
             "x,y"
         );
@@ -755,16 +803,19 @@ mod tests {
         assert_eq!(
             eval(Expr::Call(
                 Func::Dig,
-                vec![Expr::str("k"), Expr::int(7), Expr::value("m")]
+                vec![Expr::str("k"), Expr::int(7), Expr::value(NODE_SELECTOR)]
             )),
             1
         );
         assert_eq!(
-            eval(Expr::all(vec![Expr::value("m"), Expr::value("a")])),
+            eval(Expr::all(vec![
+                Expr::value(NODE_SELECTOR),
+                Expr::value(AZURE_SYNC_PERIOD)
+            ])),
             ""
         );
         assert!(
-            Expr::printf("%d", vec![Expr::value("a")])
+            Expr::printf("%d", vec![Expr::value(AZURE_SYNC_PERIOD)])
                 .eval(&scope)
                 .is_err()
         );

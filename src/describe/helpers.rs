@@ -4,6 +4,7 @@
 
 use super::expr::{EvalError, Expr, Func, Scope, to_text, truthy};
 use super::tree::{Entry, json, print_entries, text};
+use crate::keys;
 
 /// The chart name, and the prefix of every helper's name.
 pub const CHART: &str = crate::model::CHART_NAME;
@@ -70,21 +71,23 @@ fn describe_helpers() -> Vec<Helper> {
         Helper {
             name: "serviceAccountName",
             doc: "The ServiceAccount the controller runs as.",
-            body: Body::Text(Expr::value("serviceAccount.name").or_default(Expr::Call(
-                Func::Ternary,
-                vec![
-                    Expr::str("azureserviceoperator-default"),
-                    Expr::str("default"),
-                    Expr::value("serviceAccount.create"),
-                ],
-            ))),
+            body: Body::Text(
+                Expr::value(keys::SERVICE_ACCOUNT_NAME).or_default(Expr::Call(
+                    Func::Ternary,
+                    vec![
+                        Expr::str("azureserviceoperator-default"),
+                        Expr::str("default"),
+                        Expr::value(keys::SERVICE_ACCOUNT_CREATE),
+                    ],
+                )),
+            ),
         },
         Helper {
             name: "servesWebhooks",
             doc: "Whether this install serves webhooks (everything but a multi-tenant\nwatchers-only tenant). Returns \"true\" or \"\".",
             body: Body::Flag(Expr::any(vec![
-                !Expr::value("multitenant.enable"),
-                Expr::value("azureOperatorMode").eq(Expr::str("webhooks")),
+                !Expr::value(keys::MULTITENANT_ENABLE),
+                Expr::value(keys::AZURE_OPERATOR_MODE).eq(Expr::str("webhooks")),
             ])),
         },
     ]

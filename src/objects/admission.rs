@@ -17,6 +17,7 @@ use super::names::DEPLOYMENT;
 use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
+use crate::keys;
 use crate::rules::cel::{Subject, validations};
 
 /// The API the guard needs; where the cluster does not serve it (before
@@ -41,7 +42,7 @@ const NAMESPACE_LABEL: &str = "kubernetes.io/metadata.name";
 /// When the guard is rendered.
 fn enabled() -> Expr {
     Expr::all(vec![
-        Expr::value("admissionPolicy.enable"),
+        Expr::value(keys::ADMISSION_POLICY_ENABLE),
         Expr::ApiServed(POLICY_API),
     ])
 }

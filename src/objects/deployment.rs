@@ -8,20 +8,20 @@ use super::{header, lit, match_labels, resource, secure_metrics, serves_webhooks
 use crate::catalog::Catalog;
 use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
+use crate::keys::{self, Key};
 use crate::model::Release;
+use crate::values::StrategyType;
 
 /// Where the metrics certificate is mounted.
 const METRICS_CERT_DIR: &str = "/tmp/k8s-metrics-server/serving-certs";
 
-/// The values the chart evaluates as templates (`tpl`), as upstream's
-/// defaults do: `{{ .Values.KEY }}` substitutions only, of keys Helm reads
-/// as keys and that hold no secret (see [`crate::describe::expr::tpl`]).
-pub const TEMPLATED_VALUES: [&str; 2] = ["image.repository", "metrics.address"];
-
-/// `tpl .Values.PATH $`.
-fn tpl(path: &'static str) -> Expr {
-    debug_assert!(TEMPLATED_VALUES.contains(&path));
-    Expr::Call(Func::Tpl, vec![Expr::value(path)])
+/// `tpl .Values.KEY $`, for a key the table marks templated (as
+/// upstream's defaults are: `{{ .Values.KEY }}` substitutions only, of keys
+/// Helm reads as keys and that hold no secret; see
+/// [`crate::describe::expr::tpl`]).
+fn tpl(key: Key) -> Expr {
+    assert!(key.is_templated(), "{} is not templated", key.path());
+    Expr::Call(Func::Tpl, vec![Expr::value(key)])
 }
 
 /// The flag `crdLabels` maps to; controllers after v2.20.0 define it.
@@ -39,16 +39,16 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
         true,
         vec![Entry::Yaml(
             "annotations".into(),
-            Expr::value("deploymentAnnotations"),
+            Expr::value(keys::DEPLOYMENT_ANNOTATIONS),
         )],
     );
     object.push(map(
         "spec",
         vec![
-            field("replicas", Node::Int(Expr::value("replicaCount"))),
+            field("replicas", Node::Int(Expr::value(keys::REPLICA_COUNT))),
             field(
                 "revisionHistoryLimit",
-                Node::Int(Expr::value("revisionHistoryLimit")),
+                Node::Int(Expr::value(keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![match_labels()]),
             Entry::Note(
@@ -68,31 +68,17 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
 }
 
 fn strategy() -> Vec<Entry> {
-    let rolling_param = |key: &str, fallback: i64| {
-        json(
-            key,
-            Expr::Call(
-                Func::Dig,
-                vec![
-                    Expr::str("rollingUpdate"),
-                    Expr::str(key),
-                    Expr::int(fallback),
-                    Expr::value("strategy"),
-                ],
-            ),
-        )
-    };
+    let rolling_param = |key: Key| json(key.leaf(), Expr::dig(key, keys::STRATEGY));
     vec![Entry::If(
-        Expr::value("strategy.type")
-            .or_default(Expr::str("Recreate"))
-            .eq(Expr::str("RollingUpdate")),
+        Expr::value_or_default(keys::STRATEGY_TYPE)
+            .eq(Expr::str(StrategyType::RollingUpdate.as_str())),
         vec![
             text("type", "RollingUpdate"),
             map(
                 "rollingUpdate",
                 vec![
-                    rolling_param("maxSurge", 1),
-                    rolling_param("maxUnavailable", 0),
+                    rolling_param(keys::MAX_SURGE),
+                    rolling_param(keys::MAX_UNAVAILABLE),
                 ],
             ),
         ],
@@ -126,7 +112,7 @@ fn pod_metadata() -> Vec<Entry> {
         map(
             "annotations",
             vec![
-                Entry::Splice(Expr::value("podAnnotations")),
+                Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)),
                 text("kubectl.kubernetes.io/default-container", "manager"),
             ],
         ),
@@ -137,29 +123,32 @@ fn pod_metadata() -> Vec<Entry> {
                 json("app.kubernetes.io/name", Expr::Include("name")),
                 json("app.kubernetes.io/version", Expr::AppVersion),
                 when(
-                    Expr::value("aadPodIdentity.enable"),
+                    Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
                     vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
                 ),
-                Entry::Splice(Expr::value("podLabels")),
+                Entry::Splice(Expr::value(keys::POD_LABELS)),
             ],
         ),
     ]
 }
 
 fn pod_spec(catalog: &Catalog, release: &Release) -> Vec<Entry> {
-    let optional = |key: &str, path: &'static str| Entry::Yaml(key.into(), Expr::value(path));
+    let optional = |field: &str, key: Key| Entry::Yaml(field.into(), Expr::value(key));
     vec![
         json("serviceAccountName", Expr::Include("serviceAccountName")),
         field("terminationGracePeriodSeconds", lit(json!(10))),
-        optional("securityContext", "podSecurityContext"),
+        optional("securityContext", keys::POD_SECURITY_CONTEXT),
         when(
-            Expr::value("priorityClassName"),
-            vec![json("priorityClassName", Expr::value("priorityClassName"))],
+            Expr::value(keys::PRIORITY_CLASS_NAME),
+            vec![json(
+                "priorityClassName",
+                Expr::value(keys::PRIORITY_CLASS_NAME),
+            )],
         ),
-        optional("nodeSelector", "nodeSelector"),
-        optional("tolerations", "tolerations"),
-        optional("affinity", "affinity"),
-        optional("imagePullSecrets", "image.pullSecrets"),
+        optional("nodeSelector", keys::NODE_SELECTOR),
+        optional("tolerations", keys::TOLERATIONS),
+        optional("affinity", keys::AFFINITY),
+        optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
         list("containers", vec![item(container(catalog, release))]),
         list("volumes", volumes()),
     ]
@@ -169,28 +158,58 @@ fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
     let default_image = Expr::printf(
         &format!("%s:%s{}", release.digest_suffix()),
         vec![
-            Expr::value("image.repositoryBase"),
-            Expr::value("image.tag").or_default(Expr::AppVersion),
+            Expr::value(keys::IMAGE_REPOSITORY_BASE),
+            Expr::value(keys::IMAGE_TAG).or_default(Expr::AppVersion),
         ],
     );
     let mut entries = vec![
         text("name", "manager"),
-        json("image", tpl("image.repository").or_default(default_image)),
+        json(
+            "image",
+            tpl(keys::IMAGE_REPOSITORY).or_default(default_image),
+        ),
         text("imagePullPolicy", "Always"),
         list("args", args(catalog)),
         list("env", env()),
         list("ports", ports()),
     ];
-    for (key, path, timing) in [
-        ("livenessProbe", "/healthz", "liveness"),
-        ("readinessProbe", "/readyz", "readiness"),
-        ("startupProbe", "/healthz", "startup"),
+    for (field, path, timing) in [
+        (
+            "livenessProbe",
+            "/healthz",
+            [
+                keys::LIVENESS_PERIOD_SECONDS,
+                keys::LIVENESS_FAILURE_THRESHOLD,
+                keys::LIVENESS_TIMEOUT_SECONDS,
+            ],
+        ),
+        (
+            "readinessProbe",
+            "/readyz",
+            [
+                keys::READINESS_PERIOD_SECONDS,
+                keys::READINESS_FAILURE_THRESHOLD,
+                keys::READINESS_TIMEOUT_SECONDS,
+            ],
+        ),
+        (
+            "startupProbe",
+            "/healthz",
+            [
+                keys::STARTUP_PERIOD_SECONDS,
+                keys::STARTUP_FAILURE_THRESHOLD,
+                keys::STARTUP_TIMEOUT_SECONDS,
+            ],
+        ),
     ] {
-        entries.push(map(key, probe(path, timing)));
+        entries.push(map(field, probe(path, timing)));
     }
     entries.extend([
-        Entry::Yaml("resources".into(), Expr::value("resources")),
-        Entry::Yaml("securityContext".into(), Expr::value("securityContext")),
+        Entry::Yaml("resources".into(), Expr::value(keys::RESOURCES)),
+        Entry::Yaml(
+            "securityContext".into(),
+            Expr::value(keys::SECURITY_CONTEXT),
+        ),
         list("volumeMounts", mounts()),
     ]);
     entries
@@ -207,25 +226,28 @@ fn flag(text: &str) -> Item {
 }
 
 fn args(catalog: &Catalog) -> Vec<Item> {
-    let metrics_address = tpl("metrics.address").or_default(Expr::printf(
+    let metrics_address = tpl(keys::METRICS_ADDRESS).or_default(Expr::printf(
         "0.0.0.0:%d",
-        vec![Expr::value("metrics.port").int64()],
+        vec![Expr::value(keys::METRICS_PORT).int64()],
     ));
-    let join = |separator: &str, path: &'static str| {
-        Expr::Call(Func::Join, vec![Expr::str(separator), Expr::value(path)])
+    let join = |separator: &str, key: Key| {
+        Expr::Call(Func::Join, vec![Expr::str(separator), Expr::value(key)])
     };
     vec![
         Item::If(
-            Expr::value("metrics.enable"),
+            Expr::value(keys::METRICS_ENABLE),
             vec![
                 arg("--metrics-addr=%s", vec![metrics_address]),
-                arg("--secure-metrics=%v", vec![Expr::value("metrics.secure")]),
+                arg(
+                    "--secure-metrics=%v",
+                    vec![Expr::value(keys::METRICS_SECURE)],
+                ),
                 arg(
                     "--profiling-metrics=%v",
-                    vec![Expr::value("metrics.profiling")],
+                    vec![Expr::value(keys::METRICS_PROFILING)],
                 ),
                 Item::If(
-                    Expr::value("metrics.secure"),
+                    Expr::value(keys::METRICS_SECURE),
                     vec![flag(&format!("--metrics-cert-dir={METRICS_CERT_DIR}"))],
                     vec![],
                 ),
@@ -236,15 +258,15 @@ fn args(catalog: &Catalog) -> Vec<Item> {
         flag("--enable-leader-election"),
         flag("--v=2"),
         Item::If(
-            Expr::all(vec![Expr::value("installCRDs"), serves_webhooks()]),
+            Expr::all(vec![Expr::value(keys::INSTALL_CRDS), serves_webhooks()]),
             vec![
-                arg("--crd-pattern=%s", vec![join(";", "crdPattern")]),
+                arg("--crd-pattern=%s", vec![join(";", keys::CRD_PATTERN)]),
                 // A controller without the flag would exit on it: crdLabels
                 // then has no effect (and `check` says so).
                 Item::If(
-                    Expr::value("crdLabels"),
+                    Expr::value(keys::CRD_LABELS),
                     if catalog.controller.defines(CRD_LABELS_FLAG) {
-                        vec![arg("--crd-labels=%s", vec![join(",", "crdLabels")])]
+                        vec![arg("--crd-labels=%s", vec![join(",", keys::CRD_LABELS)])]
                     } else {
                         vec![]
                     },
@@ -255,18 +277,18 @@ fn args(catalog: &Catalog) -> Vec<Item> {
         ),
         arg(
             "--webhook-port=%d",
-            vec![Expr::value("webhook.port").int64()],
+            vec![Expr::value(keys::WEBHOOK_PORT).int64()],
         ),
         Item::If(
             serves_webhooks(),
             vec![arg(
                 "--webhook-cert-dir=%s",
-                vec![Expr::value("webhook.certDir")],
+                vec![Expr::value(keys::WEBHOOK_CERT_DIR)],
             )],
             vec![],
         ),
         Item::If(
-            Expr::value("useJSONLogging"),
+            Expr::value(keys::USE_JSON_LOGGING),
             vec![flag("--json-logging")],
             vec![],
         ),
@@ -275,10 +297,10 @@ fn args(catalog: &Catalog) -> Vec<Item> {
 
 fn env() -> Vec<Item> {
     let mut items = vec![Item::If(
-        Expr::value("go.memLimit"),
+        Expr::value(keys::GO_MEM_LIMIT),
         vec![item(vec![
             text("name", "GOMEMLIMIT"),
-            json("value", Expr::value("go.memLimit")),
+            json("value", Expr::value(keys::GO_MEM_LIMIT)),
         ])],
         vec![],
     )];
@@ -296,7 +318,7 @@ fn env() -> Vec<Item> {
         "name": "POD_NAMESPACE",
         "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}
     }))));
-    items.push(Item::Splice(Expr::value("extraEnv")));
+    items.push(Item::Splice(Expr::value(keys::EXTRA_ENV)));
     items
 }
 
@@ -310,29 +332,28 @@ fn port(name: &str, number: Node) -> Item {
 
 fn ports() -> Vec<Item> {
     vec![
-        port("webhook-server", Node::Int(Expr::value("webhook.port"))),
+        port("webhook-server", Node::Int(Expr::value(keys::WEBHOOK_PORT))),
         port("health-port", lit(json!(HEALTH_PORT))),
         Item::If(
-            Expr::value("metrics.enable"),
-            vec![port("metrics-port", Node::Int(Expr::value("metrics.port")))],
+            Expr::value(keys::METRICS_ENABLE),
+            vec![port(
+                "metrics-port",
+                Node::Int(Expr::value(keys::METRICS_PORT)),
+            )],
             vec![],
         ),
     ]
 }
 
-fn probe(path: &str, timing: &str) -> Vec<Entry> {
-    let setting = |key: &str| {
-        field(
-            key,
-            Node::Int(Expr::value(format!("probes.{timing}.{key}"))),
-        )
-    };
-    vec![
-        field("httpGet", lit(json!({"path": path, "port": HEALTH_PORT}))),
-        setting("periodSeconds"),
-        setting("failureThreshold"),
-        setting("timeoutSeconds"),
-    ]
+/// A probe of the health port at `path`, timed by its period, failure
+/// threshold and timeout keys (the fields are named as the keys are).
+fn probe(path: &str, timing: [Key; 3]) -> Vec<Entry> {
+    let mut entries = vec![field(
+        "httpGet",
+        lit(json!({"path": path, "port": HEALTH_PORT})),
+    )];
+    entries.extend(timing.map(|key| field(key.leaf(), Node::Int(Expr::value(key)))));
+    entries
 }
 
 fn mount(name: &str, path: Node) -> Item {
@@ -348,7 +369,10 @@ fn mounts() -> Vec<Item> {
         mount("azure-identity", lit(json!("/var/run/secrets/tokens"))),
         Item::If(
             serves_webhooks(),
-            vec![mount("cert", Node::Json(Expr::value("webhook.certDir")))],
+            vec![mount(
+                "cert",
+                Node::Json(Expr::value(keys::WEBHOOK_CERT_DIR)),
+            )],
             vec![],
         ),
         Item::If(

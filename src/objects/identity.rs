@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Expr, Resource};
+use crate::keys;
 
 /// The label value on the controller pods the binding selects.
 pub const POD_BINDING_LABEL: &str = "aso-manager-binding";
@@ -30,17 +31,17 @@ pub fn azure_identity() -> Resource {
     entries.push(map(
         "spec",
         vec![
-            json("clientID", Expr::value("azureClientID")),
+            json("clientID", Expr::value(keys::AZURE_CLIENT_ID)),
             json(
                 "resourceID",
-                Expr::value("aadPodIdentity.azureManagedIdentityResourceId"),
+                Expr::value(keys::AAD_POD_IDENTITY_RESOURCE_ID),
             ),
             field("type", lit(json!(0))),
         ],
     ));
     resource(
         "azureidentity.yaml",
-        Some(Expr::value("aadPodIdentity.enable")),
+        Some(Expr::value(keys::AAD_POD_IDENTITY_ENABLE)),
         entries,
     )
 }
@@ -54,7 +55,7 @@ pub fn azure_identity_binding() -> Resource {
     ));
     resource(
         "azureidentitybinding.yaml",
-        Some(Expr::value("aadPodIdentity.enable")),
+        Some(Expr::value(keys::AAD_POD_IDENTITY_ENABLE)),
         entries,
     )
 }

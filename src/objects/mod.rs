@@ -15,10 +15,11 @@ use serde_json::{Value, json};
 use crate::catalog::Catalog;
 use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
+use crate::keys::{self, Key};
 use crate::model::Release;
 
 pub use admission::kustomize_references;
-pub use deployment::{CRD_LABELS_FLAG, TEMPLATED_VALUES};
+pub use deployment::CRD_LABELS_FLAG;
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
@@ -69,8 +70,8 @@ pub enum MetadataKind {
 /// partial install, when one of its keys or values is not valid.
 #[derive(Debug, Clone, Copy)]
 pub struct MetadataValues {
-    /// Its dotted values path.
-    pub path: &'static str,
+    /// Its values key.
+    pub key: Key,
     /// How the API server checks it.
     pub kind: MetadataKind,
     /// Where the chart writes it, for messages.
@@ -97,35 +98,35 @@ pub fn selector_labels() -> Vec<(String, String)> {
 /// server checks them by asogen, the schema and the chart guard.
 pub const METADATA_VALUES: [MetadataValues; 5] = [
     MetadataValues {
-        path: "podLabels",
+        key: keys::POD_LABELS,
         kind: MetadataKind::Labels,
         lands_on: "the controller pods' labels",
         written: || deployment::pod_template_literals("labels"),
         selector: selector_labels,
     },
     MetadataValues {
-        path: "nodeSelector",
+        key: keys::NODE_SELECTOR,
         kind: MetadataKind::Labels,
         lands_on: "the controller pods' nodeSelector",
         written: nothing,
         selector: nothing,
     },
     MetadataValues {
-        path: "podAnnotations",
+        key: keys::POD_ANNOTATIONS,
         kind: MetadataKind::Annotations,
         lands_on: "the controller pods' annotations",
         written: || deployment::pod_template_literals("annotations"),
         selector: nothing,
     },
     MetadataValues {
-        path: "deploymentAnnotations",
+        key: keys::DEPLOYMENT_ANNOTATIONS,
         kind: MetadataKind::Annotations,
         lands_on: "the Deployment's annotations",
         written: nothing,
         selector: nothing,
     },
     MetadataValues {
-        path: "serviceAccount.annotations",
+        key: keys::SERVICE_ACCOUNT_ANNOTATIONS,
         kind: MetadataKind::Annotations,
         lands_on: "the ServiceAccount's annotations",
         written: nothing,
@@ -189,8 +190,8 @@ fn serves_webhooks() -> Expr {
 /// `metrics.enable` and `metrics.secure`.
 fn secure_metrics() -> Expr {
     Expr::all(vec![
-        Expr::value("metrics.enable"),
-        Expr::value("metrics.secure"),
+        Expr::value(keys::METRICS_ENABLE),
+        Expr::value(keys::METRICS_SECURE),
     ])
 }
 
@@ -271,9 +272,9 @@ mod tests {
             match entry {
                 Entry::Field(key, node) => node_paths(node, MAPS.contains(&key.as_str()), out),
                 Entry::Yaml(key, Expr::Values(path)) if MAPS.contains(&key.as_str()) => {
-                    out.push(path.to_string());
+                    out.push(path.path().to_string());
                 }
-                Entry::Splice(Expr::Values(path)) if inside => out.push(path.to_string()),
+                Entry::Splice(Expr::Values(key)) if inside => out.push(key.path().to_string()),
                 Entry::If(_, then, otherwise) => {
                     metadata_paths(then, inside, out);
                     metadata_paths(otherwise, inside, out);
@@ -312,7 +313,10 @@ mod tests {
         }
         written.sort();
         written.dedup();
-        let mut listed: Vec<String> = METADATA_VALUES.iter().map(|m| m.path.to_string()).collect();
+        let mut listed: Vec<String> = METADATA_VALUES
+            .iter()
+            .map(|m| m.key.path().to_string())
+            .collect();
         listed.sort();
         assert_eq!(written, listed);
     }

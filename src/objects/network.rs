@@ -7,6 +7,7 @@ use super::names::{ALLOW_EGRESS, ALLOW_INGRESS, METRICS_SERVICE, PDB};
 use super::{header, lit, match_labels, resource};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Node, Resource};
+use crate::keys::{self, Key};
 
 fn tcp_port(number: Node) -> Item {
     item(vec![field("port", number), text("protocol", "TCP")])
@@ -34,7 +35,7 @@ pub fn ingress_policy() -> Resource {
     ));
     resource(
         "networkpolicy-allow-ingress.yaml",
-        Some(Expr::value("networkPolicies.enable")),
+        Some(Expr::value(keys::NETWORK_POLICIES_ENABLE)),
         object,
     )
 }
@@ -60,7 +61,7 @@ pub fn egress_policy() -> Resource {
         vec![],
     );
     let fixed = |port: i64| lit(json!(port));
-    let cidr = |path: &'static str| Expr::value(path);
+    let cidr = |key: Key| Expr::value(key);
     object.push(map(
         "spec",
         vec![
@@ -76,19 +77,19 @@ pub fn egress_policy() -> Resource {
                     ]}))),
                     Item::One(lit(json!({"ports": [{"port": 443, "protocol": "TCP"}]}))),
                     egress_to(
-                        Node::Int(Expr::value("networkPolicies.kubernetesApiPort")),
-                        cidr("networkPolicies.kubernetesApiCIDR"),
+                        Node::Int(Expr::value(keys::KUBERNETES_API_PORT)),
+                        cidr(keys::KUBERNETES_API_CIDR),
                     ),
-                    egress_to(fixed(3306), cidr("networkPolicies.mysqlCIDR")),
-                    egress_to(fixed(5432), cidr("networkPolicies.postgresqlCIDR")),
-                    egress_to(fixed(1433), cidr("networkPolicies.sqlCIDR")),
+                    egress_to(fixed(3306), cidr(keys::MYSQL_CIDR)),
+                    egress_to(fixed(5432), cidr(keys::POSTGRESQL_CIDR)),
+                    egress_to(fixed(1433), cidr(keys::SQL_CIDR)),
                 ],
             ),
         ],
     ));
     resource(
         "networkpolicy-allow-egress.yaml",
-        Some(Expr::value("networkPolicies.enable")),
+        Some(Expr::value(keys::NETWORK_POLICIES_ENABLE)),
         object,
     )
 }
@@ -103,7 +104,7 @@ pub fn metrics_service() -> Resource {
                 "ports",
                 vec![item(vec![
                     text("name", "metrics"),
-                    field("port", Node::Int(Expr::value("metrics.port"))),
+                    field("port", Node::Int(Expr::value(keys::METRICS_PORT))),
                 ])],
             ),
             map("selector", vec![Entry::Include("selectorLabels")]),
@@ -111,7 +112,7 @@ pub fn metrics_service() -> Resource {
     ));
     resource(
         "service-metrics.yaml",
-        Some(Expr::value("metrics.enable")),
+        Some(Expr::value(keys::METRICS_ENABLE)),
         object,
     )
 }
@@ -122,16 +123,13 @@ pub fn pod_disruption_budget() -> Resource {
     object.push(map(
         "spec",
         vec![
-            json(
-                "minAvailable",
-                Expr::value("podDisruptionBudget.minAvailable"),
-            ),
+            json("minAvailable", Expr::value(keys::PDB_MIN_AVAILABLE)),
             map("selector", vec![match_labels()]),
             Entry::If(
-                Expr::value("podDisruptionBudget.unhealthyPodEvictionPolicy"),
+                Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
                 vec![json(
                     "unhealthyPodEvictionPolicy",
-                    Expr::value("podDisruptionBudget.unhealthyPodEvictionPolicy"),
+                    Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
                 )],
                 vec![],
             ),
@@ -139,7 +137,7 @@ pub fn pod_disruption_budget() -> Resource {
     ));
     resource(
         "poddisruptionbudget.yaml",
-        Some(Expr::value("podDisruptionBudget.enabled")),
+        Some(Expr::value(keys::POD_DISRUPTION_BUDGET_ENABLED)),
         object,
     )
 }

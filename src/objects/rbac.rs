@@ -8,6 +8,7 @@ use super::{catalog_data, header, lit, resource};
 use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
+use crate::keys;
 
 /// The ServiceAccount, when the chart creates it.
 pub fn service_account() -> Resource {
@@ -22,14 +23,14 @@ pub fn service_account() -> Resource {
                 map("labels", vec![Entry::Include("labels")]),
                 Entry::Yaml(
                     "annotations".into(),
-                    Expr::value("serviceAccount.annotations"),
+                    Expr::value(keys::SERVICE_ACCOUNT_ANNOTATIONS),
                 ),
             ],
         ),
     ];
     resource(
         "serviceaccount.yaml",
-        Some(Expr::value("serviceAccount.create")),
+        Some(Expr::value(keys::SERVICE_ACCOUNT_CREATE)),
         object,
     )
 }
@@ -38,8 +39,8 @@ pub fn service_account() -> Resource {
 /// from the release that serves the webhooks.
 fn tenant_watchers() -> Expr {
     Expr::all(vec![
-        Expr::value("multitenant.enable"),
-        Expr::value("azureOperatorMode").eq(Expr::str("watchers")),
+        Expr::value(keys::MULTITENANT_ENABLE),
+        Expr::value(keys::AZURE_OPERATOR_MODE).eq(Expr::str("watchers")),
     ])
 }
 
@@ -64,7 +65,7 @@ pub fn cluster_roles(catalog: &Catalog) -> Vec<Resource> {
         role("manager-role", !tenant_watchers()),
         role(
             "crd-manager-role",
-            Expr::all(vec![Expr::value("installCRDs"), !tenant_watchers()]),
+            Expr::all(vec![Expr::value(keys::INSTALL_CRDS), !tenant_watchers()]),
         ),
         role("crd-reader-role", !tenant_watchers()),
     ]
@@ -85,7 +86,7 @@ pub fn cluster_role_bindings() -> Vec<Resource> {
         };
         if tenant {
             metadata[0] = Entry::If(
-                Expr::value("multitenant.enable"),
+                Expr::value(keys::MULTITENANT_ENABLE),
                 vec![json(
                     "name",
                     Expr::printf(&format!("{name}-%s"), vec![Expr::Namespace]),
@@ -96,13 +97,13 @@ pub fn cluster_role_bindings() -> Vec<Resource> {
         resource(&format!("clusterrolebinding-{short}.yaml"), when, object)
     };
     let tenant_webhooks = Expr::all(vec![
-        Expr::value("multitenant.enable"),
-        Expr::value("azureOperatorMode").eq(Expr::str("webhooks")),
+        Expr::value(keys::MULTITENANT_ENABLE),
+        Expr::value(keys::AZURE_OPERATOR_MODE).eq(Expr::str("webhooks")),
     ]);
     vec![
         bound("manager", Some(!tenant_webhooks), true),
         // The CRDs are the cluster's, installed once: no tenant suffix.
-        bound("crd-manager", Some(Expr::value("installCRDs")), false),
+        bound("crd-manager", Some(Expr::value(keys::INSTALL_CRDS)), false),
         bound("crd-reader", None, true),
     ]
 }

@@ -5,6 +5,7 @@ use super::names::SETTINGS_SECRET;
 use super::{header, resource};
 use crate::describe::tree::{json, map, text, when};
 use crate::describe::{Entry, Expr, Func, Resource};
+use crate::keys::{self, Key};
 
 /// Environment variables read from the settings Secret, in the release's
 /// order; `true` marks optional keys.
@@ -39,20 +40,20 @@ fn data(key: &str, value: Expr) -> Entry {
 }
 
 /// A data entry present only when its value is set.
-fn data_if_set(key: &str, path: &'static str) -> Entry {
-    when(Expr::value(path), vec![data(key, Expr::value(path))])
+fn data_if_set(name: &str, key: Key) -> Entry {
+    when(Expr::value(key), vec![data(name, Expr::value(key))])
 }
 
 /// "true" when a boolean value is on, else no entry.
-fn data_flag(key: &str, path: &'static str) -> Entry {
-    when(Expr::value(path), vec![data(key, Expr::str("true"))])
+fn data_flag(name: &str, key: Key) -> Entry {
+    when(Expr::value(key), vec![data(name, Expr::str("true"))])
 }
 
 /// An integer setting, written as its decimal text.
-fn data_int(key: &str, path: &'static str) -> Entry {
+fn data_int(name: &str, key: Key) -> Entry {
     data(
-        key,
-        Expr::Call(Func::ToString, vec![Expr::value(path).int64()]),
+        name,
+        Expr::Call(Func::ToString, vec![Expr::value(key).int64()]),
     )
 }
 
@@ -63,54 +64,63 @@ pub fn settings_secret() -> Resource {
     object.push(map(
         "data",
         vec![
-            data("AZURE_SUBSCRIPTION_ID", Expr::value("azureSubscriptionID")),
-            data("AZURE_TENANT_ID", Expr::value("azureTenantID")),
-            data("AZURE_CLIENT_ID", Expr::value("azureClientID")),
-            data_if_set("AZURE_ADDITIONAL_TENANTS", "azureAdditionalTenants"),
-            data_if_set("AZURE_CLIENT_SECRET", "azureClientSecret"),
-            data_if_set("AZURE_SYNC_PERIOD", "azureSyncPeriod"),
-            data_if_set("AZURE_OPERATOR_MODE", "azureOperatorMode"),
+            data(
+                "AZURE_SUBSCRIPTION_ID",
+                Expr::value(keys::AZURE_SUBSCRIPTION_ID),
+            ),
+            data("AZURE_TENANT_ID", Expr::value(keys::AZURE_TENANT_ID)),
+            data("AZURE_CLIENT_ID", Expr::value(keys::AZURE_CLIENT_ID)),
+            data_if_set("AZURE_ADDITIONAL_TENANTS", keys::AZURE_ADDITIONAL_TENANTS),
+            data_if_set("AZURE_CLIENT_SECRET", keys::AZURE_CLIENT_SECRET),
+            data_if_set("AZURE_SYNC_PERIOD", keys::AZURE_SYNC_PERIOD),
+            data_if_set("AZURE_OPERATOR_MODE", keys::AZURE_OPERATOR_MODE),
             when(
-                Expr::value("azureTargetNamespaces"),
+                Expr::value(keys::AZURE_TARGET_NAMESPACES),
                 vec![data(
                     "AZURE_TARGET_NAMESPACES",
                     Expr::Call(
                         Func::Join,
-                        vec![Expr::str(","), Expr::value("azureTargetNamespaces")],
+                        vec![Expr::str(","), Expr::value(keys::AZURE_TARGET_NAMESPACES)],
                     ),
                 )],
             ),
-            data_if_set("AZURE_AUTHORITY_HOST", "azureAuthorityHost"),
+            data_if_set("AZURE_AUTHORITY_HOST", keys::AZURE_AUTHORITY_HOST),
             data_if_set(
                 "AZURE_RESOURCE_MANAGER_ENDPOINT",
-                "azureResourceManagerEndpoint",
+                keys::AZURE_RESOURCE_MANAGER_ENDPOINT,
             ),
             data_if_set(
                 "AZURE_RESOURCE_MANAGER_AUDIENCE",
-                "azureResourceManagerAudience",
+                keys::AZURE_RESOURCE_MANAGER_AUDIENCE,
             ),
-            data_flag("USE_WORKLOAD_IDENTITY_AUTH", "useWorkloadIdentityAuth"),
-            data_if_set("AZURE_CLIENT_CERTIFICATE", "azureClientCertificate"),
+            data_flag(
+                "USE_WORKLOAD_IDENTITY_AUTH",
+                keys::USE_WORKLOAD_IDENTITY_AUTH,
+            ),
+            data_if_set("AZURE_CLIENT_CERTIFICATE", keys::AZURE_CLIENT_CERTIFICATE),
             data_if_set(
                 "AZURE_CLIENT_CERTIFICATE_PASSWORD",
-                "azureClientCertificatePassword",
+                keys::AZURE_CLIENT_CERTIFICATE_PASSWORD,
             ),
-            data_if_set("AZURE_USER_AGENT_SUFFIX", "azureUserAgentSuffix"),
-            data_int("MAX_CONCURRENT_RECONCILES", "maxConcurrentReconciles"),
-            data_flag("ALLOW_MULTI_ENV_MANAGEMENT", "allowMultiEnvManagement"),
+            data_if_set("AZURE_USER_AGENT_SUFFIX", keys::AZURE_USER_AGENT_SUFFIX),
+            data_int("MAX_CONCURRENT_RECONCILES", keys::MAX_CONCURRENT_RECONCILES),
+            data_flag(
+                "ALLOW_MULTI_ENV_MANAGEMENT",
+                keys::ALLOW_MULTI_ENV_MANAGEMENT,
+            ),
             when(
-                Expr::value("rateLimit.mode").eq(Expr::str("bucket")),
+                Expr::value(keys::RATE_LIMIT_MODE).eq(Expr::str("bucket")),
                 vec![
                     data("RATE_LIMIT_MODE", Expr::str("bucket")),
-                    data_int("RATE_LIMIT_QPS", "rateLimit.qps"),
-                    data_int("RATE_LIMIT_BUCKET_SIZE", "rateLimit.bucketSize"),
+                    data_int("RATE_LIMIT_QPS", keys::RATE_LIMIT_QPS),
+                    data_int("RATE_LIMIT_BUCKET_SIZE", keys::RATE_LIMIT_BUCKET_SIZE),
                 ],
             ),
         ],
     ));
     resource(
         "secret-aso-controller-settings.yaml",
-        Some(Expr::value("createAzureOperatorSecret")),
+        Some(Expr::value(keys::CREATE_AZURE_OPERATOR_SECRET)),
         object,
     )
 }

@@ -12,6 +12,7 @@ use super::{catalog_data, header, lit, resource, secure_metrics, serves_webhooks
 use crate::catalog::{Catalog, Group, NAME_PREFIX, Webhook};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Resource};
+use crate::keys;
 
 /// The webhook Service.
 pub fn webhook_service() -> Resource {
@@ -25,7 +26,7 @@ pub fn webhook_service() -> Resource {
                     field("port", lit(json!(443))),
                     field(
                         "targetPort",
-                        crate::describe::Node::Int(Expr::value("webhook.port")),
+                        crate::describe::Node::Int(Expr::value(keys::WEBHOOK_PORT)),
                     ),
                 ])],
             ),

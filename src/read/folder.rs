@@ -149,7 +149,7 @@ pub enum WalkError {
     Io {
         /// Where, relative to the folder.
         path: PathBuf,
-        /// Why.
+        /// The file system's error.
         source: io::Error,
     },
 }

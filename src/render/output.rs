@@ -17,7 +17,7 @@ use crate::read::folder::{Folder, Kind, NotRead, WalkError};
 /// What the folder has at a path where it differs from the rendered tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Have {
-    /// Nothing.
+    /// No file there.
     Nothing,
     /// A regular file's text (bytes that are not UTF-8 shown lossily).
     Text(String),
@@ -57,7 +57,7 @@ pub enum CompareError {
     Walk {
         /// The folder.
         out: PathBuf,
-        /// Why.
+        /// The bound the walk reached, or the entry it could not read.
         source: WalkError,
     },
 }

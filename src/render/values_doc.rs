@@ -1,24 +1,80 @@
-//! The chart's `values.yaml` and its README values table, both written from
-//! the defaults and the schema descriptions (the Rust doc comments), so the
-//! documentation cannot drift from the model.
+//! The table of values keys, and the chart's `values.yaml` and README
+//! values table written from it: the keys of [`crate::keys`] with their
+//! type, default and doc from the schema (the Rust doc comments and
+//! `Default` impls of `src/values.rs`), so the documentation cannot drift
+//! from the model.
 
 use serde_json::{Value, json};
 
+use crate::keys::{self, Key};
 use crate::schema;
+use crate::schema::resolve;
 use crate::yaml;
 
-/// Keys whose values are Kubernetes objects: shown as one YAML block, not
-/// documented field by field (their fields are the Kubernetes API's).
-const KUBERNETES_TYPED: [&str; 6] = [
-    "resources",
-    "securityContext",
-    "podSecurityContext",
-    "affinity",
-    "tolerations",
-    "extraEnv",
-];
+/// Everything about one values key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyRow {
+    /// The key.
+    pub key: Key,
+    /// Its type as the schema says it (`integer`, `int or string`, ...).
+    pub type_name: String,
+    /// The chart's default; null for a key absent by default.
+    pub default: Value,
+    /// Whether its value is a secret, never printed in a message.
+    pub secret: bool,
+    /// Whether the chart evaluates it as a template.
+    pub templated: bool,
+    /// Its description (the field's doc comment).
+    pub doc: String,
+}
 
-use crate::schema::resolve;
+/// The schema of a key in the structural schema, through `$ref`s and an
+/// `Option`'s `anyOf` with null; None when the schema has no such key.
+fn key_node(root: &Value, key: Key) -> Option<&Value> {
+    let mut node = root;
+    for segment in key.segments() {
+        node = optional_inner(root, resolve(root, node))
+            .get("properties")?
+            .get(segment)?;
+    }
+    Some(node)
+}
+
+/// The schema inside an `Option` (`anyOf: [X, null]`), else the node.
+fn optional_inner<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
+    let Some(branches) = node.get("anyOf").and_then(Value::as_array) else {
+        return node;
+    };
+    let not_null: Vec<&Value> = branches
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) != Some("null"))
+        .collect();
+    match not_null.as_slice() {
+        [one] if branches.len() == 2 => resolve(root, one),
+        _ => node,
+    }
+}
+
+/// Every values key with its type, default, secrecy, templating and doc,
+/// in the values' order.
+pub fn key_table() -> Vec<KeyRow> {
+    let root = schema::structural_schema_ref();
+    keys::ALL
+        .iter()
+        .map(|&key| {
+            let node = key_node(root, key)
+                .unwrap_or_else(|| panic!("{} is not a key of the values schema", key.path()));
+            KeyRow {
+                key,
+                type_name: type_name(root, optional_inner(root, resolve(root, node))),
+                default: crate::values::default_of(key),
+                secret: crate::redact::is_secret_name(key.path()),
+                templated: key.is_templated(),
+                doc: description(root, node),
+            }
+        })
+        .collect()
+}
 
 fn description(root: &Value, node: &Value) -> String {
     node.get("description")
@@ -56,9 +112,14 @@ fn write_object(
     root: &Value,
     schema_node: &Value,
     defaults: &Value,
-    depth: usize,
+    prefix: &str,
     out: &mut String,
 ) {
+    let depth = if prefix.is_empty() {
+        0
+    } else {
+        prefix.split('.').count()
+    };
     const NONE: &Value = &Value::Null;
     let indent = "  ".repeat(depth);
     let properties = resolve(root, schema_node).get("properties").unwrap_or(NONE);
@@ -71,27 +132,36 @@ fn write_object(
             continue;
         }
         let child_schema = properties.get(key).unwrap_or(NONE);
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
         if depth == 0 && !first {
             out.push('\n');
         }
         first = false;
         wrap(&description(root, child_schema), &indent, out);
         let nested = value.is_object()
-            && !KUBERNETES_TYPED.contains(&key.as_str())
+            && !Key::find(&path).is_some_and(Key::is_kubernetes)
             && resolve(root, child_schema).get("properties").is_some();
         if nested {
             out.push_str(&format!("{indent}{key}:\n"));
-            write_object(root, child_schema, value, depth + 1, out);
+            write_object(root, child_schema, value, &path, out);
         } else {
             out.push_str(&block(key, value, &indent));
         }
-        if key == "type" && depth == 1 && properties.get("rollingUpdate").is_some() {
-            // The strategy: show the gated variant, commented out.
-            let rolling = properties.get("rollingUpdate").unwrap_or(NONE);
-            wrap(&description(root, rolling), &indent, out);
-            out.push_str(&format!(
-                "{indent}# rollingUpdate:\n{indent}#   maxSurge: 1\n{indent}#   maxUnavailable: 0\n"
-            ));
+        if path == keys::STRATEGY_TYPE.path() {
+            // The strategy: show the gated variant (absent by default),
+            // commented out, with its parameters' defaults.
+            let rolling = keys::ROLLING_UPDATE;
+            let node = key_node(root, rolling).unwrap_or(NONE);
+            wrap(&description(root, node), &indent, out);
+            out.push_str(&format!("{indent}# {}:\n", rolling.leaf()));
+            for param in [keys::MAX_SURGE, keys::MAX_UNAVAILABLE] {
+                let default = crate::values::default_of(param);
+                out.push_str(&format!("{indent}#   {}: {default}\n", param.leaf()));
+            }
         }
     }
 }
@@ -107,7 +177,7 @@ pub fn values_yaml(header: &str) -> String {
     out.push_str(
         "# chart's rules guard; `asogen validate -f FILE` checks a values file offline.\n\n",
     );
-    write_object(root, root, &defaults, 0, &mut out);
+    write_object(root, root, &defaults, "", &mut out);
     out
 }
 
@@ -126,58 +196,44 @@ fn type_name(root: &Value, node: &Value) -> String {
     }
 }
 
-fn rows(root: &Value, schema_node: &Value, defaults: &Value, prefix: &str, out: &mut String) {
-    const NONE: &Value = &Value::Null;
-    let properties = resolve(root, schema_node).get("properties").unwrap_or(NONE);
-    let Some(map) = defaults.as_object() else {
-        return;
-    };
-    for (key, value) in map {
-        if key == "global" {
-            continue;
-        }
-        let child = properties.get(key).unwrap_or(NONE);
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
-        };
-        let nested = value.is_object()
-            && !KUBERNETES_TYPED.contains(&key.as_str())
-            && resolve(root, child).get("properties").is_some();
-        if nested {
-            rows(root, child, value, &path, out);
-            if key == "strategy" {
-                let rolling = properties
-                    .get("strategy")
-                    .map(|s| resolve(root, s))
-                    .and_then(|s| s.get("properties"))
-                    .and_then(|p| p.get("rollingUpdate"))
-                    .unwrap_or(NONE);
-                out.push_str(&format!(
-                    "| `strategy.rollingUpdate` | object | (absent) | {} |\n",
-                    description(root, rolling).replace('|', "\\|")
-                ));
-            }
-            continue;
-        }
-        let default = serde_json::to_string(value).expect("json");
-        out.push_str(&format!(
-            "| `{path}` | {} | `{}` | {} |\n",
-            type_name(root, child),
-            default.replace('|', "\\|"),
-            description(root, child).replace('|', "\\|")
-        ));
-    }
-}
-
 /// The values table of the chart README.
+/// A row for each key a user sets as a whole: a key with no keys inside,
+/// or one absent by default (`strategy.rollingUpdate`, whose keys are
+/// then absent too); not `global`, which is Helm's.
 pub fn values_table() -> String {
-    let root = schema::structural_schema_ref();
-    let defaults = crate::read::default_values();
     let mut out =
         String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
-    rows(root, root, &defaults, "", &mut out);
+    let table = key_table();
+    let absent = |key: Key| {
+        table
+            .iter()
+            .find(|row| row.key == key)
+            .is_some_and(|row| row.default.is_null())
+    };
+    for row in &table {
+        let key = row.key;
+        let inside_absent = std::iter::successors(key.parent(), |k| k.parent()).any(absent);
+        if key == keys::GLOBAL || inside_absent {
+            continue;
+        }
+        let default = match (&row.default, key.has_children()) {
+            (Value::Null, true) => "(absent)".to_string(),
+            (Value::Null, false) => continue,
+            (_, true) => continue,
+            (value, false) => format!(
+                "`{}`",
+                serde_json::to_string(value)
+                    .expect("json")
+                    .replace('|', "\\|")
+            ),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {default} | {} |\n",
+            key.path(),
+            row.type_name,
+            row.doc.replace('|', "\\|")
+        ));
+    }
     out
 }
 
@@ -190,7 +246,9 @@ mod tests {
         let text = values_yaml("");
         let lines: Vec<&str> = text.lines().collect();
         // Children of these top-level keys are Kubernetes objects or free-form maps.
-        let free_form = |key: &str| KUBERNETES_TYPED.contains(&key) || key == "nodeSelector";
+        let free_form = |key: &str| {
+            Key::find(key).is_some_and(|key| key.is_kubernetes() || key == keys::NODE_SELECTOR)
+        };
         let mut skip_children = false;
         let mut checked = 0;
         for (i, line) in lines.iter().enumerate() {
@@ -227,5 +285,102 @@ mod tests {
         ] {
             assert!(table.contains(&format!("| `{key}` |")), "{key} missing");
         }
+    }
+
+    /// The key table against the schema, both ways: every handle names a
+    /// key of the values schema (a misspelt path in `src/keys.rs` fails
+    /// here), and every key of the schema, down through the chart's own
+    /// maps, has a handle (a field added to `src/values.rs` without one
+    /// fails here).
+    #[test]
+    fn the_key_table_is_the_schema_s_keys() {
+        let root = schema::structural_schema_ref();
+        for &key in keys::ALL {
+            assert!(
+                key_node(root, key).is_some(),
+                "keys::ALL names {:?}, which is not a key of the values schema",
+                key.path()
+            );
+        }
+        let mut from_schema = Vec::new();
+        let mut pending = vec![(String::new(), root)];
+        while let Some((prefix, node)) = pending.pop() {
+            let node = optional_inner(root, resolve(root, node));
+            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+                continue;
+            };
+            for (name, child) in properties {
+                let path = if prefix.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                let own = Key::find(&path).is_none_or(|key| !key.is_kubernetes())
+                    && path != keys::GLOBAL.path();
+                if own {
+                    pending.push((path.clone(), child));
+                }
+                from_schema.push(path);
+            }
+        }
+        from_schema.sort();
+        let mut listed: Vec<String> = keys::ALL.iter().map(|k| k.path().to_string()).collect();
+        listed.sort();
+        assert_eq!(
+            listed, from_schema,
+            "src/keys.rs and the values schema differ"
+        );
+    }
+
+    #[test]
+    fn the_key_table_reads_defaults_and_secrets_from_the_model() {
+        let table = key_table();
+        let defaults = crate::read::default_values();
+        for row in &table {
+            // Where the typed defaults hold the key, the table says the same.
+            if let Some(value) = row
+                .key
+                .segments()
+                .try_fold(&defaults, |node, s| node.get(s))
+            {
+                assert_eq!(&row.default, value, "{}", row.key.path());
+            }
+        }
+        let default = |key: Key| {
+            table
+                .iter()
+                .find(|row| row.key == key)
+                .unwrap()
+                .default
+                .clone()
+        };
+        assert_eq!(default(keys::STARTUP_FAILURE_THRESHOLD), json!(12));
+        assert_eq!(default(keys::LIVENESS_FAILURE_THRESHOLD), json!(3));
+        assert_eq!(default(keys::MAX_SURGE), json!(1));
+        assert_eq!(default(keys::ROLLING_UPDATE), Value::Null);
+        let secret: Vec<&str> = table
+            .iter()
+            .filter(|row| row.secret)
+            .map(|row| row.key.path())
+            .collect();
+        assert_eq!(
+            secret,
+            [
+                "azureClientSecret",
+                "azureClientCertificate",
+                "azureClientCertificatePassword"
+            ]
+        );
+        let templated: Vec<Key> = table
+            .iter()
+            .filter(|r| r.templated)
+            .map(|r| r.key)
+            .collect();
+        assert_eq!(templated, [keys::IMAGE_REPOSITORY, keys::METRICS_ADDRESS]);
+        assert!(
+            table
+                .iter()
+                .all(|row| row.key == keys::GLOBAL || !row.doc.is_empty())
+        );
     }
 }

@@ -147,43 +147,69 @@ pub fn validations(subject: Subject) -> Vec<Validation> {
 mod tests {
     use super::*;
 
+    /// The rule keys that are fields of the Deployment; the others (the
+    /// feature gate, a value; maxSurge and maxUnavailable, which the API
+    /// server checks itself) have no CEL.
+    const DEPLOYMENT_FIELDS: [RuleKey; 3] = [
+        RuleKey::ReplicaCount,
+        RuleKey::StrategyType,
+        RuleKey::RollingUpdate,
+    ];
+
+    fn ids(validations: &[Validation]) -> Vec<&str> {
+        validations
+            .iter()
+            .map(|v| v.message.split(':').next().unwrap())
+            .collect()
+    }
+
     #[test]
     fn the_expressible_rules_become_validations() {
-        let ids = |subject| -> Vec<String> {
-            validations(subject)
+        let on_fields = |rule: &&Rule| {
+            rule.breach
                 .iter()
-                .map(|v| v.message.split(':').next().unwrap().to_string())
-                .collect()
+                .all(|c| DEPLOYMENT_FIELDS.contains(&c.key))
         };
-        assert_eq!(
-            ids(Subject::Deployment),
-            [
-                "ha-requires-recreate",
-                "recreate-forbids-rolling-update",
-                "replica-count-positive"
-            ]
-        );
-        // On scale, the rule that reads the cached Deployment is first
-        // checked for a current copy.
-        assert_eq!(
-            ids(Subject::Scale),
-            [
-                "ha-requires-recreate",
-                "ha-requires-recreate",
-                "replica-count-positive"
-            ]
-        );
+        // The Deployment guard: every rule over its fields, in table order.
+        let expected: Vec<&str> = RULES.iter().filter(on_fields).map(|r| r.id).collect();
+        assert!(expected.contains(&"ha-requires-recreate"), "{expected:?}");
+        assert_eq!(ids(&validations(Subject::Deployment)), expected);
+        // The scale guard: those that read the replica count; one that also
+        // reads the cached Deployment is first checked for a current copy.
+        let mut expected = Vec::new();
+        for rule in RULES.iter().filter(on_fields) {
+            let keys: Vec<RuleKey> = rule.breach.iter().map(|c| c.key).collect();
+            if keys.contains(&RuleKey::ReplicaCount) {
+                if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {
+                    expected.push(rule.id);
+                }
+                expected.push(rule.id);
+            }
+        }
         let scale = validations(Subject::Scale);
+        assert_eq!(ids(&scale), expected);
+
+        let ha = RULES
+            .iter()
+            .find(|r| r.id == "ha-requires-recreate")
+            .unwrap();
+        let ha = rule_validations(ha, Subject::Scale);
         assert_eq!(
-            scale[0].expression,
+            ha[0].expression,
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && !(params.metadata.resourceVersion == oldObject.metadata.resourceVersion))"
         );
-        assert!(scale[0].message.contains("retry"), "{}", scale[0].message);
+        assert!(ha[0].message.contains("retry"), "{}", ha[0].message);
         assert_eq!(
-            scale[1].expression,
+            ha[1].expression,
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && (has(params.spec.strategy) && has(params.spec.strategy.type) ? params.spec.strategy.type : 'RollingUpdate') == 'RollingUpdate')"
         );
         // a rule that does not read params needs no fresh copy
-        assert!(!scale[2].expression.contains("params"));
+        let positive = RULES
+            .iter()
+            .find(|r| r.id == "replica-count-positive")
+            .unwrap();
+        let positive = rule_validations(positive, Subject::Scale);
+        assert_eq!(positive.len(), 1);
+        assert!(!positive[0].expression.contains("params"));
     }
 }

@@ -94,7 +94,7 @@ pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
         .map(|rule| Violation {
             rule: *rule,
             message: (rule.message)(inputs),
-            pointer: format!("/{}", rule.keys[0].replace('.', "/")),
+            pointer: rule.keys[0].pointer(),
         })
         .collect()
 }

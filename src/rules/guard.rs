@@ -97,7 +97,7 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
         };
         out.push_str(&format!(
             "{{{{- if {test} }}}}\n{{{{- $broken = append $broken {} }}}}\n{{{{- end }}}}\n",
-            serde_json::Value::from(schema_message(&rule))
+            serde_json::Value::from(schema_message(rule))
         ));
     }
     out.push_str(&templated_values_guard());
@@ -117,7 +117,7 @@ pub fn chart_guard(chart: &str, served_groups: &[&str]) -> String {
 /// and pattern is printed from the one Rust definition.
 fn templated_values_guard() -> String {
     use crate::describe::expr::{Refusal, TEMPLATE_ACTION, TPL_HELP, VALUES_METHODS};
-    use crate::redact::{EXTRA_ENV_WORD, NOT_SECRET, secret_word_pattern};
+    use crate::redact::{extra_env_word, not_secret, secret_word_pattern};
     let json = |text: &str| serde_json::Value::from(text).to_string();
     let go_list = |items: &[&str]| {
         let items: Vec<String> = items.iter().map(|item| json(item)).collect();
@@ -125,8 +125,9 @@ fn templated_values_guard() -> String {
     };
     // Each templated value as (path, value), the value "" when absent.
     let mut templated = Vec::new();
-    for path in crate::objects::TEMPLATED_VALUES {
-        let mut parts: Vec<&str> = path.split('.').collect();
+    for key in crate::keys::templated() {
+        let path = key.path();
+        let mut parts: Vec<&str> = key.segments().collect();
         let leaf = parts.pop().expect("paths are not empty");
         let mut map = "$root".to_string();
         for parent in parts {
@@ -173,14 +174,14 @@ fn templated_values_guard() -> String {
 {{{{- end }}}}
 "#,
         methods = go_list(&VALUES_METHODS),
-        not_secret = go_list(&NOT_SECRET),
+        not_secret = go_list(&not_secret().iter().map(String::as_str).collect::<Vec<_>>()),
         secret_word = json(&secret_word_pattern()),
         templated = templated.join(" "),
         action = json(TEMPLATE_ACTION),
         only = json(&format!(
             "%s: only {{{{ .Values.KEY }}}} substitutions are evaluated in it; help: {TPL_HELP}"
         )),
-        extra_env = json(EXTRA_ENV_WORD),
+        extra_env = json(extra_env_word()),
         method = reason(Refusal::Method),
         secret = reason(Refusal::Secret),
         collection = reason(Refusal::Collection),
@@ -198,7 +199,7 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
         .collect();
     let help = "help: write entries as group/kind, e.g. resources.azure.com/*";
     format!(
-        r#"{{{{- $crdPattern := get $root "crdPattern" }}}}
+        r#"{{{{- $crdPattern := get $root {crd_pattern:?} }}}}
 {{{{- $crdEntries := list }}}}
 {{{{- if kindIs "string" $crdPattern }}}}{{{{- $crdEntries = splitList ";" $crdPattern }}}}
 {{{{- else if kindIs "slice" $crdPattern }}}}{{{{- range $crdPattern }}}}{{{{- if kindIs "string" . }}}}{{{{- $crdEntries = concat $crdEntries (splitList ";" .) }}}}{{{{- end }}}}{{{{- end }}}}
@@ -223,7 +224,8 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
 {{{{- end }}}}
 {{{{- end }}}}
 "#,
-        served = served.join(" ")
+        served = served.join(" "),
+        crd_pattern = crate::keys::CRD_PATTERN.path(),
     )
 }
 
@@ -243,7 +245,7 @@ fn metadata_guard() -> String {
     let mut out = String::new();
     for (index, map) in METADATA_VALUES.iter().enumerate() {
         let mut getter = "$root".to_string();
-        for key in map.path.split('.') {
+        for key in map.key.segments() {
             getter = format!("((get {getter} {key:?}) | default dict)");
         }
         let var = format!("$metadata{index}");
@@ -266,7 +268,7 @@ fn metadata_guard() -> String {
             "{{{{- if not (and (regexMatch {syntax} {key}) (regexMatch {prefix_length} {key})) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
             quote(&format!(
                 "{code}: {} key %q is not a valid key in {}; {help}",
-                map.path, map.lands_on
+                map.key.path(), map.lands_on
             ))
         ));
         match map.kind {
@@ -274,7 +276,7 @@ fn metadata_guard() -> String {
                 "{{{{- if not (regexMatch {value_pattern} (toString $value)) }}}}\n{{{{- $broken = append $broken (printf {} $key) }}}}\n{{{{- end }}}}\n",
                 quote(&format!(
                     "{LABEL_VALUE}: the value of {}.%s is not a valid label value in {}; help: write an empty string or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
-                    map.path,
+                    map.key.path(),
                     map.lands_on,
                     crate::names::LABEL_VALUE_MAX
                 ))
@@ -290,7 +292,7 @@ fn metadata_guard() -> String {
                 quote(&key),
                 quote(&format!(
                     "{SELECTOR_LABEL}: {}.{key} is a selector label of the Deployment, which the chart sets ({key}: {value}): another value leaves the Deployment selecting none of its pods; help: remove {key} from {}",
-                    map.path, map.path
+                    map.key.path(), map.key.path()
                 ))
             ));
         }
@@ -307,7 +309,7 @@ fn metadata_guard() -> String {
                 "{{{{- if gt $size {max} }}}}\n{{{{- $broken = append $broken (printf {} $size) }}}}\n{{{{- end }}}}\n",
                 quote(&format!(
                     "{ANNOTATIONS_SIZE}: {} make {} %d bytes, more than the {max} the API server takes; help: keep large data out of annotations",
-                    map.path,
+                    map.key.path(),
                     map.lands_on,
                     max = crate::names::ANNOTATIONS_MAX_BYTES
                 )),

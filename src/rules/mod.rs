@@ -16,10 +16,12 @@ pub mod schema;
 pub use check::{RuleInputs, Violation, check, check_json};
 pub use schema::{schema_message, schema_rules};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-/// A key the rules read, with its chart default. Null and absence both
-/// mean the default, at every enforcement point.
+use crate::keys::{self, Key};
+
+/// A key the rules read. Null and absence both mean the chart default
+/// ([`crate::values::default_of`]), at every enforcement point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RuleKey {
     /// `replicaCount` (integer).
@@ -62,29 +64,27 @@ impl RuleKey {
         RuleKey::Gate,
     ];
 
+    /// The values key.
+    pub fn key(self) -> Key {
+        match self {
+            RuleKey::ReplicaCount => keys::REPLICA_COUNT,
+            RuleKey::StrategyType => keys::STRATEGY_TYPE,
+            RuleKey::RollingUpdate => keys::ROLLING_UPDATE,
+            RuleKey::MaxSurge => keys::MAX_SURGE,
+            RuleKey::MaxUnavailable => keys::MAX_UNAVAILABLE,
+            RuleKey::Gate => keys::SINGLE_REPLICA_ROLLING_UPDATE,
+        }
+    }
+
     /// The dotted values path.
     pub fn path(self) -> &'static str {
-        match self {
-            RuleKey::ReplicaCount => "replicaCount",
-            RuleKey::StrategyType => "strategy.type",
-            RuleKey::RollingUpdate => "strategy.rollingUpdate",
-            RuleKey::MaxSurge => "strategy.rollingUpdate.maxSurge",
-            RuleKey::MaxUnavailable => "strategy.rollingUpdate.maxUnavailable",
-            RuleKey::Gate => "featureGates.singleReplicaRollingUpdate",
-        }
+        self.key().path()
     }
 
     /// The value a values file that leaves the key out (or sets it to
     /// null) gets from the chart.
     pub fn default(self) -> Value {
-        match self {
-            RuleKey::ReplicaCount => json!(2),
-            RuleKey::StrategyType => json!("Recreate"),
-            RuleKey::RollingUpdate => Value::Null,
-            RuleKey::MaxSurge => json!(1),
-            RuleKey::MaxUnavailable => json!(0),
-            RuleKey::Gate => json!(false),
-        }
+        crate::values::default_of(self.key())
     }
 
     /// The type of its values.
@@ -121,7 +121,7 @@ pub enum Test {
 pub struct Condition {
     /// The key tested.
     pub key: RuleKey,
-    /// The test.
+    /// What the key's value (after defaults) must pass for the condition to hold.
     pub test: Test,
 }
 
@@ -140,9 +140,9 @@ pub struct Rule {
     pub reason: &'static str,
     /// How to fix a value set that breaks it.
     pub help: &'static str,
-    /// The keys the rule is reported on, in order of preference (dotted
-    /// paths): the first one a values file sets is where the error points.
-    pub keys: &'static [&'static str],
+    /// The keys the rule is reported on, in order of preference: the
+    /// first one a values file sets is where the error points.
+    pub keys: &'static [Key],
     /// The rule is broken when every condition holds.
     pub breach: &'static [Condition],
     /// The message, naming the values involved.
@@ -159,13 +159,13 @@ impl PartialEq for Rule {
 impl Eq for Rule {}
 
 /// Every rule, in the order they are reported.
-pub const RULES: [Rule; 5] = [
+pub const RULES: &[Rule] = &[
     Rule {
         id: "ha-requires-recreate",
         summary: "replicaCount > 1 requires strategy.type: Recreate",
         reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
-        keys: &["strategy.type", "replicaCount"],
+        keys: &[keys::STRATEGY_TYPE, keys::REPLICA_COUNT],
         breach: &[
             when(RuleKey::ReplicaCount, Test::AtLeast(2)),
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
@@ -182,7 +182,7 @@ pub const RULES: [Rule; 5] = [
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
-        keys: &["strategy.rollingUpdate", "strategy.type"],
+        keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
         breach: &[
             when(RuleKey::StrategyType, Test::Is("Recreate")),
             when(RuleKey::RollingUpdate, Test::Set),
@@ -197,9 +197,9 @@ pub const RULES: [Rule; 5] = [
         reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
         keys: &[
-            "featureGates.singleReplicaRollingUpdate",
-            "featureGates",
-            "strategy.type",
+            keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            keys::FEATURE_GATES,
+            keys::STRATEGY_TYPE,
         ],
         breach: &[
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
@@ -214,7 +214,7 @@ pub const RULES: [Rule; 5] = [
         summary: "replicaCount >= 1",
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
-        keys: &["replicaCount"],
+        keys: &[keys::REPLICA_COUNT],
         breach: &[when(RuleKey::ReplicaCount, Test::AtMost(0))],
         message: |v| {
             format!(
@@ -228,11 +228,7 @@ pub const RULES: [Rule; 5] = [
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
-        keys: &[
-            "strategy.rollingUpdate.maxSurge",
-            "strategy.rollingUpdate.maxUnavailable",
-            "strategy.rollingUpdate",
-        ],
+        keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
         breach: &[
             when(RuleKey::RollingUpdate, Test::Set),
             when(RuleKey::MaxSurge, Test::Zero),
@@ -258,4 +254,54 @@ pub fn markdown_table() -> String {
         ));
     }
     out
+}
+
+/// Where each rule is enforced, as Markdown, for docs/rules.md: every rule
+/// by asogen, the schema and the chart guard; in the cluster, by the
+/// admission policy of each [`cel::Subject`] that has a validation for it.
+pub fn enforcement_table() -> String {
+    let mut out = String::from(
+        "| id | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- |\n",
+    );
+    let mark = |rule: &Rule, subject| {
+        if cel::rule_validations(rule, subject).is_empty() {
+            "no"
+        } else {
+            "yes"
+        }
+    };
+    for rule in RULES {
+        out.push_str(&format!(
+            "| `{}` | yes | {} | {} |\n",
+            rule.id,
+            mark(rule, cel::Subject::Deployment),
+            mark(rule, cel::Subject::Scale),
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys a rule's text names for people exist (a renamed or
+    /// misspelt key in a summary, reason or help fails here).
+    #[test]
+    fn rule_texts_name_keys_that_exist() {
+        let mut named = 0;
+        for rule in RULES {
+            for text in [rule.summary, rule.reason, rule.help] {
+                for word in keys::mentioned_in(text) {
+                    assert!(
+                        keys::names_a_key(word),
+                        "rule {} names {word:?}, which is not a values key",
+                        rule.id
+                    );
+                    named += 1;
+                }
+            }
+        }
+        assert!(named >= RULES.len(), "only {named} keys named");
+    }
 }

@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::{Condition, KeyType, RULES, Rule, RuleKey, Test};
+use crate::keys::Key;
 
 /// The message an editor or Helm shows for a rule: the id first, then the
 /// rule and the help, so any one line of output names all three.
@@ -54,10 +55,11 @@ fn holds(condition: &Condition) -> Value {
 /// Fails the key at `path` with `message`, where asogen points too: on
 /// a scalar rule key, its value (a `const` no value can match: the rule
 /// id); on a map, the key itself (`false`, with the message on its parent).
-fn fail_at(path: &str, message: &str, id: &str) -> Value {
+fn fail_at(key: Key, message: &str, id: &str) -> Value {
+    let path = key.path();
     let scalar = RuleKey::ALL
         .iter()
-        .any(|key| key.path() == path && key.kind() != KeyType::Any);
+        .any(|rule_key| rule_key.key() == key && rule_key.kind() != KeyType::Any);
     if scalar {
         return at(path, json!({"const": id, "errorMessage": message}));
     }
@@ -80,9 +82,13 @@ fn rule_schemas(rule: &Rule) -> Vec<Value> {
         .enumerate()
         .map(|(index, key)| {
             let mut all = breach.clone();
-            all.push(at(key, json!({"not": {"type": "null"}})));
-            all.extend(rule.keys[..index].iter().map(|before| absent(before)));
-            json!({"if": {"allOf": all}, "then": fail_at(key, &message, rule.id)})
+            all.push(at(key.path(), json!({"not": {"type": "null"}})));
+            all.extend(
+                rule.keys[..index]
+                    .iter()
+                    .map(|before| absent(before.path())),
+            );
+            json!({"if": {"allOf": all}, "then": fail_at(*key, &message, rule.id)})
         })
         .collect()
 }

@@ -108,15 +108,15 @@ pub enum WriteError {
     Walk {
         /// The folder.
         out: PathBuf,
-        /// Why.
+        /// The bound the walk reached, or the entry it could not read.
         source: WalkError,
     },
     /// The file system refused.
     #[error("{}: {source}; the folder is unchanged", .path.display())]
     Io {
-        /// Where.
+        /// The path the file system refused.
         path: PathBuf,
-        /// Why.
+        /// The file system's error.
         source: io::Error,
     },
 }
