@@ -425,7 +425,7 @@ fn run_as_printed(server: &ApiServer, command: &str) -> std::process::Output {
         python_tools().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    std::process::Command::new("sh")
+    common::tool("sh")
         .args(["-c", command])
         .env("PATH", path)
         .env("KUBECONFIG", &server.kubeconfig)
@@ -440,7 +440,7 @@ fn run_as_printed_in_background(server: &ApiServer, command: &str) -> std::proce
         python_tools().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    std::process::Command::new("sh")
+    common::tool("sh")
         .args(["-c", command])
         .env("PATH", path)
         .env("KUBECONFIG", &server.kubeconfig)
@@ -846,7 +846,7 @@ fn racing_a_strategy_patch_and_a_scale_never_reaches_a_forbidden_shape() {
         );
         std::thread::sleep(std::time::Duration::from_millis(500));
     }
-    let out = std::process::Command::new("python3")
+    let out = common::tool("python3")
         .arg(root().join("tests/tools/apiserver-race"))
         .arg("--kubeconfig")
         .arg(&server.kubeconfig)

@@ -34,7 +34,7 @@ fn path_with(first: &Path) -> String {
 }
 
 fn run(program: &Path, args: &[&str], dir: &Path, path: &str) -> Output {
-    Command::new(program)
+    common::tool(program)
         .args(args)
         .current_dir(dir)
         .env("PATH", path)
@@ -154,7 +154,7 @@ fn pre_commit_runs_the_repositorys_hook() {
         args.push(hooks.path().to_str().unwrap());
         args.extend(["asogen-validate-system", "--files"]);
         args.extend(files);
-        let out = Command::new(bin.join("pre-commit"))
+        let out = common::tool(bin.join("pre-commit"))
             .args(&args)
             .current_dir(dir)
             .env("PATH", &path)
@@ -211,7 +211,7 @@ fn helm_runs_asogen_as_a_plugin() {
     std::fs::write(home.join("my-values.yaml"), GOOD).unwrap();
     let path = path_with(&asogen_dir());
     let helm_run = |args: &[&str]| {
-        Command::new(&helm)
+        common::tool(&helm)
             .args(args)
             .current_dir(home)
             .env("PATH", &path)

@@ -210,7 +210,7 @@ fn every_rendered_manifest_passes_strict_kubernetes_validation() {
             files.push(target);
         }
     }
-    let out = Command::new(python_tools().join("kubernetes-validate"))
+    let out = common::tool(python_tools().join("kubernetes-validate"))
         .args(["--strict", "--kubernetes-version", "1.37.0"])
         .args(&files)
         .output()
@@ -364,7 +364,7 @@ fn recreate_sends_an_explicit_null_rolling_update_through_helm_and_kustomize() {
 #[test]
 fn the_readme_shows_the_real_editor_diagnostics_for_the_example() {
     let example = common::root().join("examples/broken-values.yaml");
-    let out = Command::new("python3")
+    let out = common::tool("python3")
         .arg(common::root().join("tests/tools/yaml-ls-check"))
         .arg("--modeline")
         .arg(&example)

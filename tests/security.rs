@@ -14,7 +14,7 @@ use serde_json::Value;
 
 /// (check id, resource) of every failed check, and the number passed.
 fn checkov(dir: &Path) -> (BTreeSet<(String, String)>, u64) {
-    let out = Command::new(common::checkov())
+    let out = common::tool(common::checkov())
         .args([
             "--framework",
             "kubernetes",

@@ -5,7 +5,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{asogen, python_tools, root, text};
 use serde_json::{Value, json};
@@ -399,7 +398,7 @@ fn the_printed_remedy_yields_a_deployment_the_rules_and_kubernetes_accept() {
         to_validate.push(file);
     }
     // The real Kubernetes 1.37 schema accepts the patched Deployments.
-    let out = Command::new(python_tools().join("kubernetes-validate"))
+    let out = common::tool(python_tools().join("kubernetes-validate"))
         .args(["--strict", "--kubernetes-version", "1.37.0"])
         .args(&to_validate)
         .output()

