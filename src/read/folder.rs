@@ -278,7 +278,7 @@ impl Folder {
 mod sys {
     //! openat(2) with `O_NOFOLLOW` from the folder's descriptor down.
 
-    use std::ffi::OsStr;
+    use std::ffi::{OsStr, OsString};
     use std::io;
     use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
@@ -434,79 +434,52 @@ mod sys {
                 source: err.into(),
             },
         )?;
-        walk_folder(fd, "", Path::new(""), 1, limits, out)
+        super::walk_folder(&Opened(fd), "", Path::new(""), 1, limits, out)
     }
 
-    fn walk_folder(
-        fd: OwnedFd,
-        key: &str,
-        path: &Path,
-        depth: usize,
-        limits: Limits,
-        out: &mut Vec<Entry>,
-    ) -> Result<(), WalkError> {
-        let io_at = |path: &Path| {
-            let path = path.to_path_buf();
-            move |err: rustix::io::Errno| WalkError::Io {
-                path,
+    /// A folder of a walk, by its descriptor.
+    struct Opened(OwnedFd);
+
+    impl super::Walked for Opened {
+        fn names(&self, path: &Path, room: usize) -> Result<Vec<OsString>, WalkError> {
+            let io_at = |err: rustix::io::Errno| WalkError::Io {
+                path: path.to_path_buf(),
                 source: err.into(),
-            }
-        };
-        // Listed through a second descriptor; `fd` looks the names up.
-        let dir = Dir::read_from(&fd).map_err(io_at(path))?;
-        let mut names = Vec::new();
-        for entry in dir {
-            let entry = entry.map_err(io_at(path))?;
-            let name = entry.file_name().to_bytes();
-            if name == b"." || name == b".." {
-                continue;
-            }
-            if out.len() + names.len() >= limits.entries {
-                return Err(WalkError::TooMany);
-            }
-            names.push(OsStr::from_bytes(name).to_os_string());
-        }
-        for name in names {
-            let entry_path = path.join(&name);
-            let kind = match entry_at(fd.as_fd(), &name) {
-                Ok((kind, _)) => kind,
-                // Removed since it was listed.
-                Err(NotRead::Missing) => continue,
-                Err(NotRead::Io(source)) => {
-                    return Err(WalkError::Io {
-                        path: entry_path,
-                        source,
-                    });
-                }
-                Err(_) => Kind::Other,
             };
-            if out.len() >= limits.entries {
-                return Err(WalkError::TooMany);
-            }
-            let entry_key = super::join_key(key, &name.to_string_lossy());
-            let is_folder = kind == Kind::Folder;
-            out.push(Entry {
-                key: entry_key.clone(),
-                path: entry_path.clone(),
-                kind,
-            });
-            if is_folder {
-                if depth > limits.depth {
-                    return Err(WalkError::TooDeep(entry_path));
+            // Listed through a second descriptor; this one looks the names up.
+            let dir = Dir::read_from(&self.0).map_err(io_at)?;
+            let mut names = Vec::new();
+            for entry in dir {
+                let entry = entry.map_err(io_at)?;
+                let name = entry.file_name().to_bytes();
+                if name == b"." || name == b".." {
+                    continue;
                 }
-                // A folder replaced since it was seen is an error, not a
-                // guess: the walk must describe what is there.
-                let child = open_folder_at(fd.as_fd(), &name).map_err(|err| WalkError::Io {
-                    path: entry_path.clone(),
+                if names.len() >= room {
+                    return Err(WalkError::TooMany);
+                }
+                names.push(OsStr::from_bytes(name).to_os_string());
+            }
+            Ok(names)
+        }
+
+        fn kind(&self, name: &OsStr) -> Result<Kind, NotRead> {
+            entry_at(self.0.as_fd(), name).map(|(kind, _)| kind)
+        }
+
+        fn child(&self, name: &OsStr, path: &Path) -> Result<Self, WalkError> {
+            // A folder replaced since it was seen is an error, not a
+            // guess: the walk must describe what is there.
+            open_folder_at(self.0.as_fd(), name)
+                .map(Opened)
+                .map_err(|err| WalkError::Io {
+                    path: path.to_path_buf(),
                     source: match err {
                         NotRead::Io(source) => source,
                         other => io::Error::other(format!("changed while it was read: {other}")),
                     },
-                })?;
-                walk_folder(child, &entry_key, &entry_path, depth + 1, limits, out)?;
-            }
+                })
         }
-        Ok(())
     }
 }
 
@@ -515,6 +488,7 @@ mod sys {
     //! Paths checked with `symlink_metadata`, then opened and checked
     //! again (there is no `openat` here).
 
+    use std::ffi::{OsStr, OsString};
     use std::io;
     use std::path::{Path, PathBuf};
 
@@ -600,60 +574,104 @@ mod sys {
     }
 
     pub fn walk(folder: &Folder, limits: Limits, out: &mut Vec<Entry>) -> Result<(), WalkError> {
-        walk_folder(folder, "", Path::new(""), 1, limits, out)
+        let top = AtPath {
+            folder,
+            path: PathBuf::new(),
+        };
+        super::walk_folder(&top, "", Path::new(""), 1, limits, out)
     }
 
-    fn walk_folder(
-        folder: &Folder,
-        key: &str,
-        path: &Path,
-        depth: usize,
-        limits: Limits,
-        out: &mut Vec<Entry>,
-    ) -> Result<(), WalkError> {
-        let io_at = |source| WalkError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut names = Vec::new();
-        for entry in std::fs::read_dir(folder.path.join(path)).map_err(io_at)? {
-            if out.len() + names.len() >= limits.entries {
-                return Err(WalkError::TooMany);
-            }
-            names.push(entry.map_err(io_at)?.file_name());
-        }
-        for name in names {
-            let entry_path = path.join(&name);
-            let kind = match kind_at(&folder.path.join(&entry_path)) {
-                Ok(kind) => kind,
-                Err(NotRead::Missing) => continue,
-                Err(NotRead::Io(source)) => {
-                    return Err(WalkError::Io {
-                        path: entry_path,
-                        source,
-                    });
-                }
-                Err(_) => Kind::Other,
-            };
-            if out.len() >= limits.entries {
-                return Err(WalkError::TooMany);
-            }
-            let entry_key = super::join_key(key, &name.to_string_lossy());
-            let is_folder = kind == Kind::Folder;
-            out.push(Entry {
-                key: entry_key.clone(),
-                path: entry_path.clone(),
-                kind,
-            });
-            if is_folder {
-                if depth > limits.depth {
-                    return Err(WalkError::TooDeep(entry_path));
-                }
-                walk_folder(folder, &entry_key, &entry_path, depth + 1, limits, out)?;
-            }
-        }
-        Ok(())
+    /// A folder of a walk, by its path under the walked folder.
+    struct AtPath<'a> {
+        folder: &'a Folder,
+        path: PathBuf,
     }
+
+    impl super::Walked for AtPath<'_> {
+        fn names(&self, path: &Path, room: usize) -> Result<Vec<OsString>, WalkError> {
+            let io_at = |source| WalkError::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(self.folder.path.join(&self.path)).map_err(io_at)? {
+                if names.len() >= room {
+                    return Err(WalkError::TooMany);
+                }
+                names.push(entry.map_err(io_at)?.file_name());
+            }
+            Ok(names)
+        }
+
+        fn kind(&self, name: &OsStr) -> Result<Kind, NotRead> {
+            kind_at(&self.folder.path.join(&self.path).join(name))
+        }
+
+        fn child(&self, name: &OsStr, _path: &Path) -> Result<Self, WalkError> {
+            Ok(AtPath {
+                folder: self.folder,
+                path: self.path.join(name),
+            })
+        }
+    }
+}
+
+/// One folder reached by a walk, as each platform opens it; the walk
+/// itself ([`walk_folder`]) is the same everywhere.
+trait Walked: Sized {
+    /// The names the folder holds (at `path`, for errors), refused as
+    /// [`WalkError::TooMany`] past `room`.
+    fn names(&self, path: &Path, room: usize) -> Result<Vec<std::ffi::OsString>, WalkError>;
+    /// What `name` is, not followed.
+    fn kind(&self, name: &std::ffi::OsStr) -> Result<Kind, NotRead>;
+    /// The folder `name` (at `path`), opened to walk on.
+    fn child(&self, name: &std::ffi::OsStr, path: &Path) -> Result<Self, WalkError>;
+}
+
+/// Lists `folder` (at `key` and `path`, `depth` folders deep) into `out`,
+/// then each folder it holds, within `limits`.
+fn walk_folder<W: Walked>(
+    folder: &W,
+    key: &str,
+    path: &Path,
+    depth: usize,
+    limits: Limits,
+    out: &mut Vec<Entry>,
+) -> Result<(), WalkError> {
+    let names = folder.names(path, limits.entries.saturating_sub(out.len()))?;
+    for name in names {
+        let entry_path = path.join(&name);
+        let kind = match folder.kind(&name) {
+            Ok(kind) => kind,
+            // Removed since it was listed.
+            Err(NotRead::Missing) => continue,
+            Err(NotRead::Io(source)) => {
+                return Err(WalkError::Io {
+                    path: entry_path,
+                    source,
+                });
+            }
+            Err(_) => Kind::Other,
+        };
+        if out.len() >= limits.entries {
+            return Err(WalkError::TooMany);
+        }
+        let entry_key = join_key(key, &name.to_string_lossy());
+        let is_folder = kind == Kind::Folder;
+        out.push(Entry {
+            key: entry_key.clone(),
+            path: entry_path.clone(),
+            kind,
+        });
+        if is_folder {
+            if depth > limits.depth {
+                return Err(WalkError::TooDeep(entry_path));
+            }
+            let child = folder.child(&name, &entry_path)?;
+            walk_folder(&child, &entry_key, &entry_path, depth + 1, limits, out)?;
+        }
+    }
+    Ok(())
 }
 
 /// `key/name`, or `name` at the top.

@@ -216,7 +216,7 @@ impl OutputFolder {
         let work = swap::create_work(parent, &name).map_err(io_at(parent))?;
         let staging = work.join(swap::NEW);
         if let Err(err) = std::fs::create_dir(&staging) {
-            let _ = std::fs::remove_dir_all(&work);
+            let _ = swap::remove_work(&work);
             return Err(WriteError::Io {
                 path: staging,
                 source: err,
@@ -350,7 +350,7 @@ impl OutputFolder {
         // The new tree is in place; the work folder holds the old one (or
         // nothing). A failure here leaves a claimed work folder that the
         // next run removes.
-        let _ = std::fs::remove_dir_all(&self.work);
+        let _ = swap::remove_work(&self.work);
         Ok(Written {
             files: written.len(),
             kept,
@@ -361,7 +361,7 @@ impl OutputFolder {
 impl Drop for OutputFolder {
     fn drop(&mut self) {
         if !self.committed {
-            let _ = std::fs::remove_dir_all(&self.work);
+            let _ = swap::remove_work(&self.work);
         }
     }
 }

@@ -86,10 +86,33 @@ pub fn create_work(parent: &Path, out_name: &str) -> io::Result<PathBuf> {
         // whole claim or an empty file.
         .and_then(|mut file| file.write_all(claim_text(out_name, pid, &work).as_bytes()));
     if let Err(err) = written {
-        let _ = std::fs::remove_dir_all(&work);
+        let _ = remove_work(&work);
         return Err(err);
     }
     Ok(work)
+}
+
+/// Removes a work folder with its claim last: a writer killed while it
+/// removes one leaves a folder whose claim still proves it asogen's, so
+/// the next run can remove the rest (what removing it whole, in the order
+/// the file system lists it, could not promise).
+pub fn remove_work(work: &Path) -> io::Result<()> {
+    for entry in std::fs::read_dir(work)? {
+        let entry = entry?;
+        if entry.file_name() == CLAIM {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    match std::fs::remove_file(work.join(CLAIM)) {
+        Err(err) if err.kind() != io::ErrorKind::NotFound => return Err(err),
+        _ => {}
+    }
+    std::fs::remove_dir(work)
 }
 
 /// What a work folder of a gone writer proves.
@@ -263,7 +286,7 @@ pub fn clean_stale(parent: &Path, out_name: &str) -> io::Result<usize> {
         std::fs::rename(old, &out)?;
     }
     for work in stale {
-        std::fs::remove_dir_all(&work)?;
+        remove_work(&work)?;
         removed += 1;
     }
     Ok(removed)
