@@ -6,11 +6,14 @@
 
 pub mod capabilities;
 pub mod expr;
+pub mod funcs;
 pub mod helpers;
+pub mod stmt;
 pub mod tree;
 
 pub use capabilities::{Capabilities, KubeVersion};
-pub use expr::{EvalError, Expr, Func, Scope};
+pub use expr::{EvalError, Expr, Func, Locals, Scope};
+pub use stmt::Stmt;
 pub use tree::{Entry, Item, Node, Resource};
 
 use serde_json::{Map, Value};
