@@ -164,7 +164,8 @@ impl Func {
 pub enum Expr {
     /// A constant (string, number, bool or null).
     Lit(Value),
-    /// `.Values.a.b`: a key of the values; missing is null.
+    /// `.Values.a.b`: a key of the values; missing is null. Printed for
+    /// the root context as the dot (outside a `range`).
     Values(Key),
     /// `.Release.Namespace`.
     Namespace,

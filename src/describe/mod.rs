@@ -2,7 +2,9 @@
 //! once, as a tree whose values are constants or Helm expressions; the
 //! chart template is printed from that tree and asogen's own object is
 //! evaluated from it, so the two cannot say different things. The objects
-//! themselves are described in [`crate::objects`].
+//! themselves are described in [`crate::objects`]; the chart guard
+//! ([`crate::rules::guard`]) is described with the same expressions, as
+//! actions ([`stmt`]).
 
 pub mod capabilities;
 pub mod expr;
