@@ -942,6 +942,41 @@ mod tests {
     }
 
     #[test]
+    fn the_guards_functions_evaluate_through_expressions() {
+        let values = json!({"metrics": {"port": 8443.0}, "s": "0x10", "f": 1000000.0});
+        let scope = scope(&values);
+        let eval = |e: Expr| e.eval(&scope);
+        let ge = |a: Expr, b: Expr| Expr::call(Func::Ge, vec![a, b]);
+        let le = |a: Expr, b: Expr| Expr::call(Func::Le, vec![a, b]);
+        assert_eq!(eval(ge(Expr::int(2), Expr::int(2))).unwrap(), true);
+        assert_eq!(eval(le(Expr::int(3), Expr::int(2))).unwrap(), false);
+        // A values file's numbers are float64: Go compares no float with
+        // an int, which is why the guard converts with int64 first.
+        let port = || Expr::AllValues.get("metrics").get("port");
+        assert!(eval(ge(port(), Expr::int(1))).is_err());
+        assert_eq!(eval(ge(port().int64(), Expr::int(1))).unwrap(), true);
+        assert_eq!(eval(Expr::AllValues.get("s").int64()).unwrap(), 16);
+        let to_string = |e: Expr| Expr::call(Func::ToString, vec![e]);
+        assert_eq!(eval(to_string(Expr::AllValues.get("f"))).unwrap(), "1e+06");
+        assert_eq!(eval(to_string(Expr::Lit(Value::Null))).unwrap(), "<nil>");
+        assert_eq!(
+            eval(Expr::printf("%q!", vec![Expr::str("a\"b\n")])).unwrap(),
+            r#""a\"b\n"!"#
+        );
+        assert!(eval(Expr::printf("%q", vec![Expr::int(1)])).is_err());
+        // `.` and variables exist only where actions made them.
+        assert!(eval(Expr::Dot).is_err());
+        assert!(eval(Expr::var("x")).is_err());
+        assert_eq!(
+            Expr::AllValues
+                .get("m")
+                .or_default(Expr::call(Func::Dict, Vec::new()))
+                .to_go(),
+            r#"default dict (get $.Values "m")"#
+        );
+    }
+
+    #[test]
     fn evaluates_with_helm_meaning() {
         use crate::keys::{
             AZURE_SYNC_PERIOD, AZURE_TARGET_NAMESPACES, MAX_SURGE, METRICS_PORT, NODE_SELECTOR,

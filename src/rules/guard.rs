@@ -63,6 +63,11 @@ fn report(problem: Expr) -> Stmt {
     Stmt::set("broken", call(Func::Append, vec![broken(), problem]))
 }
 
+/// `list`: an empty list.
+fn empty_list() -> Expr {
+    call(Func::List, Vec::new())
+}
+
 /// `dict`: an empty map.
 fn dict() -> Expr {
     call(Func::Dict, Vec::new())
@@ -153,7 +158,7 @@ fn rules_guard() -> Vec<Stmt> {
         ]);
         body.push(Stmt::when(set, vec![Stmt::set(&name, written)]));
     }
-    body.push(Stmt::let_("broken", Expr::strings::<&str>([])));
+    body.push(Stmt::let_("broken", empty_list()));
     for rule in RULES {
         let mut conditions: Vec<Expr> = rule
             .breach
@@ -219,7 +224,7 @@ fn templated_values_guard() -> Vec<Stmt> {
                 )],
             ),
         ),
-        Stmt::let_("words", Expr::strings::<&str>([])),
+        Stmt::let_("words", empty_list()),
         Stmt::let_("method", Expr::Lit(Value::Bool(false))),
         Stmt::let_("secret", Expr::Lit(Value::Bool(false))),
         Stmt::each(
@@ -403,7 +408,7 @@ fn crd_pattern_guard(served_groups: &[&str]) -> Vec<Stmt> {
             "crdPattern",
             var("root").get(crate::keys::CRD_PATTERN.path()),
         ),
-        Stmt::let_("crdEntries", Expr::strings::<&str>([])),
+        Stmt::let_("crdEntries", empty_list()),
         Stmt::If(
             kind_is("string", pattern.clone()),
             vec![Stmt::set("crdEntries", split(pattern.clone()))],
