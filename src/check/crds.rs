@@ -1,6 +1,11 @@
 //! `crdPattern` against the catalog: each `group/kind` entry must name an
 //! API group the release serves (a glob must match one), or the controller
 //! would install nothing for it, silently.
+//!
+//! The grammar of the value and the served groups are written here once;
+//! asogen's check and the chart guard (`rules/guard.rs`, which prints the
+//! same check as a Go template) both take them from here, and the guard's
+//! tests run both on the same values.
 
 use serde_json::Value;
 
@@ -9,9 +14,49 @@ use crate::catalog::Catalog;
 use crate::diagnostics::Diagnostic;
 use crate::read::Merged;
 
-/// Whether `glob` (with `*` for any run of characters) matches `text`.
+/// What separates entries in one string (a list item may hold several).
+pub const ENTRY_SEPARATOR: &str = ";";
+
+/// What separates an entry's group from its kind (the first one does).
+pub const KIND_SEPARATOR: &str = "/";
+
+/// In a group, any run of characters; every other character stands for
+/// itself.
+pub const WILDCARD: char = '*';
+
+/// The API groups the release serves: what an entry's group must match.
+pub fn served_groups(catalog: &Catalog) -> Vec<&str> {
+    catalog.groups.iter().map(|g| g.group.as_str()).collect()
+}
+
+/// The entries of a `crdPattern` value: a string's `;`-separated entries,
+/// or each string item's (with the item's index); white space around an
+/// entry is dropped, and so are empty entries. Other values hold none.
+pub fn entries(value: &Value) -> Vec<(Option<usize>, &str)> {
+    let items: Vec<(Option<usize>, &str)> = match value {
+        Value::String(text) => vec![(None, text.as_str())],
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| Some((Some(i), item.as_str()?)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    items
+        .into_iter()
+        .flat_map(|(index, text)| {
+            text.split(ENTRY_SEPARATOR)
+                .map(str::trim)
+                .filter(|entry| !entry.is_empty())
+                .map(move |entry| (index, entry))
+        })
+        .collect()
+}
+
+/// Whether `glob` (with [`WILDCARD`] for any run of characters) matches
+/// `text`.
 fn glob_matches(glob: &str, text: &str) -> bool {
-    match glob.split_once('*') {
+    match glob.split_once(WILDCARD) {
         None => glob == text,
         Some((head, tail)) => {
             text.starts_with(head)
@@ -24,24 +69,64 @@ fn glob_matches(glob: &str, text: &str) -> bool {
 }
 
 /// How entries are written.
-const HELP: &str = "write entries as group/kind, e.g. resources.azure.com/*";
+pub const HELP: &str = "write entries as group/kind, e.g. resources.azure.com/*";
+
+/// Why an entry is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    /// No [`KIND_SEPARATOR`].
+    NotGroupKind,
+    /// Nothing after the first [`KIND_SEPARATOR`].
+    NoKind,
+    /// The group matches no served group.
+    NotServed,
+}
+
+impl Problem {
+    /// The chart guard's message, `%q` standing for the entry.
+    pub fn guard_text(self) -> String {
+        let what = match self {
+            Problem::NotGroupKind => "is not group/kind",
+            Problem::NoKind => "names no kind",
+            Problem::NotServed => "names no API group the release serves",
+        };
+        format!("crdPattern entry %q {what}; help: {HELP}")
+    }
+}
+
+/// Why `entry` is refused, if it is.
+pub fn classify(entry: &str, served: &[&str]) -> Option<Problem> {
+    let Some((group, kind)) = entry.split_once(KIND_SEPARATOR) else {
+        return Some(Problem::NotGroupKind);
+    };
+    if kind.is_empty() {
+        Some(Problem::NoKind)
+    } else if served.iter().any(|served| glob_matches(group, served)) {
+        None
+    } else {
+        Some(Problem::NotServed)
+    }
+}
 
 /// A problem with one entry, or None when it names served groups.
 fn entry_problem(entry: &str, catalog: &Catalog) -> Option<(String, String)> {
-    let groups = || catalog.groups.iter().map(|g| g.group.as_str());
-    let Some((group, kind)) = entry.split_once('/') else {
-        return Some((
-            format!("crdPattern entry {entry:?} is not group/kind"),
-            HELP.into(),
-        ));
-    };
-    if kind.is_empty() || groups().any(|served| glob_matches(group, served)) {
-        return kind.is_empty().then(|| {
-            (
+    let groups = || served_groups(catalog).into_iter();
+    let problem = classify(entry, &served_groups(catalog))?;
+    let (group, kind) = entry.split_once(KIND_SEPARATOR).unwrap_or((entry, ""));
+    match problem {
+        Problem::NotGroupKind => {
+            return Some((
+                format!("crdPattern entry {entry:?} is not group/kind"),
+                HELP.into(),
+            ));
+        }
+        Problem::NoKind => {
+            return Some((
                 format!("crdPattern entry {entry:?} names no kind"),
                 format!("write {group}/* for every kind of the group"),
-            )
-        });
+            ));
+        }
+        Problem::NotServed => {}
     }
     let help = match closest(group, groups()) {
         Some(near) => format!("did you mean `{near}/{kind}`?"),
@@ -66,35 +151,27 @@ pub fn crd_pattern_diagnostics(
     values: &Value,
     catalog: &Catalog,
 ) -> Vec<Diagnostic> {
-    // A string holds `;`-separated entries; a list holds one entry each
-    // (an item may still hold several).
     let key = crate::keys::CRD_PATTERN;
-    let items: Vec<(String, &str)> = match values.get(key.path()) {
-        Some(Value::String(text)) => vec![(key.pointer(), text.as_str())],
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, item)| Some((format!("{}/{i}", key.pointer()), item.as_str()?)))
-            .collect(),
-        _ => Vec::new(),
-    };
     let mut out = Vec::new();
-    for (pointer, text) in items {
-        for entry in text.split(';').map(str::trim).filter(|e| !e.is_empty()) {
-            if let Some((message, help)) = entry_problem(entry, catalog) {
-                let mut d = merged.diagnostic(&pointer, false);
-                d.key = crate::pointer::to_key_path(&pointer);
-                d.keyword = Some(key.path().into());
-                // The entry is quoted (`{:?}`); a file's content is not shown.
-                let hidden = merged.hides_value(&pointer);
-                d.message = if hidden {
-                    crate::redact::without_quoted_text(&message)
-                } else {
-                    message
-                };
-                d.help = Some(if hidden { HELP.to_string() } else { help });
-                out.push(d);
-            }
+    let value = values.get(key.path()).unwrap_or(&Value::Null);
+    for (index, entry) in entries(value) {
+        let pointer = match index {
+            Some(i) => format!("{}/{i}", key.pointer()),
+            None => key.pointer(),
+        };
+        if let Some((message, help)) = entry_problem(entry, catalog) {
+            let mut d = merged.diagnostic(&pointer, false);
+            d.key = crate::pointer::to_key_path(&pointer);
+            d.keyword = Some(key.path().into());
+            // The entry is quoted (`{:?}`); a file's content is not shown.
+            let hidden = merged.hides_value(&pointer);
+            d.message = if hidden {
+                crate::redact::without_quoted_text(&message)
+            } else {
+                message
+            };
+            d.help = Some(if hidden { HELP.to_string() } else { help });
+            out.push(d);
         }
     }
     out
@@ -119,6 +196,11 @@ mod tests {
         assert!(entry_problem("resources.azure.com", &catalog).is_some());
         assert!(entry_problem("resources.azure.com/", &catalog).is_some());
         assert!(glob_matches("a*c*", "abcde"));
+        assert_eq!(
+            entries(&serde_json::json!([" a/b ;; c", 3, "d/*"])),
+            [(Some(0), "a/b"), (Some(0), "c"), (Some(2), "d/*")]
+        );
+        assert_eq!(entries(&serde_json::json!(" ; ")), []);
         assert!(!glob_matches("a*x", "abc"));
     }
 }

@@ -7,7 +7,7 @@
 //! This file owns the [`Checker`], which runs those checks in that order.
 
 mod controller;
-mod crds;
+pub mod crds;
 pub mod labels;
 mod ranges;
 mod rules;

@@ -1,7 +1,13 @@
-//! Expressions over the chart's inputs (`.Values`, `.Release`, `.Chart`):
-//! printed as Go template pipelines for the chart, evaluated here with
-//! Helm's meaning for asogen's own output. Only the functions listed in
-//! [`Func`] exist, so both sides stay small enough to keep in step.
+//! Expressions over the chart's inputs (`.Values`, `.Release`, `.Chart`)
+//! and a template's own variables: printed as Go template pipelines for the
+//! chart, evaluated here with Helm's meaning for asogen's own output and
+//! for the chart guard. Only the functions listed in [`Func`] exist, so
+//! both sides stay small enough to keep in step.
+//!
+//! Numbers: a JSON integer stands for a Go `int64` (what `--set`, `int64`,
+//! `len` and `add` give), a JSON float for a `float64` (what Helm makes of
+//! every number in a values file); `kindOf` and the comparisons tell them
+//! apart as Go does.
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
@@ -17,8 +23,8 @@ pub enum Func {
     Default,
     /// `int64 VALUE`: a number, truncated to an integer.
     Int64,
-    /// `printf FORMAT ARGS...`: the verbs `%s`, `%v`, `%d` and `%%` only (any
-    /// other is an error).
+    /// `printf FORMAT ARGS...`: the verbs `%s`, `%v`, `%d`, `%q` and `%%`,
+    /// without flags or widths (anything else is an error).
     Printf,
     /// `join SEP LIST`: a list's items (or one string) joined by SEP.
     Join,
@@ -26,10 +32,15 @@ pub enum Func {
     Eq,
     /// `ne A B`.
     Ne,
-    /// `gt A B` (integers).
+    /// `gt A B`: Go's ordering of two integers, floats or strings (two
+    /// different kinds are an error).
     Gt,
-    /// `lt A B` (integers).
+    /// `lt A B`, as [`Func::Gt`].
     Lt,
+    /// `ge A B`, as [`Func::Gt`].
+    Ge,
+    /// `le A B`, as [`Func::Gt`].
+    Le,
     /// `and A B...`: the first empty operand, else the last.
     And,
     /// `or A B...`: the first non-empty operand, else the last.
@@ -51,10 +62,57 @@ pub enum Func {
     /// `tpl TEXT $`: TEXT as a template over the chart's inputs; only
     /// `{{ .Values.KEY }}` substitutions are supported (see [`tpl`]).
     Tpl,
+    /// `get MAP KEY`: the key's value, `""` when the map has no such key.
+    Get,
+    /// `dict KEY VALUE...`: a new map (`dict` alone: an empty one).
+    Dict,
+    /// `list ITEM...`: a new list.
+    List,
+    /// `append LIST ITEM`: a new list with ITEM at the end.
+    Append,
+    /// `concat LIST...`: the lists' items in one new list.
+    Concat,
+    /// `has NEEDLE LIST`: whether an item equals NEEDLE, type included
+    /// (Go's `reflect.DeepEqual`); false for a null LIST.
+    Has,
+    /// `index LIST N` or `index MAP KEY` (Go's builtin): out of range is an
+    /// error, a missing map key null.
+    Index,
+    /// `kindIs KIND VALUE`: `kindOf VALUE` is KIND.
+    KindIs,
+    /// `kindOf VALUE`: Go's kind, `invalid` for null, `map`, `slice`,
+    /// `string`, `bool`, `int64` or `float64`.
+    KindOf,
+    /// `len VALUE`: a string's bytes, a list's items, a map's keys.
+    Len,
+    /// `lower STRING`: Go's `strings.ToLower`.
+    Lower,
+    /// `trim STRING`: Go's `strings.TrimSpace` (Unicode white space).
+    Trim,
+    /// `splitList SEP STRING`: Go's `strings.Split`.
+    SplitList,
+    /// `rest LIST`: every item but the first.
+    Rest,
+    /// `last LIST`: the last item, null for an empty list.
+    Last,
+    /// `add N...`: the sum, each operand taken as `int64` takes it.
+    Add,
+    /// `contains SUBSTRING STRING`.
+    Contains,
+    /// `regexMatch REGEX STRING`: whether REGEX matches anywhere in STRING
+    /// (false for a REGEX that does not compile).
+    RegexMatch,
+    /// `regexFindAll REGEX STRING N`: the matches, all of them for N < 0.
+    RegexFindAll,
+    /// `regexQuoteMeta STRING`: Go's `regexp.QuoteMeta`.
+    RegexQuoteMeta,
+    /// `regexReplaceAllLiteral REGEX STRING REPLACEMENT`.
+    RegexReplaceAllLiteral,
 }
 
 impl Func {
-    fn name(self) -> &'static str {
+    /// The name a template calls it by.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Func::Default => "default",
             Func::Int64 => "int64",
@@ -74,6 +132,29 @@ impl Func {
             Func::Replace => "replace",
             Func::Ternary => "ternary",
             Func::Tpl => "tpl",
+            Func::Ge => "ge",
+            Func::Le => "le",
+            Func::Get => "get",
+            Func::Dict => "dict",
+            Func::List => "list",
+            Func::Append => "append",
+            Func::Concat => "concat",
+            Func::Has => "has",
+            Func::Index => "index",
+            Func::KindIs => "kindIs",
+            Func::KindOf => "kindOf",
+            Func::Len => "len",
+            Func::Lower => "lower",
+            Func::Trim => "trim",
+            Func::SplitList => "splitList",
+            Func::Rest => "rest",
+            Func::Last => "last",
+            Func::Add => "add",
+            Func::Contains => "contains",
+            Func::RegexMatch => "regexMatch",
+            Func::RegexFindAll => "regexFindAll",
+            Func::RegexQuoteMeta => "regexQuoteMeta",
+            Func::RegexReplaceAllLiteral => "regexReplaceAllLiteral",
         }
     }
 }
@@ -83,7 +164,8 @@ impl Func {
 pub enum Expr {
     /// A constant (string, number, bool or null).
     Lit(Value),
-    /// `.Values.a.b`: a key of the values; missing is null.
+    /// `.Values.a.b`: a key of the values; missing is null. Printed for
+    /// the root context as the dot (outside a `range`).
     Values(Key),
     /// `.Release.Namespace`.
     Namespace,
@@ -106,6 +188,13 @@ pub enum Expr {
     ApiServed(&'static str),
     /// A function call.
     Call(Func, Vec<Expr>),
+    /// `$NAME`: a variable of the template (see [`super::stmt`]).
+    Var(String),
+    /// `.` inside a `range`: the current item.
+    Dot,
+    /// `$.Values`: every value (`$` is the root context wherever the
+    /// dot has moved).
+    AllValues,
 }
 
 /// Shorthands that read like the template they print.
@@ -172,6 +261,28 @@ impl Expr {
         all.extend(args);
         Expr::Call(Func::Printf, all)
     }
+    /// `$NAME`.
+    pub fn var(name: &str) -> Expr {
+        Expr::Var(name.into())
+    }
+    /// `FUNC ARGS...`.
+    pub fn call(func: Func, args: Vec<Expr>) -> Expr {
+        Expr::Call(func, args)
+    }
+    /// `list "a" "b"...` of string constants.
+    pub fn strings<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Expr {
+        Expr::Call(
+            Func::List,
+            items
+                .into_iter()
+                .map(|item| Expr::str(item.as_ref()))
+                .collect(),
+        )
+    }
+    /// `get self KEY`.
+    pub fn get(self, key: &str) -> Expr {
+        Expr::Call(Func::Get, vec![self, Expr::str(key)])
+    }
 }
 
 /// `not self`.
@@ -233,25 +344,70 @@ pub fn to_text(value: &Value) -> String {
     }
 }
 
-fn as_int(value: &Value) -> i64 {
-    match value {
-        Value::Number(n) => n
-            .as_i64()
-            .or_else(|| n.as_f64().map(|f| f.trunc() as i64))
-            .unwrap_or(0),
-        Value::String(s) => s.trim().parse().unwrap_or(0),
-        Value::Bool(true) => 1,
-        _ => 0,
-    }
-}
-
 fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
     path.split('.').try_fold(root, |node, key| node.get(key))
+}
+
+/// A template's variables and its dot while a block of
+/// [`super::stmt::Stmt`]s runs: Go's scoping, a variable lives until the
+/// `end` of the block that declared it.
+#[derive(Debug, Clone, Default)]
+pub struct Locals {
+    vars: Vec<(String, Value)>,
+    dot: Option<Value>,
+}
+
+impl Locals {
+    /// `$NAME`.
+    fn get(&self, name: &str) -> Result<&Value, EvalError> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(known, _)| known == name)
+            .map(|(_, value)| value)
+            .ok_or_else(|| EvalError(format!("undefined variable \"${name}\"")))
+    }
+
+    /// `$NAME := VALUE`.
+    pub fn declare(&mut self, name: &str, value: Value) {
+        self.vars.push((name.into(), value));
+    }
+
+    /// `$NAME = VALUE`: the innermost variable of that name.
+    pub fn assign(&mut self, name: &str, value: Value) -> Result<(), EvalError> {
+        match self.vars.iter_mut().rev().find(|(known, _)| known == name) {
+            Some((_, slot)) => {
+                *slot = value;
+                Ok(())
+            }
+            None => Err(EvalError(format!("undefined variable \"${name}\""))),
+        }
+    }
+
+    /// Where the current block's variables start.
+    pub fn depth(&self) -> usize {
+        self.vars.len()
+    }
+
+    /// Ends the variables declared since `depth`.
+    pub fn end_block(&mut self, depth: usize) {
+        self.vars.truncate(depth);
+    }
+
+    /// Moves the dot; returns where it was.
+    pub fn move_dot(&mut self, dot: Option<Value>) -> Option<Value> {
+        std::mem::replace(&mut self.dot, dot)
+    }
 }
 
 impl Expr {
     /// The value under Helm's semantics.
     pub fn eval(&self, scope: &Scope) -> Result<Value, EvalError> {
+        self.eval_in(scope, &Locals::default())
+    }
+
+    /// The value under Helm's semantics, with a template's variables.
+    pub fn eval_in(&self, scope: &Scope, locals: &Locals) -> Result<Value, EvalError> {
         Ok(match self {
             Expr::Lit(value) => value.clone(),
             Expr::Values(key) => lookup(scope.values, key.path())
@@ -265,7 +421,12 @@ impl Expr {
             Expr::AppVersion => Value::from(scope.app_version),
             Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
             Expr::ApiServed(api) => Value::Bool(scope.capabilities.has(api)),
-            Expr::Call(func, args) => call(*func, args, scope)?,
+            Expr::Call(func, args) => call(*func, args, scope, locals)?,
+            Expr::Var(name) => locals.get(name)?.clone(),
+            Expr::Dot => locals.dot.clone().ok_or_else(|| {
+                EvalError("`.` is the chart's root context only inside a range".into())
+            })?,
+            Expr::AllValues => scope.values.clone(),
         })
     }
 
@@ -295,7 +456,7 @@ impl Expr {
         }
     }
 
-    /// The expression as one operand: calls in parentheses.
+    /// The expression as one operand: calls with arguments in parentheses.
     pub(crate) fn to_go_operand(&self) -> String {
         match self {
             Expr::Lit(Value::Null) => "nil".into(),
@@ -307,6 +468,10 @@ impl Expr {
             Expr::ChartName => ".Chart.Name".into(),
             Expr::ChartVersion => ".Chart.Version".into(),
             Expr::AppVersion => ".Chart.AppVersion".into(),
+            Expr::Var(name) => format!("${name}"),
+            Expr::Dot => ".".into(),
+            Expr::AllValues => "$.Values".into(),
+            Expr::Call(func, args) if args.is_empty() => func.name().into(),
             Expr::Include(_) | Expr::ApiServed(_) | Expr::Call(..) => format!("({})", self.to_go()),
         }
     }
@@ -324,8 +489,11 @@ fn arity(func: Func, args: &[Expr], count: usize) -> Result<(), EvalError> {
     }
 }
 
-fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
-    let value = |index: usize| args[index].eval(scope);
+fn call(func: Func, args: &[Expr], scope: &Scope, locals: &Locals) -> Result<Value, EvalError> {
+    let value = |index: usize| args[index].eval_in(scope, locals);
+    let all = || -> Result<Vec<Value>, EvalError> {
+        args.iter().map(|arg| arg.eval_in(scope, locals)).collect()
+    };
     match func {
         Func::Default => {
             arity(func, args, 2)?;
@@ -334,11 +502,11 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
         }
         Func::Int64 => {
             arity(func, args, 1)?;
-            Ok(Value::from(as_int(&value(0)?)))
+            Ok(Value::from(super::funcs::to_int64(&value(0)?)))
         }
         Func::ToString => {
             arity(func, args, 1)?;
-            Ok(Value::String(to_text(&value(0)?)))
+            Ok(Value::String(super::funcs::go_string(&value(0)?)))
         }
         Func::B64enc => {
             arity(func, args, 1)?;
@@ -351,7 +519,7 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
             let format = to_text(&value(0)?);
             let rest = args[1..]
                 .iter()
-                .map(|arg| arg.eval(scope))
+                .map(|arg| arg.eval_in(scope, locals))
                 .collect::<Result<Vec<_>, _>>()?;
             printf(&format, &rest).map(Value::String)
         }
@@ -374,15 +542,20 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
             let same = loosely_equal(&value(0)?, &value(1)?);
             Ok(Value::Bool(same == (func == Func::Eq)))
         }
-        Func::Gt | Func::Lt => {
+        Func::Gt | Func::Lt | Func::Ge | Func::Le => {
             arity(func, args, 2)?;
-            let (a, b) = (as_int(&value(0)?), as_int(&value(1)?));
-            Ok(Value::Bool(if func == Func::Gt { a > b } else { a < b }))
+            let order = super::funcs::go_compare(&value(0)?, &value(1)?)?;
+            Ok(Value::Bool(match func {
+                Func::Gt => order.is_gt(),
+                Func::Lt => order.is_lt(),
+                Func::Ge => order.is_ge(),
+                _ => order.is_le(),
+            }))
         }
         Func::And | Func::Or => {
             let mut last = Value::Null;
             for arg in args {
-                last = arg.eval(scope)?;
+                last = arg.eval_in(scope, locals)?;
                 if truthy(&last) != (func == Func::And) {
                     break;
                 }
@@ -424,19 +597,20 @@ fn call(func: Func, args: &[Expr], scope: &Scope) -> Result<Value, EvalError> {
             let [fallback, map] = rest else {
                 return Err(EvalError("dig takes keys, a default and a map".into()));
             };
-            let mut node = map.eval(scope)?;
+            let mut node = map.eval_in(scope, locals)?;
             for key in keys {
-                let key = to_text(&key.eval(scope)?);
+                let key = to_text(&key.eval_in(scope, locals)?);
                 match node
                     .as_object()
                     .and_then(|m: &Map<String, Value>| m.get(&key))
                 {
                     Some(next) => node = next.clone(),
-                    None => return fallback.eval(scope),
+                    None => return fallback.eval_in(scope, locals),
                 }
             }
             Ok(node)
         }
+        _ => super::funcs::call(func, &all()?),
     }
 }
 
@@ -671,6 +845,14 @@ fn printf(format: &str, args: &[Value]) -> Result<String, EvalError> {
                 }
                 out.push_str(&to_text(arg));
             }
+            Some('q') => match args.next() {
+                Some(Value::String(text)) => out.push_str(&super::funcs::go_quote(text)),
+                other => {
+                    return Err(EvalError(format!(
+                        "printf {format:?}: %q needs a string, got {other:?}"
+                    )));
+                }
+            },
             other => {
                 return Err(EvalError(format!(
                     "printf {format:?}: unsupported verb {other:?}"
@@ -757,6 +939,41 @@ mod tests {
         assert_eq!(go_float(1.5), "1.5");
         assert_eq!(go_float(0.00001), "1e-05");
         assert_eq!(go_float(1234567.0), "1.234567e+06");
+    }
+
+    #[test]
+    fn the_guards_functions_evaluate_through_expressions() {
+        let values = json!({"metrics": {"port": 8443.0}, "s": "0x10", "f": 1000000.0});
+        let scope = scope(&values);
+        let eval = |e: Expr| e.eval(&scope);
+        let ge = |a: Expr, b: Expr| Expr::call(Func::Ge, vec![a, b]);
+        let le = |a: Expr, b: Expr| Expr::call(Func::Le, vec![a, b]);
+        assert_eq!(eval(ge(Expr::int(2), Expr::int(2))).unwrap(), true);
+        assert_eq!(eval(le(Expr::int(3), Expr::int(2))).unwrap(), false);
+        // A values file's numbers are float64: Go compares no float with
+        // an int, which is why the guard converts with int64 first.
+        let port = || Expr::AllValues.get("metrics").get("port");
+        assert!(eval(ge(port(), Expr::int(1))).is_err());
+        assert_eq!(eval(ge(port().int64(), Expr::int(1))).unwrap(), true);
+        assert_eq!(eval(Expr::AllValues.get("s").int64()).unwrap(), 16);
+        let to_string = |e: Expr| Expr::call(Func::ToString, vec![e]);
+        assert_eq!(eval(to_string(Expr::AllValues.get("f"))).unwrap(), "1e+06");
+        assert_eq!(eval(to_string(Expr::Lit(Value::Null))).unwrap(), "<nil>");
+        assert_eq!(
+            eval(Expr::printf("%q!", vec![Expr::str("a\"b\n")])).unwrap(),
+            r#""a\"b\n"!"#
+        );
+        assert!(eval(Expr::printf("%q", vec![Expr::int(1)])).is_err());
+        // `.` and variables exist only where actions made them.
+        assert!(eval(Expr::Dot).is_err());
+        assert!(eval(Expr::var("x")).is_err());
+        assert_eq!(
+            Expr::AllValues
+                .get("m")
+                .or_default(Expr::call(Func::Dict, Vec::new()))
+                .to_go(),
+            r#"default dict (get $.Values "m")"#
+        );
     }
 
     #[test]

@@ -2,15 +2,20 @@
 //! once, as a tree whose values are constants or Helm expressions; the
 //! chart template is printed from that tree and asogen's own object is
 //! evaluated from it, so the two cannot say different things. The objects
-//! themselves are described in [`crate::objects`].
+//! themselves are described in [`crate::objects`]; the chart guard
+//! ([`crate::rules::guard`]) is described with the same expressions, as
+//! actions ([`stmt`]).
 
 pub mod capabilities;
 pub mod expr;
+pub mod funcs;
 pub mod helpers;
+pub mod stmt;
 pub mod tree;
 
 pub use capabilities::{Capabilities, KubeVersion};
-pub use expr::{EvalError, Expr, Func, Scope};
+pub use expr::{EvalError, Expr, Func, Locals, Scope};
+pub use stmt::Stmt;
 pub use tree::{Entry, Item, Node, Resource};
 
 use serde_json::{Map, Value};

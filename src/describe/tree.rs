@@ -426,7 +426,7 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
 /// Every input an expression reads, helpers followed.
 pub(super) fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
     match expr {
-        Expr::Lit(_) | Expr::ChartName => {}
+        Expr::Lit(_) | Expr::ChartName | Expr::Var(_) | Expr::Dot => {}
         Expr::Include(name) => helpers::helper_inputs(name, out),
         Expr::Call(_, args) => args.iter().for_each(|arg| expr_inputs(arg, out)),
         leaf => {

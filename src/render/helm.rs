@@ -81,10 +81,7 @@ pub fn render_chart_templates(
     let header = format!("{{{{- /* {GENERATED_BY} */}}}}");
     let ctx = context! {
         header_tpl => &header,
-        guard => crate::rules::guard::chart_guard(
-            CHART_NAME,
-            &catalog.groups.iter().map(|g| g.group.as_str()).collect::<Vec<_>>()
-        ),
+        guard => crate::rules::guard::chart_guard(CHART_NAME, catalog),
         helpers => crate::describe::helpers::print_helpers(),
         chart_name => CHART_NAME,
     };

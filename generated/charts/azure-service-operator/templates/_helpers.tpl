@@ -47,22 +47,34 @@ watchers-only tenant). Returns "true" or "". */}}
 {{/* The rules guard: every broken rule of the rule table, reported with
 its id and help through `fail`. */}}
 {{- define "azure-service-operator.validateValues" -}}
-{{- $root := .Values }}
-{{- $strategy_map := (get $root "strategy") | default dict }}
-{{- $strategy_rollingUpdate_map := (get $strategy_map "rollingUpdate") | default dict }}
-{{- $featureGates_map := (get $root "featureGates") | default dict }}
+{{- $root := $.Values }}
+{{- $strategy_map := default dict (get $root "strategy") }}
+{{- $strategy_rollingUpdate_map := default dict (get $strategy_map "rollingUpdate") }}
+{{- $featureGates_map := default dict (get $root "featureGates") }}
 {{- $replicaCount := 2 }}
-{{- if and (hasKey $root "replicaCount") (ne (kindOf (get $root "replicaCount")) "invalid") }}{{- $replicaCount = int64 (get $root "replicaCount") }}{{- end }}
+{{- if and (hasKey $root "replicaCount") (ne (kindOf (get $root "replicaCount")) "invalid") }}
+{{- $replicaCount = int64 (get $root "replicaCount") }}
+{{- end }}
 {{- $strategy_type := "Recreate" }}
-{{- if and (hasKey $strategy_map "type") (ne (kindOf (get $strategy_map "type")) "invalid") }}{{- $strategy_type = (get $strategy_map "type") }}{{- end }}
+{{- if and (hasKey $strategy_map "type") (ne (kindOf (get $strategy_map "type")) "invalid") }}
+{{- $strategy_type = get $strategy_map "type" }}
+{{- end }}
 {{- $strategy_rollingUpdate := false }}
-{{- if and (hasKey $strategy_map "rollingUpdate") (ne (kindOf (get $strategy_map "rollingUpdate")) "invalid") }}{{- $strategy_rollingUpdate = true }}{{- end }}
+{{- if and (hasKey $strategy_map "rollingUpdate") (ne (kindOf (get $strategy_map "rollingUpdate")) "invalid") }}
+{{- $strategy_rollingUpdate = true }}
+{{- end }}
 {{- $strategy_rollingUpdate_maxSurge := 1 }}
-{{- if and (hasKey $strategy_rollingUpdate_map "maxSurge") (ne (kindOf (get $strategy_rollingUpdate_map "maxSurge")) "invalid") }}{{- $strategy_rollingUpdate_maxSurge = (get $strategy_rollingUpdate_map "maxSurge") }}{{- end }}
+{{- if and (hasKey $strategy_rollingUpdate_map "maxSurge") (ne (kindOf (get $strategy_rollingUpdate_map "maxSurge")) "invalid") }}
+{{- $strategy_rollingUpdate_maxSurge = get $strategy_rollingUpdate_map "maxSurge" }}
+{{- end }}
 {{- $strategy_rollingUpdate_maxUnavailable := 0 }}
-{{- if and (hasKey $strategy_rollingUpdate_map "maxUnavailable") (ne (kindOf (get $strategy_rollingUpdate_map "maxUnavailable")) "invalid") }}{{- $strategy_rollingUpdate_maxUnavailable = (get $strategy_rollingUpdate_map "maxUnavailable") }}{{- end }}
+{{- if and (hasKey $strategy_rollingUpdate_map "maxUnavailable") (ne (kindOf (get $strategy_rollingUpdate_map "maxUnavailable")) "invalid") }}
+{{- $strategy_rollingUpdate_maxUnavailable = get $strategy_rollingUpdate_map "maxUnavailable" }}
+{{- end }}
 {{- $featureGates_singleReplicaRollingUpdate := false }}
-{{- if and (hasKey $featureGates_map "singleReplicaRollingUpdate") (ne (kindOf (get $featureGates_map "singleReplicaRollingUpdate")) "invalid") }}{{- $featureGates_singleReplicaRollingUpdate = (get $featureGates_map "singleReplicaRollingUpdate") }}{{- end }}
+{{- if and (hasKey $featureGates_map "singleReplicaRollingUpdate") (ne (kindOf (get $featureGates_map "singleReplicaRollingUpdate")) "invalid") }}
+{{- $featureGates_singleReplicaRollingUpdate = get $featureGates_map "singleReplicaRollingUpdate" }}
+{{- end }}
 {{- $broken := list }}
 {{- if and (ge (int64 $replicaCount) 2) (eq (toString $strategy_type) "RollingUpdate") }}
 {{- $broken = append $broken "ha-requires-recreate: replicaCount > 1 requires strategy.type: Recreate; help: set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true" }}
@@ -73,37 +85,48 @@ its id and help through `fail`. */}}
 {{- if and (eq (toString $strategy_type) "RollingUpdate") (ne (toString $featureGates_singleReplicaRollingUpdate) "true") }}
 {{- $broken = append $broken "rolling-update-needs-feature-gate: strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true; help: set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate" }}
 {{- end }}
-{{- if (le (int64 $replicaCount) 0) }}
+{{- if le (int64 $replicaCount) 0 }}
 {{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
 {{- end }}
 {{- if and $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
 {{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
 {{- end }}
-{{- $valuesMethods := (list "YAML" "Table" "AsMap" "Encode" "PathValue") }}
-{{- $notSecret := (list "pullsecrets" "createazureoperatorsecret" "secretkeyref") }}
+{{- $valuesMethods := list "YAML" "Table" "AsMap" "Encode" "PathValue" }}
+{{- $notSecret := list "pullsecrets" "createazureoperatorsecret" "secretkeyref" }}
 {{- $secretWord := "secret|.secret|ecret|.ecret|escret|s.ecret|scret|s.cret|sceret|se.cret|seret|se.ret|sercet|sec.ret|secet|sec.et|secert|secr.et|secrt|secr.t|secrte|secre.t|secre|secre.|secret.|password|.password|assword|.assword|apssword|p.assword|pssword|p.ssword|psasword|pa.ssword|pasword|pa.sword|pas.sword|pas.word|paswsord|pass.word|passord|pass.ord|passowrd|passw.ord|passwrd|passw.rd|passwrod|passwo.rd|passwod|passwo.d|passwodr|passwor.d|passwor|passwor.|password.|passwd|.passwd|asswd|.asswd|apsswd|p.asswd|psswd|p.sswd|psaswd|pa.sswd|paswd|pa.swd|pas.swd|pas.wd|paswsd|pass.wd|passd|pass.d|passdw|passw.d|passw|passw.|passwd.|certificate|.certificate|ertificate|.ertificate|ecrtificate|c.ertificate|crtificate|c.rtificate|cretificate|ce.rtificate|cetificate|ce.tificate|cetrificate|cer.tificate|cerificate|cer.ificate|ceritficate|cert.ificate|certficate|cert.ficate|certfiicate|certi.ficate|certiicate|certi.icate|certiifcate|certif.icate|certifcate|certif.cate|certifciate|certifi.cate|certifiate|certifi.ate|certifiacte|certific.ate|certificte|certific.te|certifictae|certifica.te|certificae|certifica.e|certificaet|certificat.e|certificat|certificat.|certificate.|token|(?:secr|secre|pass|passw|passwo|passwor|cert|certi|certif|certifi|certific|certifica|certificat|toke)$" }}
-{{- range (list (list "image.repository" (get ((get $root "image") | default dict) "repository")) (list "metrics.address" (get ((get $root "metrics") | default dict) "address"))) }}
-{{- $path := index . 0 }}
-{{- $text := index . 1 }}
+{{- range $templated := list (list "image.repository" (get (default dict (get $root "image")) "repository")) (list "metrics.address" (get (default dict (get $root "metrics")) "address")) }}
+{{- $path := index $templated 0 }}
+{{- $text := index $templated 1 }}
 {{- if kindIs "string" $text }}
 {{- if contains "{{" (regexReplaceAllLiteral "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $text " ") }}
 {{- $broken = append $broken (printf "%s: only {{ .Values.KEY }} substitutions are evaluated in it; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path) }}
 {{- end }}
-{{- range regexFindAll "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $text -1 }}
-{{- $action := . }}
+{{- range $action := regexFindAll "\\{\\{(-[ \\t\\r\\n])?[ \\t\\r\\n]*\\.Values(\\.[A-Za-z_][A-Za-z0-9_]*)+[ \\t\\r\\n]*([ \\t\\r\\n]-)?\\}\\}" $text -1 }}
 {{- $keys := rest (regexFindAll "[A-Za-z_][A-Za-z0-9_]*" $action -1) }}
 {{- $words := list }}
 {{- $method := false }}
 {{- $secret := false }}
-{{- range $keys }}
-{{- $word := lower . }}
+{{- range $key := $keys }}
+{{- $word := lower $key }}
 {{- $words = append $words $word }}
-{{- if has . $valuesMethods }}{{- $method = true }}{{- end }}
-{{- if and (not (has $word $notSecret)) (regexMatch $secretWord $word) }}{{- $secret = true }}{{- end }}
+{{- if has $key $valuesMethods }}
+{{- $method = true }}
 {{- end }}
-{{- if and (has "extraenv" $words) (eq (last $words) "value") }}{{- $secret = true }}{{- end }}
+{{- if and (not (has $word $notSecret)) (regexMatch $secretWord $word) }}
+{{- $secret = true }}
+{{- end }}
+{{- end }}
+{{- if and (has "extraenv" $words) (eq (last $words) "value") }}
+{{- $secret = true }}
+{{- end }}
 {{- $node := $root }}
-{{- range $keys }}{{- if kindIs "map" $node }}{{- $node = get $node . }}{{- else }}{{- $node = "" }}{{- end }}{{- end }}
+{{- range $key := $keys }}
+{{- if kindIs "map" $node }}
+{{- $node = get $node $key }}
+{{- else }}
+{{- $node = "" }}
+{{- end }}
+{{- end }}
 {{- if $method }}
 {{- $broken = append $broken (printf "%s: %s names a method of Helm's values (YAML, Table, AsMap, Encode, PathValue), which Helm calls instead of reading a key: .Values.YAML prints every value, secrets included; help: write the value itself, or {{ .Values.KEY }} naming a string, number or boolean value that is set and is not a secret" $path $action) }}
 {{- else if $secret }}
@@ -116,29 +139,39 @@ its id and help through `fail`. */}}
 {{- end }}
 {{- $crdPattern := get $root "crdPattern" }}
 {{- $crdEntries := list }}
-{{- if kindIs "string" $crdPattern }}{{- $crdEntries = splitList ";" $crdPattern }}
-{{- else if kindIs "slice" $crdPattern }}{{- range $crdPattern }}{{- if kindIs "string" . }}{{- $crdEntries = concat $crdEntries (splitList ";" .) }}{{- end }}{{- end }}
+{{- if kindIs "string" $crdPattern }}
+{{- $crdEntries = splitList ";" $crdPattern }}
+{{- else if kindIs "slice" $crdPattern }}
+{{- range $item := $crdPattern }}
+{{- if kindIs "string" $item }}
+{{- $crdEntries = concat $crdEntries (splitList ";" $item) }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- $servedGroups := list "alertsmanagement.azure.com" "apimanagement.azure.com" "app.azure.com" "appconfiguration.azure.com" "authorization.azure.com" "batch.azure.com" "cache.azure.com" "cdn.azure.com" "cognitiveservices.azure.com" "communication.azure.com" "compute.azure.com" "containerinstance.azure.com" "containerregistry.azure.com" "containerservice.azure.com" "datafactory.azure.com" "dataprotection.azure.com" "dbformariadb.azure.com" "dbformysql.azure.com" "dbforpostgresql.azure.com" "devices.azure.com" "documentdb.azure.com" "entra.azure.com" "eventgrid.azure.com" "eventhub.azure.com" "insights.azure.com" "keyvault.azure.com" "kubernetesconfiguration.azure.com" "kusto.azure.com" "machinelearningservices.azure.com" "managedidentity.azure.com" "monitor.azure.com" "network.azure.com" "network.frontdoor.azure.com" "notificationhubs.azure.com" "operationalinsights.azure.com" "quota.azure.com" "redhatopenshift.azure.com" "resources.azure.com" "search.azure.com" "servicebus.azure.com" "signalrservice.azure.com" "sql.azure.com" "storage.azure.com" "subscription.azure.com" "synapse.azure.com" "web.azure.com" }}
-{{- range $crdEntries }}
-{{- $entry := trim . }}
+{{- range $crdEntry := $crdEntries }}
+{{- $entry := trim $crdEntry }}
 {{- if and $entry (not (contains "/" $entry)) }}
 {{- $broken = append $broken (printf "crdPattern entry %q is not group/kind; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
 {{- else if $entry }}
-{{- $parts := splitn "/" 2 $entry }}
-{{- if not $parts._1 }}
+{{- $parts := splitList "/" $entry }}
+{{- if not (join "/" (rest $parts)) }}
 {{- $broken = append $broken (printf "crdPattern entry %q names no kind; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
 {{- else }}
-{{- $glob := printf "^%s$" (replace "\\*" ".*" (regexQuoteMeta $parts._0)) }}
+{{- $glob := printf "^%s$" (replace "\\*" ".*" (regexQuoteMeta (index $parts 0))) }}
 {{- $served := false }}
-{{- range $servedGroups }}{{- if regexMatch $glob . }}{{- $served = true }}{{- end }}{{- end }}
+{{- range $group := $servedGroups }}
+{{- if regexMatch $glob $group }}
+{{- $served = true }}
+{{- end }}
+{{- end }}
 {{- if not $served }}
 {{- $broken = append $broken (printf "crdPattern entry %q names no API group the release serves; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
 {{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
-{{- $metadata0 := ((get $root "podLabels") | default dict) }}
+{{- $metadata0 := default dict (get $root "podLabels") }}
 {{- if kindIs "map" $metadata0 }}
 {{- range $key, $value := $metadata0 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
@@ -152,7 +185,7 @@ its id and help through `fail`. */}}
 {{- $broken = append $broken "selector-label: podLabels.control-plane is a selector label of the Deployment, which the chart sets (control-plane: controller-manager): another value leaves the Deployment selecting none of its pods; help: remove control-plane from podLabels" }}
 {{- end }}
 {{- end }}
-{{- $metadata1 := ((get $root "nodeSelector") | default dict) }}
+{{- $metadata1 := default dict (get $root "nodeSelector") }}
 {{- if kindIs "map" $metadata1 }}
 {{- range $key, $value := $metadata1 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
@@ -163,7 +196,7 @@ its id and help through `fail`. */}}
 {{- end }}
 {{- end }}
 {{- end }}
-{{- $metadata2 := ((get $root "podAnnotations") | default dict) }}
+{{- $metadata2 := default dict (get $root "podAnnotations") }}
 {{- if kindIs "map" $metadata2 }}
 {{- $size := 0 }}
 {{- range $key, $value := $metadata2 }}
@@ -172,12 +205,14 @@ its id and help through `fail`. */}}
 {{- end }}
 {{- $size = add $size (len $key) (len (toString $value)) }}
 {{- end }}
-{{- if not (hasKey $metadata2 "kubectl.kubernetes.io/default-container") }}{{- $size = add $size 46 }}{{- end }}
+{{- if not (hasKey $metadata2 "kubectl.kubernetes.io/default-container") }}
+{{- $size = add $size 46 }}
+{{- end }}
 {{- if gt $size 262144 }}
 {{- $broken = append $broken (printf "annotations-size: podAnnotations make the controller pods' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
-{{- $metadata3 := ((get $root "deploymentAnnotations") | default dict) }}
+{{- $metadata3 := default dict (get $root "deploymentAnnotations") }}
 {{- if kindIs "map" $metadata3 }}
 {{- $size := 0 }}
 {{- range $key, $value := $metadata3 }}
@@ -190,7 +225,7 @@ its id and help through `fail`. */}}
 {{- $broken = append $broken (printf "annotations-size: deploymentAnnotations make the Deployment's annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
-{{- $metadata4 := ((get ((get $root "serviceAccount") | default dict) "annotations") | default dict) }}
+{{- $metadata4 := default dict (get (default dict (get $root "serviceAccount")) "annotations") }}
 {{- if kindIs "map" $metadata4 }}
 {{- $size := 0 }}
 {{- range $key, $value := $metadata4 }}
