@@ -53,17 +53,26 @@ pub fn doc_to_yaml(doc: &Doc) -> String {
     doc_to_yaml_view(View::Doc(doc))
 }
 
+/// [`doc_to_yaml`], appended to `out`.
+pub fn write_doc(doc: &Doc, out: &mut String) {
+    write_view(View::Doc(doc), out);
+}
+
 fn doc_to_yaml_view(view: View) -> String {
     let mut out = String::with_capacity(1024);
+    write_view(view, &mut out);
+    out
+}
+
+fn write_view(view: View, out: &mut String) {
     match view.shape() {
-        Shape::Map(map) => write_map(map, 0, &mut out),
-        Shape::List(list) => write_list(list, 0, &mut out),
+        Shape::Map(map) => write_map(map, 0, out),
+        Shape::List(list) => write_list(list, 0, out),
         Shape::Scalar(scalar) => {
-            write_scalar(scalar, 0, &mut out);
+            write_scalar(scalar, 0, out);
             out.push('\n');
         }
     }
-    out
 }
 
 /// A node of either kind of tree, so that one layout writes both.

@@ -139,7 +139,7 @@ impl Resource {
         {
             return Ok(None);
         }
-        let mut map = Vec::new();
+        let mut map = Vec::with_capacity(self.object.len());
         eval_entries(&self.object, scope, &mut map)?;
         Ok(Some(Doc::Map(sorted(map))))
     }
@@ -283,7 +283,7 @@ fn eval_node<'r>(node: &'r Node, scope: &Scope) -> Result<Doc<'r>, EvalError> {
         Node::Int(expr) => computed(expr.clone().int64().eval(scope)?),
         // A key whose every entry or item was left out reads as null.
         Node::Map(entries) => {
-            let mut map = Vec::new();
+            let mut map = Vec::with_capacity(entries.len());
             eval_entries(entries, scope, &mut map)?;
             if map.is_empty() {
                 Doc::Json(Cow::Borrowed(&NULL))
@@ -292,7 +292,7 @@ fn eval_node<'r>(node: &'r Node, scope: &Scope) -> Result<Doc<'r>, EvalError> {
             }
         }
         Node::List(items) => {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(items.len());
             eval_items(items, scope, &mut out)?;
             if out.is_empty() {
                 Doc::Json(Cow::Borrowed(&NULL))

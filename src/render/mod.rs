@@ -140,13 +140,17 @@ pub fn manifest_for(
 
 /// The install manifest text for an install.
 pub fn manifest_of(install: &objects::Install, with_namespace: bool, header: &str) -> String {
-    let mut texts: Vec<Arc<str>> = Vec::new();
+    let mut out = String::from(header);
     if with_namespace {
-        texts.push(crate::emit::to_yaml(&install.namespace()).into());
+        out.push_str(SEPARATOR);
+        out.push_str(&crate::emit::to_yaml(&install.namespace()));
     }
-    texts.extend(install.texts());
-    stream_texts(&texts, header)
+    install.write_texts(SEPARATOR, &mut out);
+    out
 }
+
+/// What starts each object of a YAML stream.
+const SEPARATOR: &str = "---\n";
 
 /// Objects as a YAML stream.
 pub fn stream(objects: &[Value], header: &str) -> String {
@@ -166,7 +170,7 @@ fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
     );
     out.push_str(header);
     for text in texts {
-        out.push_str("---\n");
+        out.push_str(SEPARATOR);
         out.push_str(text.as_ref());
     }
     out
