@@ -151,7 +151,10 @@ impl<'a> Install<'a> {
     /// (a manifest is 800 KiB: no copy of it per object).
     pub fn write_texts(&self, separator: &str, out: &mut String) {
         if self.cached {
-            for text in self.texts() {
+            let texts = self.texts();
+            // Sized once: a fleet holds one manifest per core.
+            out.reserve(texts.iter().map(|text| separator.len() + text.len()).sum());
+            for text in texts {
                 out.push_str(separator);
                 out.push_str(&text);
             }
