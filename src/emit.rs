@@ -2,7 +2,8 @@
 //!
 //! A dedicated writer instead of a general YAML serializer because render
 //! writes several hundred KiB of YAML per run and this is the hot path. It
-//! only ever sees `serde_json::Value`, so it needs three decisions: when a
+//! only ever sees JSON-shaped data (`serde_json::Value`, or a [`Doc`] built
+//! around such values), so it needs three decisions: when a
 //! string may stay plain, how to quote one that may not, and how to lay out
 //! maps and lists. Quoting errs on the safe side: any string that a YAML
 //! 1.1 or 1.2 reader could take for something else (a bool, null, number,
