@@ -571,6 +571,29 @@ mod tests {
     }
 
     #[test]
+    fn a_document_is_written_as_the_same_json_value_is() {
+        let constant = json!({"a": [1, {"b": "yes"}], "c": {}});
+        let doc = Doc::Map(vec![
+            ("k".into(), Doc::Json(Cow::Borrowed(&constant))),
+            (
+                "l".into(),
+                Doc::List(vec![
+                    Doc::Map(vec![("m".into(), Doc::Json(Cow::Owned(json!("- x"))))]),
+                    Doc::List(vec![Doc::Json(Cow::Owned(json!(null)))]),
+                    Doc::Map(Vec::new()),
+                    Doc::List(Vec::new()),
+                ]),
+            ),
+        ]);
+        let text = doc_to_yaml(&doc);
+        assert_eq!(text, to_yaml(&doc.clone().into_value()));
+        let mut appended = String::from("x\n");
+        write_doc(&doc, &mut appended);
+        assert_eq!(appended, format!("x\n{text}"));
+        round_trip(&doc.into_value());
+    }
+
+    #[test]
     fn every_rendered_object_reads_back_unchanged() {
         let checker = crate::check::Checker::new();
         let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
