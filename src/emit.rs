@@ -2,26 +2,148 @@
 //!
 //! A dedicated writer instead of a general YAML serializer because render
 //! writes several hundred KiB of YAML per run and this is the hot path. It
-//! only ever sees `serde_json::Value`, so it needs three decisions: when a
+//! only ever sees JSON-shaped data (`serde_json::Value`, or a [`Doc`] built
+//! around such values), so it needs three decisions: when a
 //! string may stay plain, how to quote one that may not, and how to lay out
 //! maps and lists. Quoting errs on the safe side: any string that a YAML
 //! 1.1 or 1.2 reader could take for something else (a bool, null, number,
 //! timestamp) or that holds an indicator is quoted.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// A document built from parts: maps and lists assembled while an object
+/// is evaluated, around JSON values that are mostly borrowed from the
+/// object's description. Writing one needs no JSON tree of the whole object
+/// first (for the 92 webhook configurations that tree was most of the
+/// work: built, sorted, written, then freed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Doc<'a> {
+    /// A JSON value; its maps' keys in the order they are written.
+    Json(Cow<'a, Value>),
+    /// A map; its entries in the order they are written.
+    Map(Vec<(Cow<'a, str>, Doc<'a>)>),
+    /// A list.
+    List(Vec<Doc<'a>>),
+}
+
+impl Doc<'_> {
+    /// The same document as one JSON value.
+    pub fn into_value(self) -> Value {
+        match self {
+            Doc::Json(value) => value.into_owned(),
+            Doc::Map(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(key, doc)| (key.into_owned(), doc.into_value()))
+                    .collect(),
+            ),
+            Doc::List(items) => Value::Array(items.into_iter().map(Doc::into_value).collect()),
+        }
+    }
+}
 
 /// Writes `value` as a block YAML document (no `---`), ending in a newline.
 pub fn to_yaml(value: &Value) -> String {
+    doc_to_yaml_view(View::Json(value))
+}
+
+/// Writes `doc` as [`to_yaml`] writes the same document as one JSON value.
+pub fn doc_to_yaml(doc: &Doc) -> String {
+    doc_to_yaml_view(View::Doc(doc))
+}
+
+/// [`doc_to_yaml`], appended to `out`.
+pub fn write_doc(doc: &Doc, out: &mut String) {
+    write_view(View::Doc(doc), out);
+}
+
+fn doc_to_yaml_view(view: View) -> String {
     let mut out = String::with_capacity(1024);
-    match value {
-        Value::Object(map) if !map.is_empty() => write_map(map, 0, &mut out),
-        Value::Array(items) if !items.is_empty() => write_list(items, 0, &mut out),
-        scalar => {
-            write_scalar(scalar, 0, &mut out);
+    write_view(view, &mut out);
+    out
+}
+
+fn write_view(view: View, out: &mut String) {
+    match view.shape() {
+        Shape::Map(map) => write_map(map, 0, out),
+        Shape::List(list) => write_list(list, 0, out),
+        Shape::Scalar(scalar) => {
+            write_scalar(scalar, 0, out);
             out.push('\n');
         }
     }
-    out
+}
+
+/// A node of either kind of tree, so that one layout writes both.
+#[derive(Clone, Copy)]
+enum View<'b> {
+    Json(&'b Value),
+    Doc(&'b Doc<'b>),
+}
+
+/// A non-empty map, a non-empty list, or what is written on one line.
+enum Shape<'b> {
+    Map(View<'b>),
+    List(View<'b>),
+    Scalar(&'b Value),
+}
+
+/// What an empty built map or list is written as.
+static EMPTY_MAP: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(serde_json::Map::new()));
+static EMPTY_LIST: Value = Value::Array(Vec::new());
+
+impl<'b> View<'b> {
+    fn shape(self) -> Shape<'b> {
+        match self {
+            View::Doc(Doc::Json(value)) => View::Json(value).shape(),
+            View::Json(Value::Object(map)) if !map.is_empty() => Shape::Map(self),
+            View::Json(Value::Array(items)) if !items.is_empty() => Shape::List(self),
+            View::Json(scalar) => Shape::Scalar(scalar),
+            View::Doc(Doc::Map(entries)) if entries.is_empty() => Shape::Scalar(&EMPTY_MAP),
+            View::Doc(Doc::Map(_)) => Shape::Map(self),
+            View::Doc(Doc::List(items)) if items.is_empty() => Shape::Scalar(&EMPTY_LIST),
+            View::Doc(Doc::List(_)) => Shape::List(self),
+        }
+    }
+
+    /// A map's entries, for a view [`Shape::Map`] returned.
+    fn entries(self, mut each: impl FnMut(usize, &'b str, View<'b>)) {
+        match self {
+            View::Json(Value::Object(map)) => {
+                for (index, (key, value)) in map.iter().enumerate() {
+                    each(index, key, View::Json(value));
+                }
+            }
+            View::Doc(Doc::Map(entries)) => {
+                for (index, (key, doc)) in entries.iter().enumerate() {
+                    each(index, key, View::Doc(doc));
+                }
+            }
+            View::Doc(Doc::Json(value)) => View::Json(value).entries(each),
+            _ => {}
+        }
+    }
+
+    /// A list's items, for a view [`Shape::List`] returned.
+    fn items(self, mut each: impl FnMut(usize, View<'b>)) {
+        match self {
+            View::Json(Value::Array(items)) => {
+                for (index, item) in items.iter().enumerate() {
+                    each(index, View::Json(item));
+                }
+            }
+            View::Doc(Doc::List(items)) => {
+                for (index, item) in items.iter().enumerate() {
+                    each(index, View::Doc(item));
+                }
+            }
+            View::Doc(Doc::Json(value)) => View::Json(value).items(each),
+            _ => {}
+        }
+    }
 }
 
 fn indent(out: &mut String, width: usize) {
@@ -34,8 +156,8 @@ fn indent(out: &mut String, width: usize) {
     }
 }
 
-fn write_map(map: &Map<String, Value>, width: usize, out: &mut String) {
-    for (index, (key, value)) in map.iter().enumerate() {
+fn write_map(map: View, width: usize, out: &mut String) {
+    map.entries(|index, key, value| {
         // The first key of a map inside a list item follows the "- ".
         if index > 0 || !out.ends_with("- ") {
             indent(out, width);
@@ -51,39 +173,39 @@ fn write_map(map: &Map<String, Value>, width: usize, out: &mut String) {
         }
         out.push(':');
         write_child(value, width, out);
-    }
+    });
 }
 
-fn write_list(items: &[Value], width: usize, out: &mut String) {
-    for (index, item) in items.iter().enumerate() {
+fn write_list(list: View, width: usize, out: &mut String) {
+    list.items(|index, item| {
         if index > 0 || !out.ends_with("- ") {
             indent(out, width);
         }
         out.push_str("- ");
-        match item {
-            Value::Object(map) if !map.is_empty() => write_map(map, width + 2, out),
-            Value::Array(inner) if !inner.is_empty() => write_list(inner, width + 2, out),
-            scalar => {
+        match item.shape() {
+            Shape::Map(map) => write_map(map, width + 2, out),
+            Shape::List(inner) => write_list(inner, width + 2, out),
+            Shape::Scalar(scalar) => {
                 write_scalar(scalar, width + 2, out);
                 out.push('\n');
             }
         }
-    }
+    });
 }
 
 /// The value after `key:`: nested blocks on the next lines, scalars inline.
-fn write_child(value: &Value, width: usize, out: &mut String) {
-    match value {
-        Value::Object(map) if !map.is_empty() => {
+fn write_child(value: View, width: usize, out: &mut String) {
+    match value.shape() {
+        Shape::Map(map) => {
             out.push('\n');
             write_map(map, width + 2, out);
         }
         // Lists under a key sit at the key's indentation, as kubectl writes them.
-        Value::Array(items) if !items.is_empty() => {
+        Shape::List(items) => {
             out.push('\n');
             write_list(items, width, out);
         }
-        scalar => {
+        Shape::Scalar(scalar) => {
             out.push(' ');
             write_scalar(scalar, width + 2, out);
             out.push('\n');
@@ -449,10 +571,34 @@ mod tests {
     }
 
     #[test]
+    fn a_document_is_written_as_the_same_json_value_is() {
+        let constant = json!({"a": [1, {"b": "yes"}], "c": {}});
+        let doc = Doc::Map(vec![
+            ("k".into(), Doc::Json(Cow::Borrowed(&constant))),
+            (
+                "l".into(),
+                Doc::List(vec![
+                    Doc::Map(vec![("m".into(), Doc::Json(Cow::Owned(json!("- x"))))]),
+                    Doc::List(vec![Doc::Json(Cow::Owned(json!(null)))]),
+                    Doc::Map(Vec::new()),
+                    Doc::List(Vec::new()),
+                ]),
+            ),
+        ]);
+        let text = doc_to_yaml(&doc);
+        assert_eq!(text, to_yaml(&doc.clone().into_value()));
+        let mut appended = String::from("x\n");
+        write_doc(&doc, &mut appended);
+        assert_eq!(appended, format!("x\n{text}"));
+        round_trip(&doc.into_value());
+    }
+
+    #[test]
     fn every_rendered_object_reads_back_unchanged() {
         let checker = crate::check::Checker::new();
         let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
-        for object in crate::render::objects::objects(&model, crate::render::objects::ASOGEN) {
+        let install = crate::render::objects::Install::new(&model, crate::render::objects::ASOGEN);
+        for object in install.objects() {
             round_trip(&object);
         }
     }

@@ -53,8 +53,9 @@ fn replay(checker: &Checker, path: &std::path::Path) {
         }
     };
     let manifest = render::manifest(&model, true, "");
-    let mut expected = vec![objects::namespace(&model, objects::ASOGEN)];
-    expected.extend(objects::objects(&model, objects::ASOGEN));
+    let install = objects::Install::new(&model, objects::ASOGEN);
+    let mut expected = vec![install.namespace()];
+    expected.extend(install.objects());
     let read_back: Vec<serde_json::Value> = serde_yaml::Deserializer::from_str(&manifest)
         .map(|doc| {
             serde_json::Value::deserialize(doc)

@@ -109,43 +109,30 @@ fn one<W: Write>(
                 sources: sources.clone(),
             })
         })?;
-    let installer = installer(config);
+    let install = objects::Install::new(&model, installer(config));
     // The Namespace is no chart template's: --show-only leaves it out.
     let namespace = config.create_namespace && config.show_only.is_empty();
     let patterns = &config.show_only;
     match (&config.output_dir, config.output) {
         (Some(dir), _) => {
-            let selected = select(
-                &model,
-                objects::object_texts_by_file(&model, installer),
-                patterns,
-            )?;
-            let namespace =
-                namespace.then(|| crate::emit::to_yaml(&objects::namespace(&model, installer)));
+            let selected = select(&install, install.texts_by_file(), patterns)?;
+            let namespace = namespace.then(|| crate::emit::to_yaml(&install.namespace()));
             return write_templates(dir, &values.files, &selected, namespace);
         }
         // The common case, from the cached object texts.
         (None, TemplateFormat::Yaml) if patterns.is_empty() => {
-            stdout.print(render::manifest_for(&model, namespace, "", installer))
+            stdout.print(render::manifest_of(&install, namespace, ""))
         }
         (None, TemplateFormat::Yaml) => {
-            let selected = select(
-                &model,
-                objects::object_texts_by_file(&model, installer),
-                patterns,
-            )?;
+            let selected = select(&install, install.texts_by_file(), patterns)?;
             let texts: Vec<_> = selected.into_iter().map(|(_, text)| text).collect();
             stdout.print(render::stream_of_texts(&texts));
         }
         (None, TemplateFormat::Json) => {
-            let selected = select(
-                &model,
-                objects::objects_by_file(&model, installer),
-                patterns,
-            )?;
+            let selected = select(&install, install.objects_by_file(), patterns)?;
             let mut items = Vec::with_capacity(selected.len() + 1);
             if namespace {
-                items.push(objects::namespace(&model, installer));
+                items.push(install.namespace());
             }
             items.extend(selected.into_iter().map(|(_, object)| object));
             stdout.println(json_list(items));
@@ -175,7 +162,7 @@ fn json_list(items: Vec<serde_json::Value>) -> String {
 /// `helm template -s` requires), in install order. A pattern is a path under
 /// the chart (`templates/FILE`), optionally after the chart's name.
 fn select<T>(
-    model: &crate::model::Model,
+    install: &objects::Install,
     rendered: Vec<(String, T)>,
     patterns: &[String],
 ) -> Result<Vec<(String, T)>, Error> {
@@ -195,7 +182,8 @@ fn select<T>(
         if rendered.iter().any(|(file, _)| glob(pattern, &path(file))) {
             continue;
         }
-        let exists = objects::template_files(model)
+        let exists = install
+            .template_files()
             .iter()
             .any(|file| glob(pattern, &path(file)));
         let names: Vec<String> = rendered.iter().map(|(file, _)| path(file)).collect();

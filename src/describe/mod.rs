@@ -18,7 +18,9 @@ pub use expr::{EvalError, Expr, Func, Locals, Scope};
 pub use stmt::Stmt;
 pub use tree::{Entry, Item, Node, Resource};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use crate::emit::Doc;
 
 /// Every object whose resource's condition holds, in the resources' order,
 /// with each map's keys sorted (`apiVersion` and `kind` first), so that the
@@ -26,36 +28,29 @@ use serde_json::{Map, Value};
 pub fn evaluate(resources: &[Resource], scope: &Scope) -> Result<Vec<Value>, EvalError> {
     let mut objects = Vec::new();
     for resource in resources {
-        if let Some(object) = resource
-            .eval(scope)
-            .map_err(|err| EvalError(format!("templates/{}: {err}", resource.file)))?
-        {
-            objects.push(canonical(object));
-        }
+        objects.extend(evaluate_doc(resource, scope)?.map(Doc::into_value));
     }
     Ok(objects)
 }
 
-fn canonical(mut value: Value) -> Value {
-    // Sorted in place (no map is rebuilt), then the top level rebuilt once
-    // with `apiVersion` and `kind` first.
-    value.sort_all_objects();
-    match value {
-        Value::Object(map) => {
-            let mut ordered = Map::with_capacity(map.len());
-            let mut rest = Vec::with_capacity(map.len());
-            for (key, item) in map {
-                match key.as_str() {
-                    "apiVersion" | "kind" => {
-                        ordered.insert(key, item);
-                    }
-                    _ => rest.push((key, item)),
-                }
-            }
-            ordered.sort_keys();
-            ordered.extend(rest);
-            Value::Object(ordered)
+/// One resource's object as [`evaluate`] gives it, as a document to write
+/// (None when its condition does not hold).
+pub fn evaluate_doc<'r>(
+    resource: &'r Resource,
+    scope: &Scope,
+) -> Result<Option<Doc<'r>>, EvalError> {
+    let object = resource
+        .eval_doc(scope)
+        .map_err(|err| EvalError(format!("templates/{}: {err}", resource.file)))?;
+    Ok(object.map(|object| match object {
+        // Keys are sorted: `apiVersion` and `kind` move to the front.
+        Doc::Map(entries) => {
+            let (mut first, rest): (Vec<_>, Vec<_>) = entries
+                .into_iter()
+                .partition(|(key, _)| matches!(key.as_ref(), "apiVersion" | "kind"));
+            first.extend(rest);
+            Doc::Map(first)
         }
         other => other,
-    }
+    }))
 }

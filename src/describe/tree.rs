@@ -4,7 +4,11 @@
 //! in `helm create` style; [`eval`](Resource::eval) builds the object Helm
 //! would render from that template.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::emit::Doc;
 
 use super::expr::{EvalError, Expr, Scope, truthy};
 use super::helpers;
@@ -123,14 +127,21 @@ impl Resource {
     /// The object Helm renders from the template, or None when the
     /// resource's condition does not hold.
     pub fn eval(&self, scope: &Scope) -> Result<Option<Value>, EvalError> {
+        Ok(self.eval_doc(scope)?.map(Doc::into_value))
+    }
+
+    /// [`eval`](Resource::eval) as a document that borrows the
+    /// description's constants, every map's keys sorted: what is written
+    /// as YAML without building the object as JSON first.
+    pub fn eval_doc(&self, scope: &Scope) -> Result<Option<Doc<'_>>, EvalError> {
         if let Some(condition) = &self.when
             && !condition.holds(scope)?
         {
             return Ok(None);
         }
-        let mut map = Map::new();
+        let mut map = Vec::with_capacity(self.object.len());
         eval_entries(&self.object, scope, &mut map)?;
-        Ok(Some(Value::Object(map)))
+        Ok(Some(Doc::Map(sorted(map))))
     }
 
     /// The chart template, after `header` (a template comment line).
@@ -148,25 +159,71 @@ impl Resource {
     }
 }
 
-pub(super) fn eval_entries(
-    entries: &[Entry],
+/// A map's entries as they were added, keys sorted; a key added twice
+/// keeps its last value (as a JSON map's insert does).
+fn sorted<'r>(mut entries: Vec<(Cow<'r, str>, Doc<'r>)>) -> Vec<(Cow<'r, str>, Doc<'r>)> {
+    if entries.is_sorted_by(|a, b| a.0 < b.0) {
+        return entries;
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut out: Vec<(Cow<str>, Doc)> = Vec::with_capacity(entries.len());
+    for (key, doc) in entries {
+        match out.last_mut() {
+            Some(last) if last.0 == key => last.1 = doc,
+            _ => out.push((key, doc)),
+        }
+    }
+    out
+}
+
+/// A constant as written: borrowed when its maps' keys are already sorted.
+fn constant(value: &Value) -> Doc<'_> {
+    fn keys_sorted(value: &Value) -> bool {
+        match value {
+            Value::Object(map) => map.keys().is_sorted() && map.values().all(keys_sorted),
+            Value::Array(items) => items.iter().all(keys_sorted),
+            _ => true,
+        }
+    }
+    if keys_sorted(value) {
+        Doc::Json(Cow::Borrowed(value))
+    } else {
+        computed(value.clone())
+    }
+}
+
+/// A computed value as written: its maps' keys sorted.
+fn computed(mut value: Value) -> Doc<'static> {
+    value.sort_all_objects();
+    Doc::Json(Cow::Owned(value))
+}
+
+/// Null: what a map or list left with nothing reads as.
+static NULL: Value = Value::Null;
+
+fn eval_entries<'r>(
+    entries: &'r [Entry],
     scope: &Scope,
-    map: &mut Map<String, Value>,
+    map: &mut Vec<(Cow<'r, str>, Doc<'r>)>,
 ) -> Result<(), EvalError> {
     for entry in entries {
         match entry {
             Entry::Field(key, node) => {
-                map.insert(key.clone(), eval_node(node, scope)?);
+                map.push((Cow::Borrowed(key), eval_node(node, scope)?));
             }
             Entry::Yaml(key, expr) => {
                 let value = expr.eval(scope)?;
                 if truthy(&value) {
-                    map.insert(key.clone(), value);
+                    map.push((Cow::Borrowed(key), computed(value)));
                 }
             }
             Entry::Splice(expr) => {
                 if let Value::Object(spliced) = expr.eval(scope)? {
-                    map.extend(spliced);
+                    map.extend(spliced.into_iter().map(
+                        |(key, value)| -> (Cow<'r, str>, Doc<'r>) {
+                            (Cow::Owned(key), computed(value))
+                        },
+                    ));
                 }
             }
             Entry::Include(name) => eval_entries(helpers::map_helper(name), scope, map)?,
@@ -189,13 +246,21 @@ pub(super) fn eval_entries(
     Ok(())
 }
 
-fn eval_items(items: &[Item], scope: &Scope, out: &mut Vec<Value>) -> Result<(), EvalError> {
+fn eval_items<'r>(
+    items: &'r [Item],
+    scope: &Scope,
+    out: &mut Vec<Doc<'r>>,
+) -> Result<(), EvalError> {
     for item in items {
         match item {
             Item::One(node) => out.push(eval_node(node, scope)?),
             Item::Splice(expr) => {
                 if let Value::Array(spliced) = expr.eval(scope)? {
-                    out.extend(spliced);
+                    out.extend(
+                        spliced
+                            .into_iter()
+                            .map(|value| -> Doc<'r> { computed(value) }),
+                    );
                 }
             }
             Item::If(condition, then, otherwise) => {
@@ -211,28 +276,28 @@ fn eval_items(items: &[Item], scope: &Scope, out: &mut Vec<Value>) -> Result<(),
     Ok(())
 }
 
-fn eval_node(node: &Node, scope: &Scope) -> Result<Value, EvalError> {
+fn eval_node<'r>(node: &'r Node, scope: &Scope) -> Result<Doc<'r>, EvalError> {
     Ok(match node {
-        Node::Lit(value) => value.clone(),
-        Node::Json(expr) => expr.eval(scope)?,
-        Node::Int(expr) => expr.clone().int64().eval(scope)?,
+        Node::Lit(value) | Node::Json(Expr::Lit(value)) => constant(value),
+        Node::Json(expr) => computed(expr.eval(scope)?),
+        Node::Int(expr) => computed(expr.clone().int64().eval(scope)?),
         // A key whose every entry or item was left out reads as null.
         Node::Map(entries) => {
-            let mut map = Map::new();
+            let mut map = Vec::with_capacity(entries.len());
             eval_entries(entries, scope, &mut map)?;
             if map.is_empty() {
-                Value::Null
+                Doc::Json(Cow::Borrowed(&NULL))
             } else {
-                Value::Object(map)
+                Doc::Map(sorted(map))
             }
         }
         Node::List(items) => {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(items.len());
             eval_items(items, scope, &mut out)?;
             if out.is_empty() {
-                Value::Null
+                Doc::Json(Cow::Borrowed(&NULL))
             } else {
-                Value::Array(out)
+                Doc::List(out)
             }
         }
     })

@@ -131,13 +131,26 @@ pub fn manifest_for(
     header: &str,
     installer: objects::Installer,
 ) -> String {
-    let mut texts: Vec<std::sync::Arc<str>> = Vec::new();
-    if with_namespace {
-        texts.push(crate::emit::to_yaml(&objects::namespace(model, installer)).into());
-    }
-    texts.extend(objects::object_texts(model, installer));
-    stream_texts(&texts, header)
+    manifest_of(
+        &objects::Install::new(model, installer),
+        with_namespace,
+        header,
+    )
 }
+
+/// The install manifest text for an install.
+pub fn manifest_of(install: &objects::Install, with_namespace: bool, header: &str) -> String {
+    let mut out = String::from(header);
+    if with_namespace {
+        out.push_str(SEPARATOR);
+        out.push_str(&crate::emit::to_yaml(&install.namespace()));
+    }
+    install.write_texts(SEPARATOR, &mut out);
+    out
+}
+
+/// What starts each object of a YAML stream.
+const SEPARATOR: &str = "---\n";
 
 /// Objects as a YAML stream.
 pub fn stream(objects: &[Value], header: &str) -> String {
@@ -157,7 +170,7 @@ fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
     );
     out.push_str(header);
     for text in texts {
-        out.push_str("---\n");
+        out.push_str(SEPARATOR);
         out.push_str(text.as_ref());
     }
     out
@@ -165,7 +178,8 @@ fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
 
 /// The Deployment asogen renders for a model.
 pub fn deployment(model: &Model) -> Value {
-    objects::objects(model, objects::ASOGEN)
+    objects::Install::new(model, objects::ASOGEN)
+        .objects()
         .into_iter()
         .find(|o| o["kind"] == "Deployment")
         .expect("every install has the controller Deployment")
@@ -202,16 +216,18 @@ pub fn render_all(
         .iter()
         .position(|(profile, _)| profile.name == BASE_PROFILE)
         .expect("profiles() requires the base profile");
+    let base = objects::Install::new(&models[base], objects::ASOGEN);
     for ((profile, _), model) in profiles.iter().zip(&models) {
-        render_profile(profile, model, &mut artifacts);
+        let install = objects::Install::new(model, objects::ASOGEN);
+        render_profile(profile, &install, model, &mut artifacts);
         if profile.name != BASE_PROFILE {
             // Only the objects that may differ from the base's are
             // evaluated again, and only for as long as the component takes.
-            let (from, to): (Vec<_>, Vec<_>) =
-                objects::differing_objects(&models[base], model, objects::ASOGEN)
-                    .into_iter()
-                    .map(|pair| (pair.base, pair.other))
-                    .unzip();
+            let (from, to): (Vec<_>, Vec<_>) = base
+                .differing(&install)
+                .into_iter()
+                .map(|pair| (pair.base, pair.other))
+                .unzip();
             let from: Vec<Value> = from.into_iter().flatten().collect();
             let to: Vec<Value> = to.into_iter().flatten().collect();
             kustomize::render_component(&profile.name, &from, &to, &mut artifacts);
@@ -261,7 +277,12 @@ fn read_profile(profile: &Profile) -> Result<Vec<read::Source>, RenderError> {
 /// The install manifest of one profile into `artifacts`, and for the base
 /// profile the kustomize base (the same objects, written as YAML once for
 /// both).
-fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) {
+fn render_profile(
+    profile: &Profile,
+    install: &objects::Install,
+    model: &Model,
+    artifacts: &mut Artifacts,
+) {
     let header = format!(
         "# {}\n# Profile: values/profiles/{}.yaml. Namespace: {}.\n",
         helm::GENERATED_BY,
@@ -269,18 +290,18 @@ fn render_profile(profile: &Profile, model: &Model, artifacts: &mut Artifacts) {
         model.namespace
     );
     let manifest = format!("manifests/{}.yaml", profile.name);
-    let namespace = objects::namespace(model, objects::ASOGEN);
+    let namespace = install.namespace();
     if profile.name == BASE_PROFILE {
         // The base files are named after their objects.
         let mut objects = vec![namespace];
-        objects.extend(objects::objects(model, objects::ASOGEN));
+        objects.extend(install.objects());
         let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
         artifacts.insert(manifest, stream_texts(&texts, &header));
         kustomize::render_base(&objects, texts, BASE_PROFILE, artifacts);
     } else {
         // Texts only: each object is dropped once written.
         let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
-        texts.extend(objects::object_texts(model, objects::ASOGEN));
+        texts.extend(install.texts());
         artifacts.insert(manifest, stream_texts(&texts, &header));
     }
 }

@@ -5,10 +5,12 @@
 use serde_json::Value;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::catalog::Catalog;
 use crate::describe::{self, Capabilities, Resource, Scope};
+use crate::emit::Doc;
 use crate::model::{Model, Release};
 
 /// The tool that rendered an object, for the labels that say so, and the
@@ -40,109 +42,188 @@ pub const ASOGEN: Installer<'static> = Installer {
     capabilities: &CURRENT_CLUSTER,
 };
 
-/// The chart's inputs as asogen's own objects see them.
-fn scope<'a>(model: &'a Model, values: &'a Value, installer: Installer<'a>) -> Scope<'a> {
-    Scope {
-        values,
-        namespace: &model.namespace,
-        release_name: installer.instance,
-        release_service: installer.managed_by,
-        chart_version: &model.release.chart_version,
-        app_version: &model.release.app_version,
-        capabilities: installer.capabilities,
+/// One install: a model's values over the descriptions of its catalog and
+/// release, for one installer. The one way into evaluation: built once,
+/// asked for the objects, their texts, or what differs from another.
+pub struct Install<'a> {
+    model: &'a Model,
+    installer: Installer<'a>,
+    values: Value,
+    described: Arc<Described>,
+    /// Whether an earlier install used these descriptions: only then can
+    /// the text cache hold anything for this one, so only then are the
+    /// inputs' values worked out as its keys.
+    cached: bool,
+}
+
+impl<'a> Install<'a> {
+    /// The install of `model` by `installer`.
+    pub fn new(model: &'a Model, installer: Installer<'a>) -> Self {
+        let described = described(&model.catalog, &model.release);
+        let cached = described.installs.fetch_add(1, Ordering::Relaxed) > 0;
+        Install {
+            model,
+            installer,
+            values: serde_json::to_value(&model.values).expect("values serialize"),
+            described,
+            cached,
+        }
     }
-}
 
-/// Every object of the install, in the order Helm installs kinds.
-pub fn objects(model: &Model, installer: Installer) -> Vec<Value> {
-    let values = serde_json::to_value(&model.values).expect("values serialize");
-    let described = described(&model.catalog, &model.release);
-    describe::evaluate(&described.resources, &scope(model, &values, installer))
-        .unwrap_or_else(|err| panic!("a description does not evaluate over checked values: {err}"))
-}
+    /// The chart's inputs as asogen's own objects see them.
+    fn scope(&self) -> Scope<'_> {
+        Scope {
+            values: &self.values,
+            namespace: &self.model.namespace,
+            release_name: self.installer.instance,
+            release_service: self.installer.managed_by,
+            chart_version: &self.model.release.chart_version,
+            app_version: &self.model.release.app_version,
+            capabilities: self.installer.capabilities,
+        }
+    }
 
-/// Every object of the install as YAML text. An object is written once per
-/// distinct value of the inputs it reads (its [`Resource::inputs`]), so a
-/// fleet of clusters that differ in a few values writes the 92 webhook
-/// configurations once, not once per cluster.
-pub fn object_texts(model: &Model, installer: Installer) -> Vec<Arc<str>> {
-    object_texts_by_file(model, installer)
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect()
-}
+    /// Every object of the install, in the order Helm installs kinds.
+    pub fn objects(&self) -> Vec<Value> {
+        self.objects_by_file()
+            .into_iter()
+            .map(|(_, object)| object)
+            .collect()
+    }
 
-/// Every object of the install as YAML text, each with the chart template
-/// file it comes from (its path under `templates/`).
-pub fn object_texts_by_file(model: &Model, installer: Installer) -> Vec<(String, Arc<str>)> {
-    let values = serde_json::to_value(&model.values).expect("values serialize");
-    let scope = scope(model, &values, installer);
-    let described = described(&model.catalog, &model.release);
-    let mut texts = Vec::new();
-    for (index, resource) in described.resources.iter().enumerate() {
-        let key = input_key(&described, index, &scope);
-        let cached = described
-            .texts
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .get(&key)
-            .cloned();
-        let text = match cached {
-            Some(text) => text,
-            None => {
-                let text = describe::evaluate(std::slice::from_ref(resource), &scope)
-                    .unwrap_or_else(|err| {
-                        panic!("a description does not evaluate over checked values: {err}")
-                    })
-                    .first()
-                    .map(|object| Arc::from(crate::emit::to_yaml(object)));
-                let mut texts = described.texts.lock().unwrap_or_else(|p| p.into_inner());
-                // Bounded: a long fleet of all-different values starts afresh.
-                if texts.len() >= MAX_CACHED_TEXTS {
-                    texts.clear();
-                }
-                texts.insert(key, text.clone());
-                text
-            }
+    /// Every object of the install, each with the chart template file it
+    /// comes from (its path under `templates/`).
+    pub fn objects_by_file(&self) -> Vec<(String, Value)> {
+        let scope = self.scope();
+        self.described
+            .resources
+            .iter()
+            .filter_map(|resource| {
+                doc(resource, &scope).map(|object| (resource.file.clone(), object.into_value()))
+            })
+            .collect()
+    }
+
+    /// Every object of the install as YAML text.
+    pub fn texts(&self) -> Vec<Arc<str>> {
+        self.texts_by_file()
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect()
+    }
+
+    /// Every object of the install as YAML text, each with its chart
+    /// template file. An object is written once per distinct value of the
+    /// inputs it reads (its [`Resource::inputs`]), so a fleet of clusters
+    /// that differ in a few values writes the 92 webhook configurations
+    /// once, not once per cluster.
+    pub fn texts_by_file(&self) -> Vec<(String, Arc<str>)> {
+        let scope = self.scope();
+        let described = &self.described;
+        let write = |resource: &Resource| {
+            doc(resource, &scope).map(|object| Arc::from(crate::emit::doc_to_yaml(&object)))
         };
-        texts.extend(text.map(|text| (resource.file.clone(), text)));
-    }
-    texts
-}
-
-/// Every object of the install, each with the chart template file it comes
-/// from (its path under `templates/`).
-pub fn objects_by_file(model: &Model, installer: Installer) -> Vec<(String, Value)> {
-    let values = serde_json::to_value(&model.values).expect("values serialize");
-    let scope = scope(model, &values, installer);
-    let described = described(&model.catalog, &model.release);
-    described
-        .resources
-        .iter()
-        .filter_map(|resource| {
-            describe::evaluate(std::slice::from_ref(resource), &scope)
-                .unwrap_or_else(|err| {
-                    panic!("a description does not evaluate over checked values: {err}")
+        let mut texts = Vec::new();
+        for (index, resource) in described.resources.iter().enumerate() {
+            let text = if self.cached {
+                let key = input_key(described, index, &scope);
+                let cached = described.cache().get(&key).cloned();
+                cached.unwrap_or_else(|| {
+                    let text = write(resource);
+                    let mut cache = described.cache();
+                    // Bounded: a long fleet of all-different values starts afresh.
+                    if cache.len() >= MAX_CACHED_TEXTS {
+                        cache.clear();
+                    }
+                    cache.insert(key, text.clone());
+                    text
                 })
-                .pop()
-                .map(|object| (resource.file.clone(), object))
-        })
-        .collect()
+            } else {
+                write(resource)
+            };
+            texts.extend(text.map(|text| (resource.file.clone(), text)));
+        }
+        texts
+    }
+
+    /// Every object's text appended to `out`, each after `separator`. With
+    /// nothing cached to reuse, each object is written straight into `out`
+    /// (a manifest is 800 KiB: no copy of it per object).
+    pub fn write_texts(&self, separator: &str, out: &mut String) {
+        if self.cached {
+            let texts = self.texts();
+            // Sized once: a fleet holds one manifest per core.
+            out.reserve(texts.iter().map(|text| separator.len() + text.len()).sum());
+            for text in texts {
+                out.push_str(separator);
+                out.push_str(&text);
+            }
+            return;
+        }
+        let scope = self.scope();
+        for resource in &self.described.resources {
+            if let Some(object) = doc(resource, &scope) {
+                out.push_str(separator);
+                crate::emit::write_doc(&object, out);
+            }
+        }
+    }
+
+    /// The chart's template files (paths under `templates/`) that render
+    /// an object, in install order.
+    pub fn template_files(&self) -> Vec<String> {
+        let resources = &self.described.resources;
+        resources
+            .iter()
+            .map(|resource| resource.file.clone())
+            .collect()
+    }
+
+    /// The Namespace object that install manifests start with.
+    pub fn namespace(&self) -> Value {
+        crate::objects::namespace_object(&self.model.namespace, self.installer.managed_by)
+    }
+
+    /// The resources whose objects may differ between this install and
+    /// `other` (of the same catalog and release), each evaluated under both.
+    /// A resource whose inputs read the same values under both gives the
+    /// same object, so it is not evaluated at all: two profiles share the
+    /// 92 webhook configurations, and a kustomize component needs only
+    /// what differs.
+    pub fn differing(&self, other: &Install) -> Vec<ObjectPair> {
+        assert!(
+            Arc::ptr_eq(&self.described, &other.described),
+            "differing compares installs of one catalog and release"
+        );
+        let (base_scope, other_scope) = (self.scope(), other.scope());
+        let described = &self.described;
+        described
+            .resources
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                input_key(described, *index, &base_scope)
+                    != input_key(described, *index, &other_scope)
+            })
+            .map(|(_, resource)| ObjectPair {
+                base: doc(resource, &base_scope).map(Doc::into_value),
+                other: doc(resource, &other_scope).map(Doc::into_value),
+            })
+            .collect()
+    }
 }
 
-/// The chart's template files (paths under `templates/`) that render an
-/// object, in install order.
-pub fn template_files(model: &Model) -> Vec<String> {
-    described(&model.catalog, &model.release)
-        .resources
-        .iter()
-        .map(|resource| resource.file.clone())
-        .collect()
+/// A resource's object as a document (None where its condition does not
+/// hold). The model was checked, so a description that does not evaluate
+/// is a bug in asogen, not in the values.
+fn doc<'r>(resource: &'r Resource, scope: &Scope) -> Option<Doc<'r>> {
+    describe::evaluate_doc(resource, scope)
+        .unwrap_or_else(|err| panic!("a description does not evaluate over checked values: {err}"))
 }
 
 /// The inputs' values of the resource at `index`, as the text-cache key.
 fn input_key(described: &Described, index: usize, scope: &Scope) -> (usize, String) {
-    let key: Vec<Value> = described.inputs[index]
+    let key: Vec<Value> = described.inputs()[index]
         .iter()
         .map(|input| input.eval(scope).unwrap_or(Value::Null))
         .collect();
@@ -152,52 +233,13 @@ fn input_key(described: &Described, index: usize, scope: &Scope) -> (usize, Stri
     )
 }
 
-/// One resource's object under two models (None where its condition does
+/// One resource's object under two installs (None where its condition does
 /// not hold).
 pub struct ObjectPair {
-    /// Under the first model.
+    /// Under the first install.
     pub base: Option<Value>,
     /// Under the second.
     pub other: Option<Value>,
-}
-
-/// The resources whose objects may differ between two models of the same
-/// catalog and release, each evaluated under both. A resource whose inputs
-/// read the same values under both models gives the same object, so it is
-/// not evaluated at all: two profiles share the 92 webhook configurations,
-/// and a kustomize component needs only what differs.
-pub fn differing_objects(base: &Model, other: &Model, installer: Installer) -> Vec<ObjectPair> {
-    let described = described(&base.catalog, &base.release);
-    assert!(
-        Arc::ptr_eq(&described, &self::described(&other.catalog, &other.release)),
-        "differing_objects compares models of one catalog and release"
-    );
-    let (base_values, other_values) = (
-        serde_json::to_value(&base.values).expect("values serialize"),
-        serde_json::to_value(&other.values).expect("values serialize"),
-    );
-    let base_scope = scope(base, &base_values, installer);
-    let other_scope = scope(other, &other_values, installer);
-    let eval = |resource: &Resource, scope: &Scope| {
-        describe::evaluate(std::slice::from_ref(resource), scope)
-            .unwrap_or_else(|err| {
-                panic!("a description does not evaluate over checked values: {err}")
-            })
-            .pop()
-    };
-    described
-        .resources
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| {
-            input_key(&described, *index, &base_scope)
-                != input_key(&described, *index, &other_scope)
-        })
-        .map(|(_, resource)| ObjectPair {
-            base: eval(resource, &base_scope),
-            other: eval(resource, &other_scope),
-        })
-        .collect()
 }
 
 /// Object texts by (resource index, its inputs' values as JSON); None for
@@ -213,8 +255,24 @@ pub(crate) struct Described {
     catalog: Arc<Catalog>,
     release: Release,
     pub(crate) resources: Vec<Resource>,
-    inputs: Vec<Vec<describe::Expr>>,
+    /// What each resource reads, worked out when first needed.
+    inputs: OnceLock<Vec<Vec<describe::Expr>>>,
     texts: Mutex<Texts>,
+    /// How many installs used these descriptions.
+    installs: AtomicUsize,
+}
+
+impl Described {
+    fn inputs(&self) -> &[Vec<describe::Expr>] {
+        self.inputs
+            .get_or_init(|| self.resources.iter().map(Resource::inputs).collect())
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Texts> {
+        self.texts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// The resources for a catalog and release, described once and reused
@@ -233,17 +291,13 @@ pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Descri
     let described = Arc::new(Described {
         catalog: Arc::clone(catalog),
         release: release.clone(),
-        inputs: resources.iter().map(Resource::inputs).collect(),
+        inputs: OnceLock::new(),
         resources,
         texts: Mutex::new(HashMap::new()),
+        installs: AtomicUsize::new(0),
     });
     *last = Some(Arc::clone(&described));
     described
-}
-
-/// The Namespace object that install manifests start with.
-pub fn namespace(model: &Model, installer: Installer) -> Value {
-    crate::objects::namespace_object(&model.namespace, installer.managed_by)
 }
 
 #[cfg(test)]
@@ -270,11 +324,10 @@ mod tests {
         ];
         // Twice over, so the second round reads what the first cached.
         for model in models.iter().chain(models.iter()) {
-            let written: Vec<String> = objects(model, ASOGEN)
-                .iter()
-                .map(crate::emit::to_yaml)
-                .collect();
-            let texts: Vec<String> = object_texts(model, ASOGEN)
+            let install = Install::new(model, ASOGEN);
+            let written: Vec<String> = install.objects().iter().map(crate::emit::to_yaml).collect();
+            let texts: Vec<String> = install
+                .texts()
                 .iter()
                 .map(|text| text.to_string())
                 .collect();
@@ -290,7 +343,8 @@ mod tests {
                 .unwrap();
         let mut model = checker.check(&[source], "ns").unwrap();
         let args = |model: &Model| {
-            let deployment = objects(model, ASOGEN)
+            let deployment = Install::new(model, ASOGEN)
+                .objects()
                 .into_iter()
                 .find(|object| object["kind"] == "Deployment")
                 .unwrap();
@@ -322,7 +376,7 @@ mod tests {
         let other = model(
             "replicaCount: 1\nstrategy: {type: RollingUpdate}\nfeatureGates: {singleReplicaRollingUpdate: true}\n",
         );
-        let pairs = differing_objects(&base, &other, ASOGEN);
+        let pairs = Install::new(&base, ASOGEN).differing(&Install::new(&other, ASOGEN));
         let kinds: Vec<&str> = pairs
             .iter()
             .filter_map(|pair| pair.other.as_ref()?["kind"].as_str())
@@ -333,7 +387,10 @@ mod tests {
             "{kinds:?}"
         );
         // Every object that differs is among them.
-        let (all_base, all_other) = (objects(&base, ASOGEN), objects(&other, ASOGEN));
+        let (all_base, all_other) = (
+            Install::new(&base, ASOGEN).objects(),
+            Install::new(&other, ASOGEN).objects(),
+        );
         for (a, b) in all_base.iter().zip(&all_other) {
             if a != b {
                 assert!(
@@ -344,6 +401,11 @@ mod tests {
                 );
             }
         }
-        assert!(differing_objects(&base, &model(""), ASOGEN).is_empty());
+        let same = model("");
+        assert!(
+            Install::new(&base, ASOGEN)
+                .differing(&Install::new(&same, ASOGEN))
+                .is_empty()
+        );
     }
 }
