@@ -18,7 +18,8 @@
 //     the Lease controllers-leader-election-azinfra-generated (15 s, 10 s,
 //     2 s), not Ready meanwhile, and is restarted when --startup-budget
 //     passes first; it then stays not Ready for --crd-apply, releases the
-//     Lease and restarts (the process exits 0 after applying);
+//     Lease and restarts (the process exits 0 after applying), reaching
+//     the CRD step again after --restart-delay;
 //   - then the manager starts: Ready after --ready-delay; a pod whose mode
 //     includes watchers, with leader election, campaigns for the same Lease
 //     and holds it until the pod terminates (released on cancel);
@@ -81,6 +82,7 @@ const (
 type config struct {
 	namespace, service, container string
 	startDelay, readyDelay        time.Duration
+	restartDelay                  time.Duration
 	graceDelay, crdApply          time.Duration
 	startupBudget, sample         time.Duration
 	ipBase                        int
@@ -94,6 +96,7 @@ func main() {
 	flag.StringVar(&c.service, "service", "azureserviceoperator-webhook-service", "the webhook Service whose endpoints are sampled")
 	flag.StringVar(&c.container, "container", "manager", "the container whose image tag is the pod's version")
 	flag.DurationVar(&c.startDelay, "start-delay", time.Second, "from binding (or a restart) to Running")
+	flag.DurationVar(&c.restartDelay, "restart-delay", 5*time.Second, "from a container's exit to its next start reaching the CRD step (kubelet restart and ASO's initialisation)")
 	flag.DurationVar(&c.readyDelay, "ready-delay", time.Second, "from the manager's start to Ready")
 	flag.DurationVar(&c.graceDelay, "grace-delay", time.Second, "from terminating to deleted")
 	flag.DurationVar(&c.crdApply, "crd-apply", 2*time.Second, "how long applying the CRDs takes")
@@ -345,8 +348,8 @@ func (a *agent) live(ctx context.Context, p *pod, bind bool) {
 			return
 		}
 	}
-	for {
-		if !sleep(ctx, a.c.startDelay) {
+	for delay := a.c.startDelay; ; delay = a.c.restartDelay {
+		if !sleep(ctx, delay) {
 			return
 		}
 		a.setStatus(ctx, p, false)
