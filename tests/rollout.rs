@@ -19,7 +19,8 @@ mod timeline;
 
 use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
 use scenario::{
-    SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, STEP_LIMIT, TOPOLOGIES, UPSTREAM, upgrade,
+    SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, STEP_LIMIT, TOPOLOGIES, UPSTREAM, change,
+    upgrade,
 };
 
 /// Upstream's Recreate takes every webhook pod down at once (the downtime
@@ -81,6 +82,26 @@ fn single_replica_rolling_with_leader_election_never_completes() {
     // both pods exist, but only the old one can lead
     assert_eq!(o.controller_versions, 2, "I3 (pods) is broken: {why}");
     assert_eq!(o.leader_versions, 1, "the Lease keeps one leader: {why}");
+}
+
+/// The control for the test above: the same topology and path, a change
+/// of the pod template that keeps the version (a pod annotation), so no
+/// CRD is applied and no Lease is taken in the CRD step: it completes.
+#[test]
+fn single_replica_rolling_without_a_version_change_completes() {
+    let extra = ["--set-string", "podAnnotations.harness/change=1"];
+    let run = change(&SINGLE_ROLLING, &KUBECTL, None, &extra, STEP_LIMIT);
+    let why = run.describe();
+    assert!(
+        matches!(run.outcome, Outcome::Done),
+        "kubectl rollout status sees it complete: {why}"
+    );
+    assert_eq!(
+        run.timeline.became_ready_since(run.start),
+        1,
+        "the new pod became Ready: {why}"
+    );
+    assert_eq!(run.observation.zero_endpoints_ms, 0, "I1 holds: {why}");
 }
 
 /// Without leader election nothing waits: the surge pod writes its CRDs

@@ -65,12 +65,14 @@ const ELECTION_FLAG: &str = "--enable-leader-election";
 
 impl Topology {
     /// The namespaced objects of the install into `namespace`, at image tag
-    /// `tag` (the catalog's when None). Cluster-scoped objects (webhook
+    /// `tag` (the catalog's when None), with `extra` arguments to `asogen
+    /// template`. Cluster-scoped objects (webhook
     /// configurations, ClusterRoles, admission policies) play no part in a
     /// rollout and would be shared by the scenarios, so they are left out.
-    pub fn render(&self, namespace: &str, tag: Option<&str>) -> Vec<Value> {
+    pub fn render(&self, namespace: &str, tag: Option<&str>, extra: &[&str]) -> Vec<Value> {
         let mut args = vec!["template", "-n", namespace];
         args.extend(self.args);
+        args.extend(extra);
         let set = tag.map(|t| format!("image.tag={t}"));
         if let Some(set) = &set {
             args.extend(["--set", set]);
@@ -133,6 +135,8 @@ fn now_ms() -> i64 {
 
 /// What a scenario gives the test.
 pub struct Run {
+    /// When the upgrade's first write went out (Unix ms).
+    pub start: i64,
     /// The invariants' figures.
     pub observation: Observation,
     /// How the path's upgrade steps ended.
@@ -163,26 +167,33 @@ impl Run {
 /// the catalog's tag through `path`, and observes until the rollout ends or
 /// `limit` passes after the upgrade's last write.
 pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
+    change(topology, path, Some(PREVIOUS_TAG), &[], limit)
+}
+
+/// Installs `topology` at image tag `from` (the catalog's when None), then
+/// applies it at the catalog's tag with `extra` arguments to `asogen
+/// template`, through `path`, and observes as [`upgrade`] does.
+pub fn change(
+    topology: &Topology,
+    path: &ApplyPath,
+    from: Option<&str>,
+    extra: &[&str],
+    limit: Duration,
+) -> Run {
     let server = control_plane();
     install_crds(server);
     let namespace = server.fresh_namespace(&format!("rollout-{}", path.name));
     // no serviceaccount-controller runs: pods need their ServiceAccount,
     // which the install brings, and nothing else
-    let previous = topology.render(&namespace, Some(PREVIOUS_TAG));
-    let current = topology.render(&namespace, None);
-    let target = version_of(&current);
-    assert_ne!(
-        target, PREVIOUS_TAG,
-        "the catalog's tag is the previous one"
-    );
+    let previous = topology.render(&namespace, from, &[]);
+    let current = topology.render(&namespace, None, extra);
+    let (before, target) = (version_of(&previous), version_of(&current));
+    if from.is_some() {
+        assert_ne!(before, target, "the catalog's tag is the previous one");
+    }
     let mut agent = Agent::start(server, &namespace, &TIMING);
     let installed = path.install(
-        server,
-        &mut agent,
-        &namespace,
-        &previous,
-        PREVIOUS_TAG,
-        STEP_LIMIT,
+        server, &mut agent, &namespace, &previous, &before, STEP_LIMIT,
     );
     assert!(
         matches!(installed, Outcome::Done),
@@ -191,7 +202,7 @@ pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
         path.name,
         agent.events().display()
     );
-    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(PREVIOUS_TAG));
+    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&before));
     assert!(
         settled.is_some(),
         "{} via {}: the webhook Service never routed to every Ready pod; events: {}",
@@ -206,6 +217,7 @@ pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
         .wait_for(Duration::from_secs(5), |t| t.rolled_out(&target, None))
         .unwrap_or_else(|| agent.timeline());
     Run {
+        start,
         observation: timeline.observe(start, &target),
         outcome,
         timeline,

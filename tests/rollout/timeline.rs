@@ -139,6 +139,14 @@ impl Timeline {
         self.rolled_out(version, None) && endpoints == Some(ready)
     }
 
+    /// How many pods became Ready at or after `t` (Unix ms).
+    pub fn became_ready_since(&self, t: i64) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::Pod { t: at, step } if step == "ready" && *at >= t))
+            .count()
+    }
+
     /// Errors the agent reported.
     pub fn errors(&self) -> Vec<String> {
         self.events
