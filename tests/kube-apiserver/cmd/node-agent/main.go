@@ -50,6 +50,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -244,13 +245,19 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 
 // seen handles every add or update of a pod.
 func (a *agent) seen(ctx context.Context, o *corev1.Pod) {
+	// Only seen and gone change a.pods, and client-go calls the handlers
+	// one at a time, so the pod cannot appear between the two locks.
 	a.mu.Lock()
 	p, known := a.pods[o.Name]
-	if known && p.uid != string(o.UID) {
-		known = false // a new pod of the same name
-	}
+	known = known && p.uid == string(o.UID) // not a new pod of the same name
+	a.mu.Unlock()
+	var fresh *pod
 	if !known {
-		p = a.describe(o)
+		fresh = a.describe(o) // may read a Secret: not under the lock
+	}
+	a.mu.Lock()
+	if !known {
+		p = fresh
 		a.pods[o.Name] = p
 		a.log.write(map[string]any{"event": "pod", "step": "created", "pod": p.name, "version": p.version,
 			"role": p.role, "watchers": p.watchers, "webhooks": p.webhooks, "applies_crds": p.appliesCRDs,
@@ -402,12 +409,12 @@ func (a *agent) applyCRDs(ctx context.Context, p *pod) bool {
 	}
 	budget, cancel := context.WithTimeout(ctx, a.c.startupBudget)
 	defer cancel()
-	applied := false
-	a.hold(budget, p, "crds", func() { apply(); applied = true })
+	var applied atomic.Bool
+	a.hold(budget, p, "crds", func() { apply(); applied.Store(true) })
 	if ctx.Err() != nil {
 		return false
 	}
-	if !applied {
+	if !applied.Load() {
 		a.log.write(map[string]any{"event": "pod", "step": "startup-budget-spent", "pod": p.name, "version": p.version})
 	}
 	return true
@@ -418,7 +425,7 @@ func (a *agent) applyCRDs(ctx context.Context, p *pod) bool {
 func (a *agent) hold(ctx context.Context, p *pod, purpose string, work func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	led := false
+	var led atomic.Bool
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: leaseName, Namespace: a.c.namespace},
 		Client:     a.client.CoordinationV1(),
@@ -429,7 +436,7 @@ func (a *agent) hold(ctx context.Context, p *pod, purpose string, work func()) {
 		ReleaseOnCancel: true, Name: p.name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
-				led = true
+				led.Store(true)
 				a.log.write(map[string]any{"event": "lease", "step": "acquired", "pod": p.name, "version": p.version, "purpose": purpose})
 				if work != nil {
 					work()
@@ -445,7 +452,7 @@ func (a *agent) hold(ctx context.Context, p *pod, purpose string, work func()) {
 	}
 	a.log.write(map[string]any{"event": "lease", "step": "campaign", "pod": p.name, "version": p.version, "purpose": purpose})
 	elector.Run(ctx) // returns once ctx ends, the Lease released if held
-	if led {
+	if led.Load() {
 		a.log.write(map[string]any{"event": "lease", "step": "released", "pod": p.name, "version": p.version, "purpose": purpose})
 	}
 }
