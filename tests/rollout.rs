@@ -126,6 +126,8 @@ fn single_replica_rolling_without_leader_election_breaks_version_safety() {
 #[test]
 #[ignore = "bench/rollout runs it: minutes, figures only"]
 fn table() {
+    // the test harness prints "test table ... " without a line break first
+    println!();
     println!(
         "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | upgrade time |"
     );

@@ -218,7 +218,7 @@ pub fn change(
         .unwrap_or_else(|| agent.timeline());
     Run {
         start,
-        observation: timeline.observe(start, &target),
+        observation: timeline.observe(start, now_ms(), &target),
         outcome,
         timeline,
         agent,

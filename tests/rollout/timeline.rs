@@ -167,8 +167,9 @@ impl Timeline {
     }
 
     /// The observation of an upgrade to `target` that started at `start`
-    /// (Unix ms), as far as the timeline goes.
-    pub fn observe(&self, start: i64, target: &str) -> Observation {
+    /// and was watched until `until` (Unix ms): a sample is written only
+    /// when something changed, so the last one lasts until `until`.
+    pub fn observe(&self, start: i64, until: i64, target: &str) -> Observation {
         let samples: Vec<Snapshot> = self
             .events
             .iter()
@@ -198,11 +199,7 @@ impl Timeline {
                 && s.deployments.iter().all(|d| d.complete)
                 && s.pods.iter().all(|p| p.version == target && !p.terminating)
         });
-        let end = done
-            .map(|s| s.t)
-            .or_else(|| samples.last().map(|s| s.t))
-            .unwrap_or(start)
-            .max(start);
+        let end = done.map_or(until, |s| s.t).max(start);
         let mut o = Observation {
             target: target.to_string(),
             completed: done.is_some(),
