@@ -91,7 +91,7 @@ fn start() -> ApiServer {
 }
 
 /// Keeps the last 200 lines of the server's log.
-fn keep_tail(stream: impl Read, log: &Mutex<VecDeque<String>>) {
+pub fn keep_tail(stream: impl Read, log: &Mutex<VecDeque<String>>) {
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
         let mut log = log.lock().unwrap();

@@ -389,7 +389,7 @@ pub fn helm_template_names() -> Vec<String> {
 /// keyed by a hash of its `files` (so a change rebuilds it), under a file
 /// lock (tests run in parallel): `package` of the module in `source` as
 /// `name`. `why` says what needs it, for the error without Go.
-fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &str) -> PathBuf {
+pub fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &str) -> PathBuf {
     use sha2::Digest as _;
     let source = root().join(source);
     let mut hash = sha2::Sha256::new();

@@ -1,0 +1,227 @@
+//! The live control plane of the rollout harness: the tests' API server
+//! (tests/common/apiserver.rs), the real kube-controller-manager of the same
+//! release beside it (one per test binary), and one node agent per scenario
+//! (tests/kube-apiserver/cmd/node-agent) that plays the nodes and ASO's
+//! start-up and records what it saw.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::common::apiserver::{ApiServer, keep_tail, server};
+use crate::common::{go_tool, root, text, tool};
+use crate::timeline::Timeline;
+
+/// The controllers that decide a rollout (their kube-controller-manager
+/// v1.37 names): Deployments make ReplicaSets, ReplicaSets make pods,
+/// EndpointSlices route to the ready ones; the disruption controller keeps
+/// the PDBs' status; the garbage collector removes what owners leave.
+const CONTROLLERS: &str = "deployment-controller,replicaset-controller,endpointslice-controller,disruption-controller,garbage-collector-controller";
+
+/// A running kube-controller-manager; it exits when this process does
+/// (it watches the stdin this struct holds).
+struct Controllers {
+    child: Mutex<Child>,
+    log: Arc<Mutex<VecDeque<String>>>,
+    _stdin: Mutex<ChildStdin>,
+}
+
+static CONTROLLERS_RUNNING: OnceLock<Controllers> = OnceLock::new();
+
+/// The API server, with the controller manager running against it.
+pub fn control_plane() -> &'static ApiServer {
+    let server = server();
+    let controllers = CONTROLLERS_RUNNING.get_or_init(|| start_controllers(server));
+    if let Ok(Some(status)) = controllers.child.lock().unwrap().try_wait() {
+        panic!(
+            "kube-controller-manager exited ({status}):\n{}",
+            Vec::from(controllers.log.lock().unwrap().clone()).join("\n")
+        );
+    }
+    server
+}
+
+/// The kube-controller-manager binary for the current sources, built if
+/// needed (tests/kube-controller-manager/kube-controller-manager).
+fn build_controllers() -> PathBuf {
+    let script = root().join("tests/kube-controller-manager/kube-controller-manager");
+    let out = tool("bash")
+        .arg(&script)
+        .arg("build")
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+    assert!(
+        out.status.success(),
+        "building kube-controller-manager failed (see its message above; it needs Go 1.26 or newer): {}",
+        script.display()
+    );
+    PathBuf::from(text(&out.stdout).trim())
+}
+
+fn start_controllers(server: &ApiServer) -> Controllers {
+    let binary = build_controllers();
+    let kubeconfig = format!("--kubeconfig={}", server.kubeconfig.display());
+    let controllers = format!("--controllers={CONTROLLERS}");
+    let mut child = tool(&binary)
+        .args([
+            "--stdin-watch",
+            &kubeconfig,
+            &controllers,
+            // one instance, no serving: nothing to elect, nothing to probe
+            "--leader-elect=false",
+            "--secure-port=0",
+            // the controllers act as the admin of the kubeconfig, so no
+            // token controller is needed
+            "--use-service-account-credentials=false",
+            "--kube-api-qps=200",
+            "--kube-api-burst=400",
+            "--v=1",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
+    let log = Arc::new(Mutex::new(VecDeque::new()));
+    let stderr = child.stderr.take().unwrap();
+    let sink = Arc::clone(&log);
+    std::thread::spawn(move || keep_tail(stderr, &sink));
+    let stdin = child.stdin.take().unwrap();
+    Controllers {
+        child: Mutex::new(child),
+        log,
+        _stdin: Mutex::new(stdin),
+    }
+}
+
+/// How fast the stand-in nodes and ASO's start-up go (the node agent's
+/// flags). Real pods are slower; the invariants are about order, not speed.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// From binding (or a container restart) to Running.
+    pub start: Duration,
+    /// From a container's exit (after applying CRDs, or a spent startup
+    /// budget) to the restarted process reaching the CRD step: the
+    /// kubelet's restart and ASO's initialisation. Longer than the Lease's
+    /// retry (2 s, jittered up to 4.4 s), so a second new pod waiting for
+    /// the Lease gets it before the first one's manager campaigns; with a
+    /// faster restart that pod can lose the race and wait out its startup
+    /// budget (docs/rollout-harness.md).
+    pub restart: Duration,
+    /// From the manager's start to Ready.
+    pub ready: Duration,
+    /// From terminating to deleted.
+    pub grace: Duration,
+    /// How long applying the CRDs takes.
+    pub crd_apply: Duration,
+    /// The startup probe's budget before a restart (2.20.0: 12 x 10 s).
+    pub startup_budget: Duration,
+}
+
+/// The timing every scenario runs with.
+pub const TIMING: Timing = Timing {
+    start: Duration::from_secs(1),
+    restart: Duration::from_secs(5),
+    ready: Duration::from_secs(1),
+    grace: Duration::from_secs(1),
+    crd_apply: Duration::from_secs(2),
+    startup_budget: Duration::from_secs(120),
+};
+
+/// A node agent for one namespace; stopped when dropped.
+pub struct Agent {
+    child: Child,
+    events: PathBuf,
+    /// Kept when a test fails, for its events.
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Agent {
+    /// Starts the agent for `namespace` and waits until it watches.
+    pub fn start(server: &ApiServer, namespace: &str, timing: &Timing) -> Agent {
+        let binary = go_tool(
+            "tests/kube-apiserver",
+            &["go.mod", "go.sum", "cmd/node-agent/main.go"],
+            "./cmd/node-agent",
+            "node-agent",
+            "the rollout harness needs it to play the nodes",
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let events = dir.path().join("events.jsonl");
+        let secs = |d: Duration| format!("{}ms", d.as_millis());
+        let child = tool(&binary)
+            .arg(format!("--kubeconfig={}", server.kubeconfig.display()))
+            .arg(format!("--namespace={namespace}"))
+            .arg(format!("--out={}", events.display()))
+            .arg(format!("--start-delay={}", secs(timing.start)))
+            .arg(format!("--restart-delay={}", secs(timing.restart)))
+            .arg(format!("--ready-delay={}", secs(timing.ready)))
+            .arg(format!("--grace-delay={}", secs(timing.grace)))
+            .arg(format!("--crd-apply={}", secs(timing.crd_apply)))
+            .arg(format!("--startup-budget={}", secs(timing.startup_budget)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
+        let mut agent = Agent {
+            child,
+            events,
+            dir: Some(dir),
+        };
+        let started = agent.wait_for(Duration::from_secs(60), |t| t.started());
+        assert!(started.is_some(), "the node agent did not start watching");
+        agent
+    }
+
+    /// What the agent wrote so far.
+    pub fn timeline(&self) -> Timeline {
+        Timeline::read(&self.events)
+    }
+
+    /// Polls the timeline until `done` holds or `limit` passes; the
+    /// timeline where it held, or None.
+    pub fn wait_for(
+        &mut self,
+        limit: Duration,
+        done: impl Fn(&Timeline) -> bool,
+    ) -> Option<Timeline> {
+        let deadline = Instant::now() + limit;
+        loop {
+            let timeline = self.timeline();
+            if done(&timeline) {
+                return Some(timeline);
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "the node agent exited ({status}); events: {}",
+                    self.events.display()
+                );
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The events file (for failure messages).
+    pub fn events(&self) -> &Path {
+        &self.events
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking()
+            && let Some(dir) = self.dir.take()
+        {
+            let _ = dir.keep(); // the failure message names the events file
+        }
+    }
+}

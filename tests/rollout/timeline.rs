@@ -1,0 +1,355 @@
+//! What the node agent saw, and the invariants of docs/split-topology.md
+//! section 2 computed from it: I1 (webhook endpoints), I2 (stale webhook
+//! endpoints after the CRD epoch), I3 (controller versions at once, from
+//! the pods and from the Lease) and the upgrade time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// One line of the agent's output; `t` is Unix milliseconds.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// The agent watches.
+    Started {},
+    /// A step of a pod's life (created, ready, terminating, gone...).
+    Pod { t: i64, step: String },
+    /// The CRD epoch of a version: a CRD-applying pod of it may write CRDs.
+    Epoch { t: i64, version: String },
+    /// The CRDs were written.
+    Crds {},
+    /// A Lease step: campaign, acquired, released.
+    Lease {
+        t: i64,
+        step: String,
+        pod: String,
+        version: String,
+        purpose: String,
+    },
+    /// The state, when it changed (sampled every 100 ms).
+    Sample {
+        t: i64,
+        endpoints: Vec<Endpoint>,
+        pods: Vec<PodState>,
+        deployments: Vec<DeploymentState>,
+    },
+    /// Something the agent could not do.
+    Error { pod: String, error: String },
+}
+
+/// A ready address of the webhook Service.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Endpoint {
+    /// The pod behind it.
+    pub pod: String,
+    /// That pod's version ("" once it is gone).
+    pub version: String,
+}
+
+/// A pod in a non-terminal phase.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PodState {
+    /// The Deployment it belongs to.
+    pub deployment: String,
+    /// Its version (the manager image's tag).
+    pub version: String,
+    /// Whether its mode includes watchers (it runs the control loop).
+    pub watchers: bool,
+    /// Whether it is Ready.
+    pub ready: bool,
+    /// Whether it has a deletion timestamp.
+    pub terminating: bool,
+}
+
+/// A Deployment's rollout state.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DeploymentState {
+    /// Its name.
+    pub name: String,
+    /// observedGeneration caught up and updated == available == replicas.
+    pub complete: bool,
+}
+
+/// Everything the agent wrote, in order.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// The events.
+    pub events: Vec<Event>,
+}
+
+impl Timeline {
+    /// Reads an agent's events file (a line being written is left out).
+    pub fn read(path: &Path) -> Timeline {
+        let data = std::fs::read_to_string(path).unwrap_or_default();
+        let events = data
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect();
+        Timeline { events }
+    }
+
+    /// Whether the agent watches.
+    pub fn started(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e, Event::Started { .. }))
+    }
+
+    /// The last sample: (time, pods, deployments).
+    fn last_sample(&self) -> Option<(&[PodState], &[DeploymentState])> {
+        self.events.iter().rev().find_map(|e| match e {
+            Event::Sample {
+                pods, deployments, ..
+            } => Some((pods.as_slice(), deployments.as_slice())),
+            _ => None,
+        })
+    }
+
+    /// Whether the Deployments named (all, when `deployments` is None) have
+    /// rolled out to `version`: complete, and every pod of theirs is of
+    /// that version and not terminating (a sample taken before the
+    /// controller saw a new generation still says complete).
+    pub fn rolled_out(&self, version: &str, deployments: Option<&[String]>) -> bool {
+        let Some((pods, states)) = self.last_sample() else {
+            return false;
+        };
+        let chosen = |name: &str| deployments.is_none_or(|names| names.iter().any(|n| n == name));
+        let scoped: Vec<_> = states.iter().filter(|d| chosen(&d.name)).collect();
+        !scoped.is_empty()
+            && scoped.iter().all(|d| d.complete)
+            && pods
+                .iter()
+                .filter(|p| chosen(&p.deployment))
+                .all(|p| p.version == version && !p.terminating)
+    }
+
+    /// Whether `version` rolled out everywhere and the webhook Service
+    /// routes to every Ready pod (the EndpointSlice controller follows the
+    /// pods a moment later): the steady state an upgrade starts from.
+    pub fn settled(&self, version: &str) -> bool {
+        let endpoints = self.events.iter().rev().find_map(|e| match e {
+            Event::Sample { endpoints, .. } => Some(endpoints.len()),
+            _ => None,
+        });
+        let ready = self
+            .last_sample()
+            .map_or(0, |(pods, _)| pods.iter().filter(|p| p.ready).count());
+        self.rolled_out(version, None) && endpoints == Some(ready)
+    }
+
+    /// How many pods became Ready at or after `t` (Unix ms).
+    pub fn became_ready_since(&self, t: i64) -> usize {
+        self.events
+            .iter()
+            .filter(|e| matches!(e, Event::Pod { t: at, step } if step == "ready" && *at >= t))
+            .count()
+    }
+
+    /// Errors the agent reported.
+    pub fn errors(&self) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Error { pod, error, .. } => Some(format!("{pod}: {error}")),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether a pod of `version` ever became Ready.
+    pub fn ever_ready(&self, version: &str) -> bool {
+        self.events.iter().any(|e| match e {
+            Event::Sample { pods, .. } => pods.iter().any(|p| p.version == version && p.ready),
+            _ => false,
+        })
+    }
+
+    /// The observation of an upgrade to `target` that started at `start`
+    /// and was watched until `until` (Unix ms): a sample is written only
+    /// when something changed, so the last one lasts until `until`.
+    pub fn observe(&self, start: i64, until: i64, target: &str) -> Observation {
+        let samples: Vec<Snapshot> = self
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Sample {
+                    t,
+                    endpoints,
+                    pods,
+                    deployments,
+                } => Some(Snapshot {
+                    t: *t,
+                    endpoints,
+                    pods,
+                    deployments,
+                }),
+                _ => None,
+            })
+            .collect();
+        let epoch = self.events.iter().find_map(|e| match e {
+            Event::Epoch { t, version } if version == target && *t >= start => Some(*t),
+            _ => None,
+        });
+        // the window ends at the first sample of the finished rollout
+        let done = samples.iter().find(|s| {
+            s.t >= start
+                && !s.deployments.is_empty()
+                && s.deployments.iter().all(|d| d.complete)
+                && s.pods.iter().all(|p| p.version == target && !p.terminating)
+        });
+        let end = done.map_or(until, |s| s.t).max(start);
+        let mut o = Observation {
+            target: target.to_string(),
+            completed: done.is_some(),
+            upgrade_ms: done.map(|s| s.t - start),
+            crd_epoch: epoch.is_some(),
+            ..Observation::default()
+        };
+        let mut stale = BTreeSet::new();
+        // each sample's state lasts until the next one
+        for (i, sample) in samples.iter().enumerate() {
+            let (endpoints, pods) = (sample.endpoints, sample.pods);
+            let next = samples.get(i + 1).map_or(end, |s| s.t);
+            let (from, to) = (sample.t.max(start), next.min(end));
+            if to <= from {
+                continue; // before the upgrade, or after it
+            }
+            let span = to - from;
+            if endpoints.is_empty() {
+                o.zero_endpoints_ms += span;
+            }
+            if epoch.is_some_and(|e| to > e) {
+                let old: Vec<_> = endpoints.iter().filter(|e| e.version != target).collect();
+                if !old.is_empty() {
+                    o.stale_ms += to - from.max(epoch.unwrap());
+                    stale.extend(old.iter().map(|e| e.pod.clone()));
+                }
+            }
+            let versions: BTreeSet<_> = pods
+                .iter()
+                .filter(|p| p.watchers)
+                .map(|p| p.version.as_str())
+                .collect();
+            o.controller_versions = o.controller_versions.max(versions.len());
+        }
+        o.stale_pods = stale.len();
+        o.leader_versions = self.leader_versions_at_once(start, end);
+        o.startup_budget_spent = self.events.iter().any(|e| {
+            matches!(e, Event::Pod { t, step, .. } if step == "startup-budget-spent" && *t >= start)
+        });
+        o
+    }
+
+    /// The Lease-holder form of I3: the most versions that held the Lease
+    /// as controllers' leader at one moment of [start, end].
+    fn leader_versions_at_once(&self, start: i64, end: i64) -> usize {
+        let mut held: BTreeMap<String, (String, i64)> = BTreeMap::new();
+        let mut spans = Vec::new();
+        for e in &self.events {
+            if let Event::Lease {
+                t,
+                step,
+                pod,
+                version,
+                purpose,
+            } = e
+                && purpose == "leader"
+            {
+                match step.as_str() {
+                    "acquired" => {
+                        held.insert(pod.clone(), (version.clone(), *t));
+                    }
+                    "released" => {
+                        if let Some((v, from)) = held.remove(pod) {
+                            spans.push((v, from, *t));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        spans.extend(held.into_values().map(|(v, from)| (v, from, i64::MAX)));
+        let mut most = 0;
+        for (_, from, to) in &spans {
+            // the count is highest at some span's start
+            let at = (*from).max(start);
+            if at > end || *to < start {
+                continue;
+            }
+            let versions: BTreeSet<_> = spans
+                .iter()
+                .filter(|(_, f, t)| *f <= at && at < *t)
+                .map(|(v, _, _)| v)
+                .collect();
+            most = most.max(versions.len());
+        }
+        most
+    }
+}
+
+/// One sample, borrowed from its event.
+struct Snapshot<'a> {
+    t: i64,
+    endpoints: &'a [Endpoint],
+    pods: &'a [PodState],
+    deployments: &'a [DeploymentState],
+}
+
+/// What one upgrade showed.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// The version upgraded to.
+    pub target: String,
+    /// Whether every Deployment rolled out to it within the wait.
+    pub completed: bool,
+    /// From the first write to the end of the rollout.
+    pub upgrade_ms: Option<i64>,
+    /// I1: how long the webhook Service had no ready endpoint.
+    pub zero_endpoints_ms: i64,
+    /// Whether the target's CRD epoch happened during the upgrade.
+    pub crd_epoch: bool,
+    /// I2: pods of another version that were ready webhook endpoints
+    /// after the target's CRD epoch, and for how long.
+    pub stale_pods: usize,
+    /// I2: how long such an endpoint existed.
+    pub stale_ms: i64,
+    /// I3: the most versions among non-terminal watcher pods at once.
+    pub controller_versions: usize,
+    /// I3, the Lease form: the most versions holding the Lease as leader
+    /// at once.
+    pub leader_versions: usize,
+    /// Whether a new pod's startup probe budget ran out waiting for the
+    /// Lease.
+    pub startup_budget_spent: bool,
+}
+
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+impl Observation {
+    /// The table row's cells after topology and path.
+    pub fn cells(&self) -> [String; 4] {
+        [
+            seconds(self.zero_endpoints_ms),
+            if self.crd_epoch {
+                format!("{} ({})", self.stale_pods, seconds(self.stale_ms))
+            } else {
+                "no CRD epoch".to_string()
+            },
+            format!(
+                "{} (Lease holders: {})",
+                self.controller_versions, self.leader_versions
+            ),
+            match self.upgrade_ms {
+                Some(ms) => seconds(ms),
+                None if self.startup_budget_spent => {
+                    "never completes (stuck; startup budget spent)".into()
+                }
+                None => "never completes (stuck)".into(),
+            },
+        ]
+    }
+}
