@@ -3,8 +3,9 @@
 //! bases and components, install manifests and the values JSON Schema, with
 //! the deployment shapes that break clusters refused at every step.
 //!
-//! The command line is thin: [`cli`] holds the raw arguments, [`config`]
-//! checks them into one command's settings, and [`commands::run`] runs it.
+//! The command line is thin: [`cli`] holds each command's arguments,
+//! [`config`] checks the flags that must agree, and [`commands::run`] runs
+//! the command.
 #![deny(missing_docs, unsafe_code)]
 
 pub mod catalog;
@@ -16,6 +17,7 @@ pub mod describe;
 pub mod diagnostics;
 pub mod diff;
 pub mod emit;
+pub mod exit;
 pub mod files;
 pub mod fleet;
 pub mod keys;

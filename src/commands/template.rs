@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 use super::{FleetError, Problems, Status, ValuesError, error_line, human};
 use crate::check::Checker;
 use crate::cli::TemplateFormat;
-use crate::config::{TemplateConfig, TemplateInput, ValuesArgs};
+use crate::config::{TemplateConfig, TemplateInput};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::model::Release;
 use crate::output::Stdout;
+use crate::read::ValuesInput;
 use crate::render::{self, objects};
 use crate::write::{Accept, OutputFolder, WriteError};
 
@@ -56,21 +58,21 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 for values that do not parse or are refused, else 2.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
             Error::Values(err) => err.exit_code(),
-            Error::Invalid(_) => super::EXIT_FAILED,
+            Error::Invalid(_) => EXIT_FAILED,
             Error::Fleet(err) => err.exit_code(),
             Error::Collision { .. } | Error::Write { .. } | Error::NoSuchTemplate { .. } => {
-                super::EXIT_USAGE
+                EXIT_USAGE
             }
         }
     }
 
     /// What to print: the problems, or the message.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Values(err) => err.report(),
             Error::Invalid(problems) => problems.human(),
@@ -90,7 +92,7 @@ pub fn run<W: Write>(config: &TemplateConfig, stdout: &mut Stdout<W>) -> Result<
 
 /// One manifest, to standard output.
 fn one<W: Write>(
-    values: &ValuesArgs,
+    values: &ValuesInput,
     config: &TemplateConfig,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
@@ -284,7 +286,7 @@ fn write_templates(
 fn fleet(
     dir: &Path,
     out: &Path,
-    shared: &ValuesArgs,
+    shared: &ValuesInput,
     config: &TemplateConfig,
 ) -> Result<Status, Error> {
     let started = std::time::Instant::now();
