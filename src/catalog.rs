@@ -89,6 +89,9 @@ pub struct Controller {
     pub env: Vec<String>,
 }
 
+/// The flag `crdLabels` maps to; controllers after v2.20.0 define it.
+pub const CRD_LABELS_FLAG: &str = "crd-labels";
+
 impl Controller {
     /// Whether the controller defines `--flag`.
     pub fn defines(&self, flag: &str) -> bool {

@@ -45,6 +45,16 @@ fn is_label(text: &str) -> bool {
         && bytes[bytes.len() - 1] != b'-'
 }
 
+/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
+/// not starting with . or -.
+pub fn valid_image_tag(tag: &str) -> bool {
+    (1..=128).contains(&tag.len())
+        && !tag.starts_with(['.', '-'])
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
 /// Why `name` is not a valid namespace (an RFC 1123 label), in the API
 /// server's terms; `None` when it is one.
 pub fn label_problem(name: &str) -> Option<String> {
@@ -221,6 +231,15 @@ pub fn label_value_pattern() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_tags() {
+        assert!(valid_image_tag("v2.22.0"));
+        assert!(valid_image_tag("2.22.0_build-1"));
+        assert!(!valid_image_tag("-x"));
+        assert!(!valid_image_tag("a/b"));
+        assert!(!valid_image_tag(""));
+    }
 
     #[test]
     fn labels_and_subdomains_as_the_api_server_has_them() {

@@ -10,6 +10,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::model::{CHART_NAME, Release};
+use crate::names;
 use crate::render::{self, RenderError};
 
 /// Where the chart sits among the rendered artifacts.
@@ -98,16 +99,6 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
     })
 }
 
-/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
-/// not starting with . or -.
-pub(crate) fn valid_image_tag(tag: &str) -> bool {
-    (1..=128).contains(&tag.len())
-        && !tag.starts_with(['.', '-'])
-        && tag
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-}
-
 /// `created` timestamps: RFC 3339 UTC from seconds since the epoch.
 pub fn rfc3339(epoch: u64) -> String {
     let days = (epoch / 86_400) as i64;
@@ -175,7 +166,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         .image_tag
         .clone()
         .unwrap_or_else(|| format!("v{}", request.version));
-    if !valid_image_tag(&image_tag) {
+    if !names::valid_image_tag(&image_tag) {
         return Err(ReleaseError::ImageTag(image_tag));
     }
     if let Some(digest) = &request.image_digest {
@@ -405,15 +396,6 @@ mod tests {
         assert!(err.contains("write --version 2.22.0"), "{err}");
         assert!(parse_version("2.22").is_err());
         assert!(parse_version("").is_err());
-    }
-
-    #[test]
-    fn image_tags() {
-        assert!(valid_image_tag("v2.22.0"));
-        assert!(valid_image_tag("2.22.0_build-1"));
-        assert!(!valid_image_tag("-x"));
-        assert!(!valid_image_tag("a/b"));
-        assert!(!valid_image_tag(""));
     }
 
     #[test]
