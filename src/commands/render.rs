@@ -124,7 +124,7 @@ fn check<W: Write>(
     // moment the diffs are coarser (whole hunks), never slower.
     let deadline = std::time::Instant::now() + DIFF_TIME;
     for difference in &diffs {
-        let path = crate::upgrade::printable(&difference.path);
+        let path = crate::output::printable(&difference.path);
         let (have, old_name) = match &difference.have {
             Have::Nothing => ("", format!("a/{path}")),
             Have::Text(text) => (text.as_str(), format!("a/{path}")),
