@@ -5,8 +5,8 @@ use std::io::Write;
 
 use super::Status;
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::diff::{self, DiffError};
 use crate::exit::EXIT_USAGE;
+use crate::features::diff::{self, DiffError};
 use crate::output::Stdout;
 
 /// Why `diff` could not compare.

@@ -8,7 +8,7 @@ use super::render::{render_error_code, render_error_report};
 use super::{Status, error_line};
 use crate::config::ReleaseConfig;
 use crate::exit::EXIT_USAGE;
-use crate::release::{self, ReleaseError, ReleaseRequest};
+use crate::features::release::{self, ReleaseError, ReleaseRequest};
 use crate::write::{Accept, OutputFolder, WriteError};
 
 /// The largest chart repository index.yaml read for merging (Helm's own

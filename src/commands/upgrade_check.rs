@@ -8,11 +8,11 @@ use super::{Problems, Status, ValuesError, error_line};
 use crate::check::Checker;
 use crate::cli::{ReportFormat, UpgradeCheckArgs, Via};
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::features::upgrade::{self, ApplyPath};
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::read::{self, LoadError};
 use crate::render;
-use crate::upgrade::{self, ApplyPath};
 
 /// Why `upgrade-check` could not judge the upgrade.
 #[derive(Debug, thiserror::Error)]

@@ -226,15 +226,15 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         chart["values.schema.json"].clone().into_bytes(),
     );
     if let Some(previous) = previous {
-        let current = crate::diff::Side {
+        let current = super::diff::Side {
             manifests: release_manifests(&out)?,
             values: crate::yaml::parse_value(&chart["values.yaml"]).ok(),
             schema: serde_json::from_str(&chart["values.schema.json"]).ok(),
         };
-        let changes = crate::diff::compare(&previous, &current);
+        let changes = super::diff::compare(&previous, &current);
         out.insert(
             "UPGRADE-NOTES.md".into(),
-            crate::diff::format_markdown(&changes).into_bytes(),
+            super::diff::format_markdown(&changes).into_bytes(),
         );
     }
     let sums: String = out
@@ -247,7 +247,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
 
 fn release_manifests(
     files: &BTreeMap<String, Vec<u8>>,
-) -> Result<BTreeMap<String, BTreeMap<crate::diff::ObjectKey, serde_json::Value>>, ReleaseError> {
+) -> Result<BTreeMap<String, BTreeMap<super::diff::ObjectKey, serde_json::Value>>, ReleaseError> {
     let mut manifests = BTreeMap::new();
     for (name, bytes) in files {
         if let Some(profile) = name
@@ -256,7 +256,7 @@ fn release_manifests(
         {
             let text = String::from_utf8_lossy(bytes);
             let objects =
-                crate::diff::parse_manifest(name, &text).map_err(|err| ReleaseError::Previous {
+                super::diff::parse_manifest(name, &text).map_err(|err| ReleaseError::Previous {
                     path: name.clone(),
                     message: err.to_string(),
                 })?;
@@ -267,7 +267,7 @@ fn release_manifests(
 }
 
 /// Reads a previous release folder (as `release` wrote it) for the diff.
-fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
+fn read_previous(dir: &Path) -> Result<super::diff::Side, ReleaseError> {
     let fail = |message: String| ReleaseError::Previous {
         path: dir.display().to_string(),
         message,
@@ -277,7 +277,7 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
             "not found or not a folder; pass the previous release's output folder".into(),
         ));
     }
-    crate::diff::read_side(dir).map_err(|err| fail(err.to_string()))
+    super::diff::read_side(dir).map_err(|err| fail(err.to_string()))
 }
 
 /// The index for this release alone: one entry.
