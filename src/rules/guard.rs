@@ -235,7 +235,7 @@ fn crd_pattern_guard(served_groups: &[&str]) -> String {
 /// and the annotations' total size in bytes (Go's `len`), which no schema
 /// can express.
 fn metadata_guard() -> String {
-    use crate::check::labels::{
+    use crate::names::metadata_codes::{
         ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,
     };
     use crate::objects::{METADATA_VALUES, MetadataKind};
