@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::Status;
-use crate::catalog::{self, ImportError};
 use crate::cli::CatalogImportArgs;
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::features::catalog_import::{self, ImportError};
 use crate::output::Stdout;
 
 /// The largest release manifest read (ASO's with every CRD is about 100 MiB).
@@ -71,7 +71,7 @@ pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Resu
         )),
         None => None,
     };
-    let catalog = catalog::import(config.release.as_deref(), &files, flags_help.as_ref())?;
+    let catalog = catalog_import::import(config.release.as_deref(), &files, flags_help.as_ref())?;
     crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
         |source| Error::Write {
             file: config.out.clone(),
