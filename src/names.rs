@@ -6,6 +6,10 @@
 //! name-, label- and annotation-valued keys come from here, so the command
 //! line, asogen, Helm and the editor refuse the same names.
 
+/// The chart's name, upstream's: its archive's prefix and the name its
+/// helpers give the objects by default.
+pub const CHART_NAME: &str = "azure-service-operator";
+
 /// Longest RFC 1123 label (a namespace).
 pub const LABEL_MAX: usize = 63;
 

@@ -184,7 +184,7 @@ fn select<T>(
     if patterns.is_empty() {
         return Ok(rendered);
     }
-    let chart_prefix = format!("{}/", crate::model::CHART_NAME);
+    let chart_prefix = format!("{}/", crate::names::CHART_NAME);
     let patterns: Vec<&str> = patterns
         .iter()
         .map(|pattern| {
@@ -253,7 +253,7 @@ fn write_templates(
     selected: &[(String, std::sync::Arc<str>)],
     namespace: Option<String>,
 ) -> Result<Status, Error> {
-    let chart = crate::model::CHART_NAME;
+    let chart = crate::names::CHART_NAME;
     let mut files = std::collections::BTreeMap::new();
     if let Some(namespace) = namespace {
         files.insert(

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::model::{CHART_NAME, Release};
-use crate::names;
+use crate::model::Release;
+use crate::names::{self, CHART_NAME};
 use crate::render::{self, RenderError};
 
 /// Where the chart sits among the rendered artifacts.
