@@ -18,8 +18,6 @@ pub mod diagnostics;
 pub mod emit;
 pub mod exit;
 pub mod features;
-pub mod files;
-pub mod fleet;
 pub mod keys;
 pub mod model;
 pub mod names;

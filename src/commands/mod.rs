@@ -26,7 +26,7 @@ use crate::cli::{CatalogCommand, Cli, Command};
 use crate::config::{ConfigError, ReleaseConfig, TemplateConfig};
 use crate::diagnostics::{self, Diagnostic};
 use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::fleet::Fleet;
+use crate::features::fleet::Fleet;
 use crate::output::{OutputError, Stdout};
 use crate::read::{self, LoadError, Source, ValuesInput};
 
@@ -310,10 +310,11 @@ impl FleetError {
 /// The values files of `dir` and the shared values (`-f` before each file,
 /// `--set` after).
 fn read_fleet(dir: &Path, shared: &ValuesInput) -> Result<Fleet, FleetError> {
-    let listing = crate::files::list_yaml(dir).map_err(|source| FleetError::Unlistable {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
+    let listing =
+        crate::read::listing::list_yaml(dir).map_err(|source| FleetError::Unlistable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     if listing.files.is_empty() && listing.unusable.is_empty() {
         return Err(FleetError::Empty {
             dir: dir.to_path_buf(),
@@ -331,7 +332,7 @@ fn read_fleet_files(files: &[PathBuf], shared: &ValuesInput) -> Result<Fleet, Fl
 
 fn fleet_of(
     files: Vec<PathBuf>,
-    unusable: Vec<crate::files::Unusable>,
+    unusable: Vec<crate::read::listing::Unusable>,
     shared: &ValuesInput,
 ) -> Result<Fleet, FleetError> {
     let before = read_values(&ValuesInput {

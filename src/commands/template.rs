@@ -307,7 +307,7 @@ fn fleet(
     let installer = installer(config);
     let tally = fleet.check_all(&config.namespace, |file, model| {
         let text = render::manifest_for(model, config.create_namespace, "", installer);
-        folder.put(&crate::fleet::output_name(file), text.as_bytes())
+        folder.put(&crate::features::fleet::output_name(file), text.as_bytes())
     });
     for failed in &tally.failed {
         eprint!("{}", human(&failed.diagnostics, &failed.sources));
@@ -322,7 +322,7 @@ fn fleet(
         .files
         .iter()
         .chain(fleet.unusable.iter().map(|entry| &entry.path))
-        .map(|file| crate::fleet::output_name(file))
+        .map(|file| crate::features::fleet::output_name(file))
         .collect();
     folder
         .commit(|path| failed_outputs.contains(path))

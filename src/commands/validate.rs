@@ -9,7 +9,7 @@ use crate::check::Checker;
 use crate::cli::ValidateArgs;
 use crate::config::ValidateInput;
 use crate::diagnostics::{self, Diagnostic, Format};
-use crate::fleet::Fleet;
+use crate::features::fleet::Fleet;
 use crate::model::{DEFAULT_NAMESPACE, Release};
 use crate::output::Stdout;
 use crate::read::ValuesInput;
