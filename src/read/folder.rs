@@ -18,7 +18,14 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-pub use super::bounded::{FOLDER_DEPTH, FOLDER_ENTRIES};
+/// The most entries asogen lists in an output folder (`render --check`,
+/// and the old tree a write carries over): a fleet's thousands of
+/// manifests fit, a runaway tree does not.
+pub const FOLDER_ENTRIES: usize = 100_000;
+
+/// The deepest nesting of folders asogen walks in an output folder
+/// (`generated/` is four deep).
+pub const FOLDER_DEPTH: usize = 64;
 
 /// What an entry of a folder is, seen without following it.
 #[derive(Debug, Clone, PartialEq, Eq)]
