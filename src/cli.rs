@@ -1,6 +1,8 @@
-//! The command line as clap parses it: the raw arguments, with no logic.
-//! [`crate::config::Config`] turns them into a checked configuration and
-//! [`crate::commands`] runs it; exit codes are documented there.
+//! The command line as clap parses it: one arguments struct per command.
+//! A command takes its struct as its settings; only where flags are checked
+//! together (`template`) or the environment is read (`release`) does
+//! [`crate::config`] build the settings from it. [`crate::commands`] runs
+//! them; exit codes are in [`crate::exit`].
 
 use std::path::PathBuf;
 
@@ -20,182 +22,229 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The commands.
+/// The commands; each takes its own arguments, which are its settings
+/// wherever no check across flags is needed.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write every artifact (chart, kustomize, manifests, schema) under the output folder.
-    Render {
-        /// Write nothing; exit 1 with a diff if the folder is not what render would write.
-        #[arg(long)]
-        check: bool,
-        /// The output folder.
-        #[arg(long, default_value = "generated")]
-        out: PathBuf,
-        /// A folder of values profiles to use instead of the built-in ones (one install
-        /// manifest each; `ha.yaml` is the kustomize base).
-        #[arg(long, value_name = "DIR")]
-        profiles: Option<PathBuf>,
-    },
+    Render(RenderArgs),
     /// Print the install manifest for the given values (like `helm template`).
     #[command(after_help = TEMPLATE_AFTER_HELP)]
-    Template {
-        /// The release name (Helm's NAME, `.Release.Name`): the
-        /// app.kubernetes.io/instance label. Object names stay upstream's.
-        #[arg(value_name = "NAME")]
-        name: Option<String>,
-        /// Values files and `--set` expressions, as Helm takes them.
-        #[command(flatten)]
-        values: ValuesFlags,
-        /// The namespace of namespaced objects.
-        #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
-        namespace: String,
-        /// Also print the Namespace object first (as the install manifests do).
-        #[arg(long)]
-        create_namespace: bool,
-        /// Output format: yaml (a YAML stream) or json (one kubectl-style `List`).
-        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
-              default_value_t = TemplateFormat::Yaml)]
-        output: TemplateFormat,
-        /// Only the objects of these chart templates (e.g. `templates/deployment.yaml`;
-        /// `*` and `?` match within a path segment), as `helm template -s` does.
-        #[arg(short = 's', long = "show-only", value_name = "TEMPLATE")]
-        show_only: Vec<String>,
-        /// Write each template's objects to DIR/azure-service-operator/templates/FILE
-        /// instead of standard output, as `helm template --output-dir` does.
-        #[arg(long, value_name = "DIR")]
-        output_dir: Option<PathBuf>,
-        /// With --output-dir: write under DIR/NAME/ (Helm's --release-name).
-        #[arg(long, requires = "output_dir")]
-        release_name: bool,
-        /// The cluster's Kubernetes version (e.g. 1.29): before 1.30 the cluster serves no
-        /// ValidatingAdmissionPolicy, so the in-cluster guard is left out. Default: current.
-        #[arg(long, value_name = "VERSION")]
-        kube_version: Option<String>,
-        /// APIs the cluster serves whatever --kube-version says (GROUP/VERSION or
-        /// GROUP/VERSION/KIND; repeat or separate with commas).
-        #[arg(short = 'a', long, value_name = "API", value_delimiter = ',')]
-        api_versions: Vec<String>,
-        /// Refused: asogen's schema and its typed model are one; see below.
-        #[arg(long)]
-        skip_schema_validation: bool,
-        /// Accepted and ignored: asogen's errors always name file, line, key and rule.
-        #[arg(long)]
-        debug: bool,
-        /// Fleet mode: render every *.yaml in DIR (one cluster each, on top of the -f
-        /// files) into --out, on every core; invalid files are reported, the others rendered.
-        #[arg(long, value_name = "DIR")]
-        values_dir: Option<PathBuf>,
-        /// Fleet mode: the folder for one manifest per values file (replaced atomically).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-    },
+    Template(TemplateArgs),
     /// Check values files: every problem with file, line, column, key, rule id and help
     /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
-    Validate {
-        /// Values files and `--set` expressions, as Helm takes them.
-        #[command(flatten)]
-        values: ValuesFlags,
-        /// Output format: human, json or github (GitHub Actions annotations).
-        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
-              default_value_t = Format::Human)]
-        format: Format,
-        /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
-        #[arg(long, value_name = "DIR", conflicts_with = "each")]
-        values_dir: Option<PathBuf>,
-        /// Fleet mode: check each FILE on its own (on top of the -f files), as
-        /// pre-commit and other hooks pass the files they check.
-        #[arg(value_name = "FILE")]
-        each: Vec<PathBuf>,
-    },
+    Validate(ValidateArgs),
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
     /// Show the chart's information, as `helm show` does: `values` prints every key
     /// with its default and documentation, a values file to start from
     /// (`asogen show values > my-values.yaml`).
-    Show {
-        /// What to show.
-        #[arg(value_enum)]
-        what: ShowWhat,
-    },
+    Show(ShowArgs),
     /// The catalog of what an ASO release serves (values/catalog.json).
-    Catalog {
-        /// What to do with it.
-        #[command(subcommand)]
-        action: CatalogCommand,
-    },
+    Catalog(CatalogArgs),
     /// Predict whether upgrading a live Deployment to what asogen renders is refused,
     /// per apply path (kubectl, Helm 3, Helm 4, server-side apply), and print the fix.
     /// Exit 0 safe, 1 refused on some path, 2 bad input.
-    UpgradeCheck {
-        /// The live Deployment, as `kubectl get deployment NAME -n NAMESPACE -o yaml
-        /// --show-managed-fields` prints it.
-        #[arg(long, value_name = "FILE")]
-        live: PathBuf,
-        /// Values files and `--set` expressions, as Helm takes them.
-        #[command(flatten)]
-        values: ValuesFlags,
-        /// Check only these apply paths (default: the paths in use, read from the
-        /// live object's managedFields; all when it shows none).
-        #[arg(long = "via", value_enum, value_name = "PATH")]
-        via: Vec<Via>,
-        /// The field manager of your server-side applier (e.g. `argocd-controller`);
-        /// default: the live object's Apply managers, else `kustomize-controller` (Flux).
-        #[arg(long = "field-manager", value_name = "NAME")]
-        field_manager: Vec<String>,
-        /// Output format: human or json.
-        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
-              default_value_t = ReportFormat::Human)]
-        format: ReportFormat,
-    },
+    UpgradeCheck(UpgradeCheckArgs),
     /// Classify every change between two artifact sets (generated/ folders, chart
     /// folders or install manifests) and write the release notes' "Upgrade notes".
-    Diff {
-        /// The previous release's artifacts.
-        old: PathBuf,
-        /// The new release's artifacts.
-        new: PathBuf,
-        /// Output format: human, json, or markdown (the "Upgrade notes" section).
-        #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
-              default_value_t = DiffFormat::Human)]
-        format: DiffFormat,
-        /// Exit 1 when there is a breaking or topology change (for CI gates).
-        #[arg(long)]
-        fail_on_breaking: bool,
-    },
+    Diff(DiffArgs),
     /// Write every artifact of one version into a folder: the packaged chart, index.yaml,
     /// install manifests, values.schema.json, upgrade notes and SHA256SUMS, reproducibly
     /// (timestamps from SOURCE_DATE_EPOCH).
-    Release {
-        /// The chart version, SemVer 2 without `v` (e.g. 2.22.0).
-        #[arg(long)]
-        version: String,
-        /// The chart's appVersion and the controller image tag, as `helm package
-        /// --app-version` sets it (default: v + version).
-        #[arg(long, value_name = "VERSION", conflicts_with = "image_tag")]
-        app_version: Option<String>,
-        /// The same as --app-version (its earlier name).
-        #[arg(long, value_name = "TAG")]
-        image_tag: Option<String>,
-        /// Pin the image by digest (sha256:...): every artifact then names tag@digest.
-        #[arg(long, value_name = "DIGEST")]
-        image_digest: Option<String>,
-        /// The previous release's output folder: adds UPGRADE-NOTES.md.
-        #[arg(long, value_name = "DIR")]
-        previous: Option<PathBuf>,
-        /// The output folder (replaced as a whole, atomically).
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-        /// A folder of values profiles to use instead of the built-in ones.
-        #[arg(long, value_name = "DIR")]
-        profiles: Option<PathBuf>,
-    },
+    Release(ReleaseArgs),
     /// Print a shell completion script (e.g. `asogen completions bash >
     /// ~/.local/share/bash-completion/completions/asogen`).
-    Completions {
-        /// The shell.
-        #[arg(value_enum)]
-        shell: clap_complete::Shell,
-    },
+    Completions(CompletionsArgs),
+}
+
+impl Command {
+    /// Whether the command uses the compiled-in catalog (every command but
+    /// `catalog import`, which writes a new one, and `completions`).
+    pub fn uses_builtin_catalog(&self) -> bool {
+        !matches!(self, Command::Catalog(_) | Command::Completions(_))
+    }
+}
+
+/// `asogen render`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct RenderArgs {
+    /// Write nothing; exit 1 with a diff if the folder is not what render would write.
+    #[arg(long)]
+    pub check: bool,
+    /// The output folder.
+    #[arg(long, default_value = "generated")]
+    pub out: PathBuf,
+    /// A folder of values profiles to use instead of the built-in ones (one install
+    /// manifest each; `ha.yaml` is the kustomize base).
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+}
+
+/// `asogen template`: checked together into
+/// [`crate::config::TemplateConfig`].
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct TemplateArgs {
+    /// The release name (Helm's NAME, `.Release.Name`): the
+    /// app.kubernetes.io/instance label. Object names stay upstream's.
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+    /// Values files and `--set` expressions, as Helm takes them.
+    #[command(flatten)]
+    pub values: ValuesFlags,
+    /// The namespace of namespaced objects.
+    #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// Also print the Namespace object first (as the install manifests do).
+    #[arg(long)]
+    pub create_namespace: bool,
+    /// Output format: yaml (a YAML stream) or json (one kubectl-style `List`).
+    #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+          default_value_t = TemplateFormat::Yaml)]
+    pub output: TemplateFormat,
+    /// Only the objects of these chart templates (e.g. `templates/deployment.yaml`;
+    /// `*` and `?` match within a path segment), as `helm template -s` does.
+    #[arg(short = 's', long = "show-only", value_name = "TEMPLATE")]
+    pub show_only: Vec<String>,
+    /// Write each template's objects to DIR/azure-service-operator/templates/FILE
+    /// instead of standard output, as `helm template --output-dir` does.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// With --output-dir: write under DIR/NAME/ (Helm's --release-name).
+    #[arg(long, requires = "output_dir")]
+    pub release_name: bool,
+    /// The cluster's Kubernetes version (e.g. 1.29): before 1.30 the cluster serves no
+    /// ValidatingAdmissionPolicy, so the in-cluster guard is left out. Default: current.
+    #[arg(long, value_name = "VERSION")]
+    pub kube_version: Option<String>,
+    /// APIs the cluster serves whatever --kube-version says (GROUP/VERSION or
+    /// GROUP/VERSION/KIND; repeat or separate with commas).
+    #[arg(short = 'a', long, value_name = "API", value_delimiter = ',')]
+    pub api_versions: Vec<String>,
+    /// Refused: asogen's schema and its typed model are one; see below.
+    #[arg(long)]
+    pub skip_schema_validation: bool,
+    /// Accepted and ignored: asogen's errors always name file, line, key and rule.
+    #[arg(long)]
+    pub debug: bool,
+    /// Fleet mode: render every *.yaml in DIR (one cluster each, on top of the -f
+    /// files) into --out, on every core; invalid files are reported, the others rendered.
+    #[arg(long, value_name = "DIR")]
+    pub values_dir: Option<PathBuf>,
+    /// Fleet mode: the folder for one manifest per values file (replaced atomically).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `asogen validate`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ValidateArgs {
+    /// Values files and `--set` expressions, as Helm takes them.
+    #[command(flatten)]
+    pub values: ValuesFlags,
+    /// Output format: human, json or github (GitHub Actions annotations).
+    #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+          default_value_t = Format::Human)]
+    pub format: Format,
+    /// Fleet mode: check every *.yaml in DIR on its own (on top of the -f files).
+    #[arg(long, value_name = "DIR", conflicts_with = "each")]
+    pub values_dir: Option<PathBuf>,
+    /// Fleet mode: check each FILE on its own (on top of the -f files), as
+    /// pre-commit and other hooks pass the files they check.
+    #[arg(value_name = "FILE")]
+    pub each: Vec<PathBuf>,
+}
+
+/// `asogen show`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ShowArgs {
+    /// What to show.
+    #[arg(value_enum)]
+    pub what: ShowWhat,
+}
+
+/// `asogen catalog`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct CatalogArgs {
+    /// What to do with it.
+    #[command(subcommand)]
+    pub action: CatalogCommand,
+}
+
+/// `asogen upgrade-check`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct UpgradeCheckArgs {
+    /// The live Deployment, as `kubectl get deployment NAME -n NAMESPACE -o yaml
+    /// --show-managed-fields` prints it.
+    #[arg(long, value_name = "FILE")]
+    pub live: PathBuf,
+    /// Values files and `--set` expressions, as Helm takes them.
+    #[command(flatten)]
+    pub values: ValuesFlags,
+    /// Check only these apply paths (default: the paths in use, read from the
+    /// live object's managedFields; all when it shows none).
+    #[arg(long = "via", value_enum, value_name = "PATH")]
+    pub via: Vec<Via>,
+    /// The field manager of your server-side applier (e.g. `argocd-controller`);
+    /// default: the live object's Apply managers, else `kustomize-controller` (Flux).
+    #[arg(long = "field-manager", value_name = "NAME")]
+    pub field_manager: Vec<String>,
+    /// Output format: human or json.
+    #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+          default_value_t = ReportFormat::Human)]
+    pub format: ReportFormat,
+}
+
+/// `asogen diff`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct DiffArgs {
+    /// The previous release's artifacts.
+    pub old: PathBuf,
+    /// The new release's artifacts.
+    pub new: PathBuf,
+    /// Output format: human, json, or markdown (the "Upgrade notes" section).
+    #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+          default_value_t = DiffFormat::Human)]
+    pub format: DiffFormat,
+    /// Exit 1 when there is a breaking or topology change (for CI gates).
+    #[arg(long)]
+    pub fail_on_breaking: bool,
+}
+
+/// `asogen release`: with `SOURCE_DATE_EPOCH`, made into
+/// [`crate::config::ReleaseConfig`].
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ReleaseArgs {
+    /// The chart version, SemVer 2 without `v` (e.g. 2.22.0).
+    #[arg(long)]
+    pub version: String,
+    /// The chart's appVersion and the controller image tag, as `helm package
+    /// --app-version` sets it (default: v + version).
+    #[arg(long, value_name = "VERSION", conflicts_with = "image_tag")]
+    pub app_version: Option<String>,
+    /// The same as --app-version (its earlier name).
+    #[arg(long, value_name = "TAG")]
+    pub image_tag: Option<String>,
+    /// Pin the image by digest (sha256:...): every artifact then names tag@digest.
+    #[arg(long, value_name = "DIGEST")]
+    pub image_digest: Option<String>,
+    /// The previous release's output folder: adds UPGRADE-NOTES.md.
+    #[arg(long, value_name = "DIR")]
+    pub previous: Option<PathBuf>,
+    /// The output folder (replaced as a whole, atomically).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A folder of values profiles to use instead of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub profiles: Option<PathBuf>,
+}
+
+/// `asogen completions`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `helm template` flags that mean nothing for asogen, and why; shown by
@@ -233,7 +282,7 @@ Differs from helm template: --kube-version decides what the cluster serves (befo
 /// Like Helm's flag parser, each takes the next argument as its value even
 /// when it starts with `-` (clap would otherwise print it back as an
 /// unknown argument, secret and all).
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct ValuesFlags {
     /// A values file (`-` for standard input); later files win, maps merge deeply,
     /// lists replace.
@@ -263,6 +312,19 @@ pub struct ValuesFlags {
         allow_hyphen_values = true
     )]
     pub set_literal: Vec<String>,
+}
+
+impl From<ValuesFlags> for crate::read::ValuesInput {
+    fn from(flags: ValuesFlags) -> Self {
+        crate::read::ValuesInput {
+            files: flags.values,
+            set_json: flags.set_json,
+            set: flags.set,
+            set_string: flags.set_string,
+            set_file: flags.set_file,
+            set_literal: flags.set_literal,
+        }
+    }
 }
 
 /// Output format of `template`.
@@ -321,25 +383,29 @@ pub enum ReportFormat {
 }
 
 /// `asogen catalog` subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 pub enum CatalogCommand {
     /// Rewrite the catalog from an ASO release: its install manifest, or any
     /// YAML streams holding its webhook configurations and ClusterRoles.
-    Import {
-        /// The YAML files to read (`-` for standard input is not supported).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// The release they come from (e.g. v2.20.0); by default the tag of
-        /// the controller image in the files.
-        #[arg(long)]
-        release: Option<String>,
-        /// The controller's `--help` output, or a list of its flags (one
-        /// `--flag` per line): the flags it defines beyond those the
-        /// release's Deployment passes.
-        #[arg(long, value_name = "FILE")]
-        controller_flags: Option<PathBuf>,
-        /// Where to write the catalog.
-        #[arg(long, default_value = "values/catalog.json")]
-        out: PathBuf,
-    },
+    Import(CatalogImportArgs),
+}
+
+/// `asogen catalog import`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct CatalogImportArgs {
+    /// The YAML files to read (`-` for standard input is not supported).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The release they come from (e.g. v2.20.0); by default the tag of
+    /// the controller image in the files.
+    #[arg(long)]
+    pub release: Option<String>,
+    /// The controller's `--help` output, or a list of its flags (one
+    /// `--flag` per line): the flags it defines beyond those the
+    /// release's Deployment passes.
+    #[arg(long, value_name = "FILE")]
+    pub controller_flags: Option<PathBuf>,
+    /// Where to write the catalog.
+    #[arg(long, default_value = "values/catalog.json")]
+    pub out: PathBuf,
 }

@@ -1,71 +1,20 @@
-//! The validated configuration: the raw arguments of [`crate::cli`] turned,
-//! in one step, into the settings of one command. Every check across flags,
-//! and the environment a command reads, is made here; the commands get only
-//! settings that make sense together.
+//! Settings built from arguments where building them is more than a copy:
+//! `template`'s flags, checked together (and its release name, namespace
+//! and capabilities parsed), `validate`'s mode, and `release`'s
+//! `SOURCE_DATE_EPOCH`. Every other command takes its [`crate::cli`]
+//! arguments as they are.
 
 use std::path::PathBuf;
 
-use crate::cli::{Cli, Command, DiffFormat, ReportFormat, TemplateFormat, Via};
+use crate::cli::{ReleaseArgs, TemplateArgs, TemplateFormat, ValidateArgs};
 use crate::describe::{Capabilities, KubeVersion};
-use crate::diagnostics::Format;
-
-/// Values given on the command line: `-f` files, then the `--set` family.
-pub type ValuesArgs = crate::read::ValuesInput;
-
-impl From<crate::cli::ValuesFlags> for ValuesArgs {
-    fn from(flags: crate::cli::ValuesFlags) -> Self {
-        ValuesArgs {
-            files: flags.values,
-            set_json: flags.set_json,
-            set: flags.set,
-            set_string: flags.set_string,
-            set_file: flags.set_file,
-            set_literal: flags.set_literal,
-        }
-    }
-}
-
-/// One command and its settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Config {
-    /// `asogen render`.
-    Render(RenderConfig),
-    /// `asogen template`.
-    Template(TemplateConfig),
-    /// `asogen validate`.
-    Validate(ValidateConfig),
-    /// `asogen schema`.
-    Schema,
-    /// `asogen show`.
-    Show(crate::cli::ShowWhat),
-    /// `asogen catalog import`.
-    CatalogImport(CatalogImportConfig),
-    /// `asogen upgrade-check`.
-    UpgradeCheck(UpgradeCheckConfig),
-    /// `asogen diff`.
-    Diff(DiffConfig),
-    /// `asogen release`.
-    Release(ReleaseConfig),
-    /// `asogen completions`.
-    Completions(clap_complete::Shell),
-}
-
-/// Settings of `render`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderConfig {
-    /// Compare with the output folder instead of writing it.
-    pub check: bool,
-    /// The output folder.
-    pub out: PathBuf,
-    /// The folder of values profiles; None for the built-in ones.
-    pub profiles: Option<PathBuf>,
-}
+use crate::read::ValuesInput;
 
 /// What `template` renders.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateInput {
     /// One install manifest for the merged values, to standard output.
-    Values(ValuesArgs),
+    Values(ValuesInput),
     /// Fleet mode: one manifest per values file of `dir`, each on top of
     /// `shared` (`-f` before the file, `--set` after), into the folder `out`.
     Fleet {
@@ -74,7 +23,7 @@ pub enum TemplateInput {
         /// The folder for the manifests (replaced as a whole).
         out: PathBuf,
         /// The values every file is merged with.
-        shared: ValuesArgs,
+        shared: ValuesInput,
     },
 }
 
@@ -103,71 +52,40 @@ pub struct TemplateConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValidateInput {
     /// The merged values.
-    Values(ValuesArgs),
+    Values(ValuesInput),
     /// Fleet mode: each values file of `dir` on its own, on top of `shared`.
     Fleet {
         /// The folder of values files, one per cluster.
         dir: PathBuf,
         /// The values every file is merged with.
-        shared: ValuesArgs,
+        shared: ValuesInput,
     },
     /// Fleet mode: each of `files` on its own, on top of `shared`.
     Each {
         /// The values files, in the order given.
         files: Vec<PathBuf>,
         /// The values every file is merged with.
-        shared: ValuesArgs,
+        shared: ValuesInput,
     },
 }
 
-/// Settings of `validate`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValidateConfig {
-    /// What to check.
-    pub input: ValidateInput,
-    /// How to print the problems.
-    pub format: Format,
-}
-
-/// Settings of `upgrade-check`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UpgradeCheckConfig {
-    /// The live Deployment file.
-    pub live: PathBuf,
-    /// The values of the new release.
-    pub values: ValuesArgs,
-    /// The apply paths to check (all when empty).
-    pub via: Vec<Via>,
-    /// Extra server-side field managers.
-    pub field_managers: Vec<String>,
-    /// How to print the report.
-    pub format: ReportFormat,
-}
-
-/// Settings of `diff`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiffConfig {
-    /// The previous release's artifacts.
-    pub old: PathBuf,
-    /// The new release's artifacts.
-    pub new: PathBuf,
-    /// How to print the changes.
-    pub format: DiffFormat,
-    /// Fail when a change is breaking.
-    pub fail_on_breaking: bool,
-}
-
-/// Settings of `catalog import`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogImportConfig {
-    /// The YAML streams to read.
-    pub files: Vec<PathBuf>,
-    /// The release they describe, when given.
-    pub release: Option<String>,
-    /// The controller's `--help` output (or a list of its flags), when given.
-    pub controller_flags: Option<PathBuf>,
-    /// The catalog file to write.
-    pub out: PathBuf,
+impl ValidateInput {
+    /// The mode `validate`'s arguments ask for (clap refuses `--values-dir`
+    /// with FILEs).
+    pub fn new(args: &ValidateArgs) -> ValidateInput {
+        let values = ValuesInput::from(args.values.clone());
+        match &args.values_dir {
+            None if args.each.is_empty() => ValidateInput::Values(values),
+            None => ValidateInput::Each {
+                files: args.each.clone(),
+                shared: values,
+            },
+            Some(dir) => ValidateInput::Fleet {
+                dir: dir.clone(),
+                shared: values,
+            },
+        }
+    }
 }
 
 /// Settings of `release`.
@@ -273,176 +191,112 @@ pub const MAX_SOURCE_DATE_EPOCH: u64 = 253_402_300_799;
 impl ConfigError {
     /// Always 2: a usage error.
     pub fn exit_code(&self) -> u8 {
-        crate::commands::EXIT_USAGE
+        crate::exit::EXIT_USAGE
     }
 }
 
-impl Config {
-    /// The configuration for parsed arguments, in this process's
-    /// environment.
-    pub fn from_args(args: Cli) -> Result<Config, ConfigError> {
-        Config::new(args, std::env::var("SOURCE_DATE_EPOCH").ok())
+impl TemplateConfig {
+    /// `template`'s settings, its flags checked together.
+    pub fn new(args: TemplateArgs) -> Result<TemplateConfig, ConfigError> {
+        let TemplateArgs {
+            name,
+            values,
+            namespace,
+            create_namespace,
+            output,
+            show_only,
+            output_dir,
+            release_name: name_in_path,
+            kube_version,
+            api_versions,
+            skip_schema_validation,
+            debug: _,
+            values_dir,
+            out,
+        } = args;
+        if skip_schema_validation {
+            return Err(ConfigError::SkipSchemaValidation);
+        }
+        if values_dir.is_some() {
+            let single = [
+                (output == TemplateFormat::Json, "-o json"),
+                (!show_only.is_empty(), "--show-only"),
+                (output_dir.is_some(), "--output-dir"),
+            ];
+            if let Some((_, flag)) = single.iter().find(|(given, _)| *given) {
+                return Err(ConfigError::NotInFleet(flag));
+            }
+        }
+        if output_dir.is_some() && output == TemplateFormat::Json {
+            return Err(ConfigError::OutputDirJson);
+        }
+        let release_name =
+            name.unwrap_or_else(|| crate::render::objects::DEFAULT_INSTANCE.to_string());
+        check_release_name(&release_name)?;
+        let capabilities = capabilities(kube_version.as_deref(), api_versions)?;
+        let output_dir = output_dir.map(|dir| {
+            if name_in_path {
+                dir.join(&release_name)
+            } else {
+                dir
+            }
+        });
+        let values = ValuesInput::from(values);
+        let input = match (values_dir, out) {
+            (None, None) => TemplateInput::Values(values),
+            (Some(dir), Some(out)) => TemplateInput::Fleet {
+                dir,
+                out,
+                shared: values,
+            },
+            (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
+            (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
+        };
+        check_namespace(&namespace, create_namespace)?;
+        Ok(TemplateConfig {
+            input,
+            namespace,
+            create_namespace,
+            release_name,
+            capabilities,
+            output,
+            show_only,
+            output_dir,
+        })
+    }
+}
+
+impl ReleaseConfig {
+    /// `release`'s settings, in this process's environment.
+    pub fn from_env(args: ReleaseArgs) -> Result<ReleaseConfig, ConfigError> {
+        ReleaseConfig::new(args, std::env::var("SOURCE_DATE_EPOCH").ok())
     }
 
-    /// The configuration for parsed arguments and the value of
-    /// `SOURCE_DATE_EPOCH` (None when it is not set).
-    pub fn new(args: Cli, source_date_epoch: Option<String>) -> Result<Config, ConfigError> {
-        Ok(match args.command {
-            Command::Render {
-                check,
-                out,
-                profiles,
-            } => Config::Render(RenderConfig {
-                check,
-                out,
-                profiles,
-            }),
-            Command::Template {
-                name,
-                values,
-                namespace,
-                create_namespace,
-                output,
-                show_only,
-                output_dir,
-                release_name: name_in_path,
-                kube_version,
-                api_versions,
-                skip_schema_validation,
-                debug: _,
-                values_dir,
-                out,
-            } => {
-                if skip_schema_validation {
-                    return Err(ConfigError::SkipSchemaValidation);
-                }
-                if values_dir.is_some() {
-                    let single = [
-                        (output == TemplateFormat::Json, "-o json"),
-                        (!show_only.is_empty(), "--show-only"),
-                        (output_dir.is_some(), "--output-dir"),
-                    ];
-                    if let Some((_, flag)) = single.iter().find(|(given, _)| *given) {
-                        return Err(ConfigError::NotInFleet(flag));
-                    }
-                }
-                if output_dir.is_some() && output == TemplateFormat::Json {
-                    return Err(ConfigError::OutputDirJson);
-                }
-                let release_name =
-                    name.unwrap_or_else(|| crate::render::objects::DEFAULT_INSTANCE.to_string());
-                check_release_name(&release_name)?;
-                let capabilities = capabilities(kube_version.as_deref(), api_versions)?;
-                let output_dir = output_dir.map(|dir| {
-                    if name_in_path {
-                        dir.join(&release_name)
-                    } else {
-                        dir
-                    }
-                });
-                let values = ValuesArgs::from(values);
-                let input = match (values_dir, out) {
-                    (None, None) => TemplateInput::Values(values),
-                    (Some(dir), Some(out)) => TemplateInput::Fleet {
-                        dir,
-                        out,
-                        shared: values,
-                    },
-                    (Some(_), None) => return Err(ConfigError::ValuesDirWithoutOut),
-                    (None, Some(_)) => return Err(ConfigError::OutWithoutValuesDir),
-                };
-                check_namespace(&namespace, create_namespace)?;
-                Config::Template(TemplateConfig {
-                    input,
-                    namespace,
-                    create_namespace,
-                    release_name,
-                    capabilities,
-                    output,
-                    show_only,
-                    output_dir,
-                })
-            }
-            Command::Validate {
-                values,
-                format,
-                values_dir,
-                each,
-            } => {
-                let values = ValuesArgs::from(values);
-                let input = match values_dir {
-                    None if each.is_empty() => ValidateInput::Values(values),
-                    None => ValidateInput::Each {
-                        files: each,
-                        shared: values,
-                    },
-                    Some(dir) => ValidateInput::Fleet {
-                        dir,
-                        shared: values,
-                    },
-                };
-                Config::Validate(ValidateConfig { input, format })
-            }
-            Command::Schema => Config::Schema,
-            Command::Show { what } => Config::Show(what),
-            Command::Catalog {
-                action:
-                    crate::cli::CatalogCommand::Import {
-                        files,
-                        release,
-                        controller_flags,
-                        out,
-                    },
-            } => Config::CatalogImport(CatalogImportConfig {
-                files,
-                release,
-                controller_flags,
-                out,
-            }),
-            Command::UpgradeCheck {
-                live,
-                values,
-                via,
-                field_manager,
-                format,
-            } => Config::UpgradeCheck(UpgradeCheckConfig {
-                live,
-                values: ValuesArgs::from(values),
-                via,
-                field_managers: field_manager,
-                format,
-            }),
-            Command::Diff {
-                old,
-                new,
-                format,
-                fail_on_breaking,
-            } => Config::Diff(DiffConfig {
-                old,
-                new,
-                format,
-                fail_on_breaking,
-            }),
-            Command::Completions { shell } => Config::Completions(shell),
-            Command::Release {
-                version,
-                app_version,
-                image_tag,
-                image_digest,
-                previous,
-                out,
-                profiles,
-            } => Config::Release(ReleaseConfig {
-                version,
-                app_version: app_version.or(image_tag),
-                image_digest,
-                previous,
-                out,
-                profiles,
-                source_date_epoch: source_date_epoch
-                    .map(|text| parse_source_date_epoch(&text))
-                    .transpose()?,
-            }),
+    /// `release`'s settings for the value of `SOURCE_DATE_EPOCH` (None
+    /// when it is not set).
+    pub fn new(
+        args: ReleaseArgs,
+        source_date_epoch: Option<String>,
+    ) -> Result<ReleaseConfig, ConfigError> {
+        let ReleaseArgs {
+            version,
+            app_version,
+            image_tag,
+            image_digest,
+            previous,
+            out,
+            profiles,
+        } = args;
+        Ok(ReleaseConfig {
+            version,
+            app_version: app_version.or(image_tag),
+            image_digest,
+            previous,
+            out,
+            profiles,
+            source_date_epoch: source_date_epoch
+                .map(|text| parse_source_date_epoch(&text))
+                .transpose()?,
         })
     }
 }
@@ -526,37 +380,45 @@ fn parse_source_date_epoch(text: &str) -> Result<u64, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
     use clap::Parser;
 
-    fn config(args: &[&str]) -> Result<Config, ConfigError> {
-        let args = Cli::try_parse_from(std::iter::once("asogen").chain(args.iter().copied()))
-            .expect("the arguments parse");
-        Config::new(args, None)
+    fn command(args: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once("asogen").chain(args.iter().copied()))
+            .expect("the arguments parse")
+            .command
+    }
+
+    /// `template`'s settings for `args` (after `template`).
+    fn template(args: &[&str]) -> Result<TemplateConfig, ConfigError> {
+        let Command::Template(args) = command(&[&["template"], args].concat()) else {
+            panic!("template");
+        };
+        TemplateConfig::new(args)
+    }
+
+    /// `release`'s settings for `args` (after `release`).
+    fn release(args: &[&str], epoch: Option<&str>) -> Result<ReleaseConfig, ConfigError> {
+        let Command::Release(args) = command(&[&["release"], args].concat()) else {
+            panic!("release");
+        };
+        ReleaseConfig::new(args, epoch.map(str::to_string))
     }
 
     #[test]
     fn template_is_one_manifest_or_a_fleet() {
-        let Ok(Config::Template(one)) = config(&["template", "-f", "a.yaml", "--set", "x=1"])
-        else {
+        let Ok(one) = template(&["-f", "a.yaml", "--set", "x=1"]) else {
             panic!("template");
         };
         assert_eq!(
             one.input,
-            TemplateInput::Values(ValuesArgs {
+            TemplateInput::Values(ValuesInput {
                 files: vec!["a.yaml".into()],
                 set: vec!["x=1".into()],
                 ..Default::default()
             })
         );
-        let Ok(Config::Template(fleet)) = config(&[
-            "template",
-            "--values-dir",
-            "in",
-            "--out",
-            "out",
-            "-f",
-            "a.yaml",
-        ]) else {
+        let Ok(fleet) = template(&["--values-dir", "in", "--out", "out", "-f", "a.yaml"]) else {
             panic!("fleet");
         };
         assert_eq!(
@@ -564,7 +426,7 @@ mod tests {
             TemplateInput::Fleet {
                 dir: "in".into(),
                 out: "out".into(),
-                shared: ValuesArgs {
+                shared: ValuesInput {
                     files: vec!["a.yaml".into()],
                     ..Default::default()
                 },
@@ -575,11 +437,11 @@ mod tests {
     #[test]
     fn fleet_flags_need_each_other() {
         assert_eq!(
-            config(&["template", "--values-dir", "in"]),
+            template(&["--values-dir", "in"]),
             Err(ConfigError::ValuesDirWithoutOut)
         );
         assert_eq!(
-            config(&["template", "--out", "out"]),
+            template(&["--out", "out"]),
             Err(ConfigError::OutWithoutValuesDir)
         );
     }
@@ -587,32 +449,31 @@ mod tests {
     #[test]
     fn template_flags_are_checked_together() {
         assert_eq!(
-            config(&["template", "--skip-schema-validation"]),
+            template(&["--skip-schema-validation"]),
             Err(ConfigError::SkipSchemaValidation)
         );
         assert_eq!(
-            config(&["template", "--output-dir", "d", "-o", "json"]),
+            template(&["--output-dir", "d", "-o", "json"]),
             Err(ConfigError::OutputDirJson)
         );
         assert_eq!(
-            config(&["template", "--values-dir", "in", "--out", "o", "-s", "x"]),
+            template(&["--values-dir", "in", "--out", "o", "-s", "x"]),
             Err(ConfigError::NotInFleet("--show-only"))
         );
         assert_eq!(
-            config(&["template", "--kube-version", "1"]),
+            template(&["--kube-version", "1"]),
             Err(ConfigError::KubeVersion("1".into()))
         );
         assert!(matches!(
-            config(&["template", "Bad"]),
+            template(&["Bad"]),
             Err(ConfigError::ReleaseName { .. })
         ));
         let long = "a".repeat(54);
         assert!(matches!(
-            config(&["template", &long]),
+            template(&[&long]),
             Err(ConfigError::ReleaseName { .. })
         ));
-        let Ok(Config::Template(named)) = config(&[
-            "template",
+        let Ok(named) = template(&[
             "aso",
             "--output-dir",
             "d",
@@ -637,18 +498,11 @@ mod tests {
 
     #[test]
     fn release_app_version_and_its_earlier_name() {
-        let Ok(Config::Release(release)) = config(&[
-            "release",
-            "--version",
-            "1.0.0",
-            "--image-tag",
-            "v1",
-            "--out",
-            "o",
-        ]) else {
-            panic!("release");
-        };
-        assert_eq!(release.app_version.as_deref(), Some("v1"));
+        let settings = release(
+            &["--version", "1.0.0", "--image-tag", "v1", "--out", "o"],
+            None,
+        );
+        assert_eq!(settings.unwrap().app_version.as_deref(), Some("v1"));
         assert!(
             Cli::try_parse_from([
                 "asogen",
@@ -683,11 +537,7 @@ mod tests {
                 Err(ConfigError::SourceDateEpoch(bad.into()))
             );
         }
-        let args =
-            Cli::try_parse_from(["asogen", "release", "--version", "1.0.0", "--out", "o"]).unwrap();
-        let Ok(Config::Release(release)) = Config::new(args, Some("5".into())) else {
-            panic!("release");
-        };
-        assert_eq!(release.source_date_epoch, Some(5));
+        let settings = release(&["--version", "1.0.0", "--out", "o"], Some("5"));
+        assert_eq!(settings.unwrap().source_date_epoch, Some(5));
     }
 }

@@ -3,8 +3,9 @@
 //! bases and components, install manifests and the values JSON Schema, with
 //! the deployment shapes that break clusters refused at every step.
 //!
-//! The command line is thin: [`cli`] holds the raw arguments, [`config`]
-//! checks them into one command's settings, and [`commands::run`] runs it.
+//! The command line is thin: [`cli`] holds each command's arguments,
+//! [`config`] checks the flags that must agree, and [`commands::run`] runs
+//! the command.
 #![deny(missing_docs, unsafe_code)]
 
 pub mod catalog;
@@ -14,10 +15,9 @@ pub mod commands;
 pub mod config;
 pub mod describe;
 pub mod diagnostics;
-pub mod diff;
 pub mod emit;
-pub mod files;
-pub mod fleet;
+pub mod exit;
+pub mod features;
 pub mod keys;
 pub mod model;
 pub mod names;
@@ -27,11 +27,9 @@ pub mod pointer;
 pub mod progress;
 pub mod read;
 pub mod redact;
-pub mod release;
 pub mod render;
 pub mod rules;
 pub mod schema;
-pub mod upgrade;
 pub mod values;
 pub mod write;
 pub mod yaml;

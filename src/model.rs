@@ -42,9 +42,6 @@ impl Release {
     }
 }
 
-/// The chart name.
-pub const CHART_NAME: &str = "azure-service-operator";
-
 /// The namespace install manifests and `template` use unless told otherwise.
 pub const DEFAULT_NAMESPACE: &str = "azureserviceoperator-system";
 

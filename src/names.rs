@@ -6,6 +6,10 @@
 //! name-, label- and annotation-valued keys come from here, so the command
 //! line, asogen, Helm and the editor refuse the same names.
 
+/// The chart's name, upstream's: its archive's prefix and the name its
+/// helpers give the objects by default.
+pub const CHART_NAME: &str = "azure-service-operator";
+
 /// Longest RFC 1123 label (a namespace).
 pub const LABEL_MAX: usize = 63;
 
@@ -43,6 +47,16 @@ fn is_label(text: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && bytes[0] != b'-'
         && bytes[bytes.len() - 1] != b'-'
+}
+
+/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
+/// not starting with . or -.
+pub fn valid_image_tag(tag: &str) -> bool {
+    (1..=128).contains(&tag.len())
+        && !tag.starts_with(['.', '-'])
+        && tag
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
 /// Why `name` is not a valid namespace (an RFC 1123 label), in the API
@@ -218,9 +232,44 @@ pub fn label_value_pattern() -> String {
     )
 }
 
+/// The codes of metadata the API server refuses: each message of the
+/// check, the schema and the chart guard for a labels or annotations map
+/// starts with one, as a rule's starts with its id.
+pub mod metadata_codes {
+    /// The code of a label key the API server refuses.
+    pub const LABEL_KEY: &str = "label-key";
+    /// The code of a label value the API server refuses.
+    pub const LABEL_VALUE: &str = "label-value";
+    /// The code of an annotation key the API server refuses.
+    pub const ANNOTATION_KEY: &str = "annotation-key";
+    /// The code of annotations larger than the API server takes.
+    pub const ANNOTATIONS_SIZE: &str = "annotations-size";
+    /// The code of a pod label that would change the Deployment's selector.
+    pub const SELECTOR_LABEL: &str = "selector-label";
+
+    /// Every code of this check: each message of the schema and the chart
+    /// guard for these maps starts with one, as a rule's starts with its id.
+    pub const CODES: [&str; 5] = [
+        LABEL_KEY,
+        LABEL_VALUE,
+        ANNOTATION_KEY,
+        ANNOTATIONS_SIZE,
+        SELECTOR_LABEL,
+    ];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_tags() {
+        assert!(valid_image_tag("v2.22.0"));
+        assert!(valid_image_tag("2.22.0_build-1"));
+        assert!(!valid_image_tag("-x"));
+        assert!(!valid_image_tag("a/b"));
+        assert!(!valid_image_tag(""));
+    }
 
     #[test]
     fn labels_and_subdomains_as_the_api_server_has_them() {

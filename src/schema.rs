@@ -169,8 +169,8 @@ fn add_metadata_checks(schema: &mut Value) {
             .and_then(Value::as_object_mut)
             .expect("a map's schema is an object");
         let (code, lower_cased) = match map.kind {
-            MetadataKind::Labels => (crate::check::labels::LABEL_KEY, false),
-            MetadataKind::Annotations => (crate::check::labels::ANNOTATION_KEY, true),
+            MetadataKind::Labels => (crate::names::metadata_codes::LABEL_KEY, false),
+            MetadataKind::Annotations => (crate::names::metadata_codes::ANNOTATION_KEY, true),
         };
         let message = format!(
             "{code}: the API server refuses this key in {}: a key is an optional DNS subdomain prefix (at most {} characters) and '/', then at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit{}",
@@ -188,7 +188,7 @@ fn add_metadata_checks(schema: &mut Value) {
                 "pattern": crate::names::label_value_pattern(),
                 "errorMessage": format!(
                     "{}: the API server refuses this value in {}: a label value is empty or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
-                    crate::check::labels::LABEL_VALUE,
+                    crate::names::metadata_codes::LABEL_VALUE,
                     map.lands_on,
                     crate::names::LABEL_VALUE_MAX
                 ),
@@ -217,7 +217,7 @@ fn add_metadata_checks(schema: &mut Value) {
                 .collect();
             let check = json!({"properties": refused, "errorMessage": format!(
                 "{}: {} must not set the Deployment's selector labels ({}), which the chart sets: another value leaves the Deployment selecting none of its pods",
-                crate::check::labels::SELECTOR_LABEL,
+                crate::names::metadata_codes::SELECTOR_LABEL,
                 map.key.path(),
                 keys.join(", ")
             )});

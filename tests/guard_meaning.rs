@@ -69,7 +69,7 @@ fn evaluated(case: &Value) -> Vec<String> {
         app_version: "0",
         capabilities: &capabilities,
     };
-    let guard = asogen::rules::guard::guard(asogen::model::CHART_NAME, &Catalog::builtin());
+    let guard = asogen::rules::guard::guard(asogen::names::CHART_NAME, &Catalog::builtin());
     match stmt::run(&guard, &scope) {
         Ok(None) => Vec::new(),
         Ok(Some(message)) => message.lines().map(String::from).collect(),

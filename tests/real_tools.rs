@@ -276,7 +276,7 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
         let codes: Vec<&str> = asogen::rules::RULES
             .iter()
             .map(|r| r.id)
-            .chain(asogen::check::labels::CODES)
+            .chain(asogen::names::metadata_codes::CODES)
             .collect();
         // Warnings (YAML 1.1 readings, values the controller ignores) are
         // asogen's own notes on valid values; the schema has no such thing.

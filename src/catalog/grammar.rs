@@ -131,7 +131,7 @@ pub fn problem(field: Field, text: &str) -> Option<String> {
             .and_then(|why| bad(&why)),
         Field::Release => {
             let version = text.strip_prefix('v').unwrap_or_default();
-            if !crate::release::valid_image_tag(text) {
+            if !names::valid_image_tag(text) {
                 bad("an image tag is 1 to 128 of A-Z a-z 0-9 _ . -, not starting with . or -")
             } else if let Err(err) = semver::Version::parse(version) {
                 bad(&format!(

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
+use crate::catalog::CRD_LABELS_FLAG;
 use crate::catalog::Catalog;
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::keys;
-use crate::objects::CRD_LABELS_FLAG;
 use crate::read::Merged;
 
 /// A warning for `crdLabels` when the catalog's controller has no

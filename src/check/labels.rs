@@ -15,26 +15,9 @@ use crate::objects::{METADATA_VALUES, MetadataKind, MetadataValues};
 use crate::pointer::{escape_segment, to_key_path};
 use crate::read::Merged;
 
-/// The code of a label key the API server refuses.
-pub const LABEL_KEY: &str = "label-key";
-/// The code of a label value the API server refuses.
-pub const LABEL_VALUE: &str = "label-value";
-/// The code of an annotation key the API server refuses.
-pub const ANNOTATION_KEY: &str = "annotation-key";
-/// The code of annotations larger than the API server takes.
-pub const ANNOTATIONS_SIZE: &str = "annotations-size";
-/// The code of a pod label that would change the Deployment's selector.
-pub const SELECTOR_LABEL: &str = "selector-label";
-
-/// Every code of this check: each message of the schema and the chart
-/// guard for these maps starts with one, as a rule's starts with its id.
-pub const CODES: [&str; 5] = [
-    LABEL_KEY,
-    LABEL_VALUE,
-    ANNOTATION_KEY,
-    ANNOTATIONS_SIZE,
-    SELECTOR_LABEL,
-];
+use crate::names::metadata_codes::{
+    ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,
+};
 
 /// One diagnostic per key or value the API server would refuse, and per
 /// selector label the values would change, at the key in the file that

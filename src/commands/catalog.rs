@@ -4,9 +4,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::{Status, error_line};
-use crate::catalog::{self, ImportError};
-use crate::config::CatalogImportConfig;
+use super::Status;
+use crate::cli::CatalogImportArgs;
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::features::catalog_import::{self, ImportError};
 use crate::output::Stdout;
 
 /// The largest release manifest read (ASO's with every CRD is about 100 MiB).
@@ -36,26 +37,18 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 when the files do not describe a release, 2 for I/O and usage.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
-            Error::Import(_) => super::EXIT_FAILED,
-            _ => super::EXIT_USAGE,
+            Error::Import(_) => EXIT_FAILED,
+            _ => EXIT_USAGE,
         }
-    }
-
-    /// What to print.
-    pub fn report(&self) -> String {
-        error_line(self)
     }
 }
 
 /// Reads the files, imports the catalog and writes it.
-pub fn run<W: Write>(
-    config: &CatalogImportConfig,
-    stdout: &mut Stdout<W>,
-) -> Result<Status, Error> {
+pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let mut files = Vec::new();
     for file in &config.files {
         let text = crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
@@ -78,7 +71,7 @@ pub fn run<W: Write>(
         )),
         None => None,
     };
-    let catalog = catalog::import(config.release.as_deref(), &files, flags_help.as_ref())?;
+    let catalog = catalog_import::import(config.release.as_deref(), &files, flags_help.as_ref())?;
     crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
         |source| Error::Write {
             file: config.out.clone(),

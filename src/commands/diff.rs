@@ -3,10 +3,10 @@
 
 use std::io::Write;
 
-use super::{Status, error_line};
-use crate::cli::DiffFormat;
-use crate::config::DiffConfig;
-use crate::diff::{self, DiffError};
+use super::Status;
+use crate::cli::{DiffArgs, DiffFormat};
+use crate::exit::EXIT_USAGE;
+use crate::features::diff::{self, DiffError};
 use crate::output::Stdout;
 
 /// Why `diff` could not compare.
@@ -30,21 +30,16 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 2: the input cannot be read.
-    pub fn exit_code(&self) -> u8 {
-        super::EXIT_USAGE
-    }
-
-    /// What to print.
-    pub fn report(&self) -> String {
-        error_line(self)
+    fn exit_code(&self) -> u8 {
+        EXIT_USAGE
     }
 }
 
 /// Reads both sides, prints the changes; fails (exit 1) on a breaking
 /// change when asked to.
-pub fn run<W: Write>(config: &DiffConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+pub fn run<W: Write>(config: &DiffArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let old = diff::read_side(&config.old)?;
     let new = diff::read_side(&config.new)?;
     // A folder against a file would compare the one manifest of the same

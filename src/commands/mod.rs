@@ -1,6 +1,7 @@
-//! The commands: one function per command, each taking its settings from
-//! [`crate::config`] and a [`Stdout`] writer and returning a [`Status`] or
-//! its own error type, which knows its exit code and how it is reported.
+//! The commands: one function per command, each taking its arguments from
+//! [`crate::cli`] (or the settings [`crate::config`] builds from them) and a
+//! [`Stdout`] writer, and returning a [`Status`] or its own error type, a
+//! [`Failure`] that knows its exit code and how it is reported.
 //! Also what several commands share: reading the values given on the
 //! command line, reading a fleet folder, and showing problems.
 //!
@@ -21,19 +22,13 @@ use std::fmt::Display;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::Cli;
-use crate::config::{Config, ConfigError, ValuesArgs};
+use crate::cli::{CatalogCommand, Cli, Command};
+use crate::config::{ConfigError, ReleaseConfig, TemplateConfig};
 use crate::diagnostics::{self, Diagnostic};
-use crate::fleet::Fleet;
+use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::features::fleet::Fleet;
 use crate::output::{OutputError, Stdout};
-use crate::read::{self, LoadError, Source};
-
-/// Exit code: success.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: the values or the check failed.
-pub const EXIT_FAILED: u8 = 1;
-/// Exit code: bad usage or an I/O error.
-pub const EXIT_USAGE: u8 = 2;
+use crate::read::{self, LoadError, Source, ValuesInput};
 
 /// How a command that ran to its end came out; its report (on standard
 /// output or standard error) says why.
@@ -58,36 +53,30 @@ impl Status {
     }
 }
 
+/// A command's error: its exit code and what to print on standard error.
+pub trait Failure: std::error::Error + Send + Sync + 'static {
+    /// The exit code: 1 or 2.
+    fn exit_code(&self) -> u8;
+
+    /// What to print on standard error: `error: ` and the message, with
+    /// the problems (file, line, key, rule, help) when there are some.
+    fn report(&self) -> String {
+        error_line(&self)
+    }
+}
+
+impl Failure for ConfigError {
+    fn exit_code(&self) -> u8 {
+        ConfigError::exit_code(self)
+    }
+}
+
 /// Why a command did not run to its end.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The arguments do not make sense together.
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    /// `render` failed.
-    #[error(transparent)]
-    Render(#[from] render::Error),
-    /// `template` failed.
-    #[error(transparent)]
-    Template(#[from] template::Error),
-    /// `validate` failed.
-    #[error(transparent)]
-    Validate(#[from] validate::Error),
-    /// `upgrade-check` failed.
-    #[error(transparent)]
-    UpgradeCheck(#[from] upgrade_check::Error),
-    /// `diff` failed.
-    #[error(transparent)]
-    Diff(#[from] diff::Error),
-    /// `release` failed.
-    #[error(transparent)]
-    Release(#[from] release::Error),
-    /// `catalog import` failed.
-    #[error(transparent)]
-    Catalog(#[from] catalog::Error),
-    /// `show` failed.
-    #[error(transparent)]
-    Show(#[from] show::Error),
+    /// The arguments do not make sense together, or the command failed.
+    #[error("{0}")]
+    Command(Box<dyn Failure>),
     /// The catalog compiled into this build breaks its grammar (a
     /// hand-edited values/catalog.json): nothing it would render is used.
     #[error("{0}\nhelp: {help}", help = crate::catalog::CatalogError::HELP)]
@@ -105,19 +94,17 @@ pub enum Error {
     },
 }
 
+impl<E: Failure> From<E> for Error {
+    fn from(err: E) -> Self {
+        Error::Command(Box::new(err))
+    }
+}
+
 impl Error {
     /// The exit code: 1 or 2.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Config(err) => err.exit_code(),
-            Error::Render(err) => err.exit_code(),
-            Error::Template(err) => err.exit_code(),
-            Error::Validate(err) => err.exit_code(),
-            Error::UpgradeCheck(err) => err.exit_code(),
-            Error::Diff(err) => err.exit_code(),
-            Error::Release(err) => err.exit_code(),
-            Error::Catalog(err) => err.exit_code(),
-            Error::Show(err) => err.exit_code(),
+            Error::Command(err) => err.exit_code(),
             Error::BuiltinCatalog(_) => EXIT_USAGE,
             Error::Output { exit_code, .. } => *exit_code,
         }
@@ -127,15 +114,7 @@ impl Error {
     /// the problems (file, line, key, rule, help) when there are some.
     pub fn report(&self) -> String {
         match self {
-            Error::Config(err) => error_line(err),
-            Error::Render(err) => err.report(),
-            Error::Template(err) => err.report(),
-            Error::Validate(err) => err.report(),
-            Error::UpgradeCheck(err) => err.report(),
-            Error::Diff(err) => err.report(),
-            Error::Release(err) => err.report(),
-            Error::Catalog(err) => err.report(),
-            Error::Show(err) => err.report(),
+            Error::Command(err) => err.report(),
             Error::BuiltinCatalog(_) => error_line(self),
             Error::Output {
                 source, command, ..
@@ -150,21 +129,14 @@ impl Error {
     }
 }
 
-/// Runs the command line: its configuration, then its command, with
-/// output to this process's standard output.
+/// Runs the command line, with output to this process's standard output.
 pub fn run(args: Cli) -> Result<Status, Error> {
-    // Every command but `catalog import` (which writes a new catalog) and
-    // `completions` uses the compiled-in catalog: checked first.
-    if !matches!(
-        args.command,
-        crate::cli::Command::Catalog { .. } | crate::cli::Command::Completions { .. }
-    ) {
+    if args.command.uses_builtin_catalog() {
         crate::catalog::Catalog::check_builtin()
             .map_err(|err| Error::BuiltinCatalog(Box::new(err)))?;
     }
-    let config = Config::from_args(args)?;
     let mut stdout = Stdout::new();
-    let result = run_config(&config, &mut stdout);
+    let result = run_command(args.command, &mut stdout);
     match stdout.finish() {
         Ok(()) => result,
         Err(source) => Err(match result {
@@ -185,19 +157,21 @@ pub fn run(args: Cli) -> Result<Status, Error> {
     }
 }
 
-/// Runs one configured command, with output to `stdout`.
-pub fn run_config<W: Write>(config: &Config, stdout: &mut Stdout<W>) -> Result<Status, Error> {
-    Ok(match config {
-        Config::Render(config) => render::run(config, stdout)?,
-        Config::Template(config) => template::run(config, stdout)?,
-        Config::Validate(config) => validate::run(config, stdout)?,
-        Config::Schema => schema::run(stdout),
-        Config::Show(what) => show::run(*what, stdout)?,
-        Config::UpgradeCheck(config) => upgrade_check::run(config, stdout)?,
-        Config::Diff(config) => diff::run(config, stdout)?,
-        Config::Release(config) => release::run(config)?,
-        Config::CatalogImport(config) => catalog::run(config, stdout)?,
-        Config::Completions(shell) => completions::run(*shell, stdout),
+/// Runs one command, with output to `stdout`.
+pub fn run_command<W: Write>(command: Command, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    Ok(match command {
+        Command::Render(args) => render::run(&args, stdout)?,
+        Command::Template(args) => template::run(&TemplateConfig::new(args)?, stdout)?,
+        Command::Validate(args) => validate::run(&args, stdout)?,
+        Command::Schema => schema::run(stdout),
+        Command::Show(args) => show::run(args.what, stdout)?,
+        Command::UpgradeCheck(args) => upgrade_check::run(&args, stdout)?,
+        Command::Diff(args) => diff::run(&args, stdout)?,
+        Command::Release(args) => release::run(&ReleaseConfig::from_env(args)?)?,
+        Command::Catalog(args) => match args.action {
+            CatalogCommand::Import(args) => catalog::run(&args, stdout)?,
+        },
+        Command::Completions(args) => completions::run(args.shell, stdout),
     })
 }
 
@@ -286,7 +260,7 @@ impl From<read::ReadError> for ValuesError {
 }
 
 /// Reads every `-f` file and the `--set` family, in Helm's order.
-fn read_values(values: &ValuesArgs) -> Result<Vec<Source>, ValuesError> {
+fn read_values(values: &ValuesInput) -> Result<Vec<Source>, ValuesError> {
     Ok(read::read_sources(values)?)
 }
 
@@ -335,11 +309,12 @@ impl FleetError {
 
 /// The values files of `dir` and the shared values (`-f` before each file,
 /// `--set` after).
-fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
-    let listing = crate::files::list_yaml(dir).map_err(|source| FleetError::Unlistable {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
+fn read_fleet(dir: &Path, shared: &ValuesInput) -> Result<Fleet, FleetError> {
+    let listing =
+        crate::read::listing::list_yaml(dir).map_err(|source| FleetError::Unlistable {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
     if listing.files.is_empty() && listing.unusable.is_empty() {
         return Err(FleetError::Empty {
             dir: dir.to_path_buf(),
@@ -351,16 +326,16 @@ fn read_fleet(dir: &Path, shared: &ValuesArgs) -> Result<Fleet, FleetError> {
 /// The given values files, each checked on its own on top of the shared
 /// values (`-f` before each file, `--set` after); one that cannot be read
 /// is reported as that file's failure.
-fn read_fleet_files(files: &[PathBuf], shared: &ValuesArgs) -> Result<Fleet, FleetError> {
+fn read_fleet_files(files: &[PathBuf], shared: &ValuesInput) -> Result<Fleet, FleetError> {
     fleet_of(files.to_vec(), Vec::new(), shared)
 }
 
 fn fleet_of(
     files: Vec<PathBuf>,
-    unusable: Vec<crate::files::Unusable>,
-    shared: &ValuesArgs,
+    unusable: Vec<crate::read::listing::Unusable>,
+    shared: &ValuesInput,
 ) -> Result<Fleet, FleetError> {
-    let before = read_values(&ValuesArgs {
+    let before = read_values(&ValuesInput {
         files: shared.files.clone(),
         ..Default::default()
     })?;

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use super::render::{render_error_code, render_error_report};
 use super::{Status, error_line};
 use crate::config::ReleaseConfig;
-use crate::release::{self, ReleaseError, ReleaseRequest};
+use crate::exit::EXIT_USAGE;
+use crate::features::release::{self, ReleaseError, ReleaseRequest};
 use crate::write::{Accept, OutputFolder, WriteError};
 
 /// The largest chart repository index.yaml read for merging (Helm's own
@@ -33,17 +34,17 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 for an invalid profile, else 2.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
             Error::Build(ReleaseError::Render(err)) => render_error_code(err),
-            _ => super::EXIT_USAGE,
+            _ => EXIT_USAGE,
         }
     }
 
     /// What to print: the message, and an invalid profile's problems.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Build(ReleaseError::Render(err)) => render_error_report(err),
             other => error_line(other),

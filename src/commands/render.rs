@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Status, error_line, human};
-use crate::config::RenderConfig;
+use crate::cli::RenderArgs;
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::render::{self, Artifacts, CompareError, Have, RenderError};
@@ -43,18 +44,18 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 for an invalid profile or an out-of-date folder, else 2.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
             Error::Render(err) => render_error_code(err),
-            Error::OutOfDate { .. } => super::EXIT_FAILED,
-            Error::Compare(_) | Error::Write { .. } => super::EXIT_USAGE,
+            Error::OutOfDate { .. } => EXIT_FAILED,
+            Error::Compare(_) | Error::Write { .. } => EXIT_USAGE,
         }
     }
 
     /// What to print: the message, and an invalid profile's problems.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Render(err) => render_error_report(err),
             other => error_line(other),
@@ -65,8 +66,8 @@ impl Error {
 /// The exit code of a failed render (also of `release`'s).
 pub(super) fn render_error_code(err: &RenderError) -> u8 {
     match err {
-        RenderError::InvalidProfile { .. } => super::EXIT_FAILED,
-        RenderError::Io(_) | RenderError::Template(_) => super::EXIT_USAGE,
+        RenderError::InvalidProfile { .. } => EXIT_FAILED,
+        RenderError::Io(_) | RenderError::Template(_) => EXIT_USAGE,
     }
 }
 
@@ -86,7 +87,7 @@ pub(super) fn render_error_report(err: &RenderError) -> String {
 }
 
 /// Renders every artifact, then writes or checks the output folder.
-pub fn run<W: Write>(config: &RenderConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+pub fn run<W: Write>(config: &RenderArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let artifacts = render::render_all(config.profiles.as_deref(), &Release::default())?;
     if config.check {
         check(config, &artifacts, stdout)
@@ -98,7 +99,7 @@ pub fn run<W: Write>(config: &RenderConfig, stdout: &mut Stdout<W>) -> Result<St
 /// Compares `out` with the artifacts; prints a unified diff of every file
 /// that differs.
 fn check<W: Write>(
-    config: &RenderConfig,
+    config: &RenderArgs,
     artifacts: &Artifacts,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
@@ -123,7 +124,7 @@ fn check<W: Write>(
     // moment the diffs are coarser (whole hunks), never slower.
     let deadline = std::time::Instant::now() + DIFF_TIME;
     for difference in &diffs {
-        let path = crate::upgrade::printable(&difference.path);
+        let path = crate::output::printable(&difference.path);
         let (have, old_name) = match &difference.have {
             Have::Nothing => ("", format!("a/{path}")),
             Have::Text(text) => (text.as_str(), format!("a/{path}")),
@@ -160,7 +161,7 @@ const DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The command that writes what `render --check` expected: the same
 /// render without `--check`.
-fn update_command(config: &RenderConfig) -> String {
+fn update_command(config: &RenderArgs) -> String {
     let quote = |path: &Path| {
         let text = path.display().to_string();
         if text

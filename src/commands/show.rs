@@ -5,6 +5,7 @@ use std::io::Write;
 
 use super::Status;
 use crate::cli::ShowWhat;
+use crate::exit::EXIT_USAGE;
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::render::helm;
@@ -15,15 +16,10 @@ use crate::render::helm;
 #[error("the chart's README does not render: {0}")]
 pub struct Error(#[from] minijinja::Error);
 
-impl Error {
+impl super::Failure for Error {
     /// Always 2.
-    pub fn exit_code(&self) -> u8 {
-        super::EXIT_USAGE
-    }
-
-    /// What to print.
-    pub fn report(&self) -> String {
-        super::error_line(self)
+    fn exit_code(&self) -> u8 {
+        EXIT_USAGE
     }
 }
 

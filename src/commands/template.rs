@@ -10,9 +10,11 @@ use std::path::{Path, PathBuf};
 use super::{FleetError, Problems, Status, ValuesError, error_line, human};
 use crate::check::Checker;
 use crate::cli::TemplateFormat;
-use crate::config::{TemplateConfig, TemplateInput, ValuesArgs};
+use crate::config::{TemplateConfig, TemplateInput};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::model::Release;
 use crate::output::Stdout;
+use crate::read::ValuesInput;
 use crate::render::{self, objects};
 use crate::write::{Accept, OutputFolder, WriteError};
 
@@ -56,21 +58,21 @@ pub enum Error {
     },
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 for values that do not parse or are refused, else 2.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
             Error::Values(err) => err.exit_code(),
-            Error::Invalid(_) => super::EXIT_FAILED,
+            Error::Invalid(_) => EXIT_FAILED,
             Error::Fleet(err) => err.exit_code(),
             Error::Collision { .. } | Error::Write { .. } | Error::NoSuchTemplate { .. } => {
-                super::EXIT_USAGE
+                EXIT_USAGE
             }
         }
     }
 
     /// What to print: the problems, or the message.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Values(err) => err.report(),
             Error::Invalid(problems) => problems.human(),
@@ -90,7 +92,7 @@ pub fn run<W: Write>(config: &TemplateConfig, stdout: &mut Stdout<W>) -> Result<
 
 /// One manifest, to standard output.
 fn one<W: Write>(
-    values: &ValuesArgs,
+    values: &ValuesInput,
     config: &TemplateConfig,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
@@ -169,7 +171,7 @@ fn select<T>(
     if patterns.is_empty() {
         return Ok(rendered);
     }
-    let chart_prefix = format!("{}/", crate::model::CHART_NAME);
+    let chart_prefix = format!("{}/", crate::names::CHART_NAME);
     let patterns: Vec<&str> = patterns
         .iter()
         .map(|pattern| {
@@ -239,7 +241,7 @@ fn write_templates(
     selected: &[(String, std::sync::Arc<str>)],
     namespace: Option<String>,
 ) -> Result<Status, Error> {
-    let chart = crate::model::CHART_NAME;
+    let chart = crate::names::CHART_NAME;
     let mut files = std::collections::BTreeMap::new();
     if let Some(namespace) = namespace {
         files.insert(
@@ -272,7 +274,7 @@ fn write_templates(
 fn fleet(
     dir: &Path,
     out: &Path,
-    shared: &ValuesArgs,
+    shared: &ValuesInput,
     config: &TemplateConfig,
 ) -> Result<Status, Error> {
     let started = std::time::Instant::now();
@@ -293,7 +295,7 @@ fn fleet(
     let installer = installer(config);
     let tally = fleet.check_all(&config.namespace, |file, model| {
         let text = render::manifest_for(model, config.create_namespace, "", installer);
-        folder.put(&crate::fleet::output_name(file), text.as_bytes())
+        folder.put(&crate::features::fleet::output_name(file), text.as_bytes())
     });
     for failed in &tally.failed {
         eprint!("{}", human(&failed.diagnostics, &failed.sources));
@@ -308,7 +310,7 @@ fn fleet(
         .files
         .iter()
         .chain(fleet.unusable.iter().map(|entry| &entry.path))
-        .map(|file| crate::fleet::output_name(file))
+        .map(|file| crate::features::fleet::output_name(file))
         .collect();
     folder
         .commit(|path| failed_outputs.contains(path))

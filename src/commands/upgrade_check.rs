@@ -6,13 +6,13 @@ use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
 use crate::check::Checker;
-use crate::cli::{ReportFormat, Via};
-use crate::config::UpgradeCheckConfig;
+use crate::cli::{ReportFormat, UpgradeCheckArgs, Via};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::features::upgrade::{self, ApplyPath};
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::read::{self, LoadError};
 use crate::render;
-use crate::upgrade::{self, ApplyPath};
 
 /// Why `upgrade-check` could not judge the upgrade.
 #[derive(Debug, thiserror::Error)]
@@ -28,18 +28,18 @@ pub enum Error {
     Refused(Problems),
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 1 for refused values, else 2.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
-            Error::Live(_) => super::EXIT_USAGE,
+            Error::Live(_) => EXIT_USAGE,
             Error::Values(err) => err.exit_code(),
-            Error::Refused(_) => super::EXIT_FAILED,
+            Error::Refused(_) => EXIT_FAILED,
         }
     }
 
     /// What to print: the message and the problems.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Live(problems) => problems.human(),
             Error::Values(err) => err.report(),
@@ -50,7 +50,7 @@ impl Error {
 
 /// Reads the live Deployment and the values, predicts every apply path and
 /// prints the report; fails (exit 1) when some path is refused.
-pub fn run<W: Write>(config: &UpgradeCheckConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let live_source =
         read::read_yaml_file(&config.live, "live Deployment file").map_err(|err| match err {
             LoadError::Io(diagnostics) | LoadError::Invalid(diagnostics) => Error::Live(Problems {
@@ -64,7 +64,7 @@ pub fn run<W: Write>(config: &UpgradeCheckConfig, stdout: &mut Stdout<W>) -> Res
             sources: vec![live_source.clone()],
         })
     })?;
-    let sources = super::read_values(&config.values)?;
+    let sources = super::read_values(&config.values.clone().into())?;
     let checker = Checker::for_sources(Release::default(), &sources);
     let model = checker
         .check(&sources, &live.namespace)
@@ -77,13 +77,13 @@ pub fn run<W: Write>(config: &UpgradeCheckConfig, stdout: &mut Stdout<W>) -> Res
     let target = upgrade::Target::from_deployment(&render::deployment(&model));
     // Without --via or --field-manager: the paths the live object shows in
     // use; every common path when it shows none.
-    let in_use = if config.via.is_empty() && config.field_managers.is_empty() {
+    let in_use = if config.via.is_empty() && config.field_manager.is_empty() {
         upgrade::paths_in_use(&live)
     } else {
         Vec::new()
     };
     let paths: Vec<ApplyPath> = if in_use.is_empty() {
-        upgrade::default_paths(&live, &config.field_managers)
+        upgrade::default_paths(&live, &config.field_manager)
             .into_iter()
             .filter(|path| config.via.is_empty() || config.via.iter().any(|via| names(*via, path)))
             .collect()

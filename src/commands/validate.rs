@@ -6,11 +6,13 @@ use std::io::Write;
 
 use super::{FleetError, Status, human};
 use crate::check::Checker;
-use crate::config::{ValidateConfig, ValidateInput, ValuesArgs};
+use crate::cli::ValidateArgs;
+use crate::config::ValidateInput;
 use crate::diagnostics::{self, Diagnostic, Format};
-use crate::fleet::Fleet;
+use crate::features::fleet::Fleet;
 use crate::model::{DEFAULT_NAMESPACE, Release};
 use crate::output::Stdout;
+use crate::read::ValuesInput;
 
 /// Why `validate` could not check (problems in the values are its report,
 /// not an error).
@@ -21,16 +23,16 @@ pub enum Error {
     Fleet(#[from] FleetError),
 }
 
-impl Error {
+impl super::Failure for Error {
     /// 2, or 1 when the shared values do not parse.
-    pub fn exit_code(&self) -> u8 {
+    fn exit_code(&self) -> u8 {
         match self {
             Error::Fleet(err) => err.exit_code(),
         }
     }
 
     /// What to print.
-    pub fn report(&self) -> String {
+    fn report(&self) -> String {
         match self {
             Error::Fleet(err) => err.report(),
         }
@@ -38,21 +40,21 @@ impl Error {
 }
 
 /// Checks the values, or every file of the fleet, and prints the report.
-pub fn run<W: Write>(config: &ValidateConfig, stdout: &mut Stdout<W>) -> Result<Status, Error> {
-    match &config.input {
-        ValidateInput::Values(values) => Ok(one(values, config.format, stdout)),
+pub fn run<W: Write>(args: &ValidateArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    match ValidateInput::new(args) {
+        ValidateInput::Values(values) => Ok(one(&values, args.format, stdout)),
         ValidateInput::Fleet { dir, shared } => {
-            let fleet = super::read_fleet(dir, shared)?;
-            Ok(check_fleet(&fleet, config.format, stdout))
+            let fleet = super::read_fleet(&dir, &shared)?;
+            Ok(check_fleet(&fleet, args.format, stdout))
         }
         ValidateInput::Each { files, shared } => {
-            let fleet = super::read_fleet_files(files, shared)?;
-            Ok(check_fleet(&fleet, config.format, stdout))
+            let fleet = super::read_fleet_files(&files, &shared)?;
+            Ok(check_fleet(&fleet, args.format, stdout))
         }
     }
 }
 
-fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) -> Status {
+fn one<W: Write>(values: &ValuesInput, format: Format, stdout: &mut Stdout<W>) -> Status {
     let (diagnostics, sources, status) = match super::read_values(values) {
         Err(err) => {
             let status = if err.unreadable {
@@ -93,7 +95,7 @@ fn one<W: Write>(values: &ValuesArgs, format: Format, stdout: &mut Stdout<W>) ->
 /// What `validate` checked, in the order Helm applies it: "a.yaml, b.yaml
 /// and 2 --set flags over the chart defaults", or "the chart defaults (no
 /// -f or --set given)".
-fn checked_sources(values: &ValuesArgs) -> String {
+fn checked_sources(values: &ValuesInput) -> String {
     let mut parts: Vec<String> = values
         .files
         .iter()

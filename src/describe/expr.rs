@@ -12,152 +12,9 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+pub use super::funcs::{EvalError, Func, go_print, to_text};
 use super::helpers;
 use crate::keys::Key;
-
-/// The functions an expression may call; each has the name, argument order
-/// and meaning of its Go template, sprig or Helm namesake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Func {
-    /// `default FALLBACK VALUE`: VALUE unless it is empty, else FALLBACK.
-    Default,
-    /// `int64 VALUE`: a number, truncated to an integer.
-    Int64,
-    /// `printf FORMAT ARGS...`: the verbs `%s`, `%v`, `%d`, `%q` and `%%`,
-    /// without flags or widths (anything else is an error).
-    Printf,
-    /// `join SEP LIST`: a list's items (or one string) joined by SEP.
-    Join,
-    /// `eq A B`.
-    Eq,
-    /// `ne A B`.
-    Ne,
-    /// `gt A B`: Go's ordering of two integers, floats or strings (two
-    /// different kinds are an error).
-    Gt,
-    /// `lt A B`, as [`Func::Gt`].
-    Lt,
-    /// `ge A B`, as [`Func::Gt`].
-    Ge,
-    /// `le A B`, as [`Func::Gt`].
-    Le,
-    /// `and A B...`: the first empty operand, else the last.
-    And,
-    /// `or A B...`: the first non-empty operand, else the last.
-    Or,
-    /// `not A`.
-    Not,
-    /// `hasKey MAP KEY`.
-    HasKey,
-    /// `b64enc STRING`.
-    B64enc,
-    /// `toString VALUE`.
-    ToString,
-    /// `dig KEY... DEFAULT MAP`: a nested key, or DEFAULT when any is missing.
-    Dig,
-    /// `replace OLD NEW STRING`.
-    Replace,
-    /// `ternary IF_TRUE IF_FALSE CONDITION`.
-    Ternary,
-    /// `tpl TEXT $`: TEXT as a template over the chart's inputs; only
-    /// `{{ .Values.KEY }}` substitutions are supported (see [`tpl`]).
-    Tpl,
-    /// `get MAP KEY`: the key's value, `""` when the map has no such key.
-    Get,
-    /// `dict KEY VALUE...`: a new map (`dict` alone: an empty one).
-    Dict,
-    /// `list ITEM...`: a new list.
-    List,
-    /// `append LIST ITEM`: a new list with ITEM at the end.
-    Append,
-    /// `concat LIST...`: the lists' items in one new list.
-    Concat,
-    /// `has NEEDLE LIST`: whether an item equals NEEDLE, type included
-    /// (Go's `reflect.DeepEqual`); false for a null LIST.
-    Has,
-    /// `index LIST N` or `index MAP KEY` (Go's builtin): out of range is an
-    /// error, a missing map key null.
-    Index,
-    /// `kindIs KIND VALUE`: `kindOf VALUE` is KIND.
-    KindIs,
-    /// `kindOf VALUE`: Go's kind, `invalid` for null, `map`, `slice`,
-    /// `string`, `bool`, `int64` or `float64`.
-    KindOf,
-    /// `len VALUE`: a string's bytes, a list's items, a map's keys.
-    Len,
-    /// `lower STRING`: Go's `strings.ToLower`.
-    Lower,
-    /// `trim STRING`: Go's `strings.TrimSpace` (Unicode white space).
-    Trim,
-    /// `splitList SEP STRING`: Go's `strings.Split`.
-    SplitList,
-    /// `rest LIST`: every item but the first.
-    Rest,
-    /// `last LIST`: the last item, null for an empty list.
-    Last,
-    /// `add N...`: the sum, each operand taken as `int64` takes it.
-    Add,
-    /// `contains SUBSTRING STRING`.
-    Contains,
-    /// `regexMatch REGEX STRING`: whether REGEX matches anywhere in STRING
-    /// (false for a REGEX that does not compile).
-    RegexMatch,
-    /// `regexFindAll REGEX STRING N`: the matches, all of them for N < 0.
-    RegexFindAll,
-    /// `regexQuoteMeta STRING`: Go's `regexp.QuoteMeta`.
-    RegexQuoteMeta,
-    /// `regexReplaceAllLiteral REGEX STRING REPLACEMENT`.
-    RegexReplaceAllLiteral,
-}
-
-impl Func {
-    /// The name a template calls it by.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Func::Default => "default",
-            Func::Int64 => "int64",
-            Func::Printf => "printf",
-            Func::Join => "join",
-            Func::Eq => "eq",
-            Func::Ne => "ne",
-            Func::Gt => "gt",
-            Func::Lt => "lt",
-            Func::And => "and",
-            Func::Or => "or",
-            Func::Not => "not",
-            Func::HasKey => "hasKey",
-            Func::B64enc => "b64enc",
-            Func::ToString => "toString",
-            Func::Dig => "dig",
-            Func::Replace => "replace",
-            Func::Ternary => "ternary",
-            Func::Tpl => "tpl",
-            Func::Ge => "ge",
-            Func::Le => "le",
-            Func::Get => "get",
-            Func::Dict => "dict",
-            Func::List => "list",
-            Func::Append => "append",
-            Func::Concat => "concat",
-            Func::Has => "has",
-            Func::Index => "index",
-            Func::KindIs => "kindIs",
-            Func::KindOf => "kindOf",
-            Func::Len => "len",
-            Func::Lower => "lower",
-            Func::Trim => "trim",
-            Func::SplitList => "splitList",
-            Func::Rest => "rest",
-            Func::Last => "last",
-            Func::Add => "add",
-            Func::Contains => "contains",
-            Func::RegexMatch => "regexMatch",
-            Func::RegexFindAll => "regexFindAll",
-            Func::RegexQuoteMeta => "regexQuoteMeta",
-            Func::RegexReplaceAllLiteral => "regexReplaceAllLiteral",
-        }
-    }
-}
 
 /// A value computed from the chart's inputs.
 #[derive(Debug, Clone, PartialEq)]
@@ -312,11 +169,6 @@ pub struct Scope<'a> {
     pub capabilities: &'a super::Capabilities,
 }
 
-/// An expression that Helm would refuse to evaluate.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct EvalError(pub String);
-
 /// Go template truth: false, 0, "", nil and empty collections are false.
 pub fn truthy(value: &Value) -> bool {
     match value {
@@ -326,21 +178,6 @@ pub fn truthy(value: &Value) -> bool {
         Value::String(s) => !s.is_empty(),
         Value::Array(items) => !items.is_empty(),
         Value::Object(map) => !map.is_empty(),
-    }
-}
-
-/// A value as Go's `%v`/sprig's `toString` prints it.
-pub fn to_text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e21 => format!("{f:.0}"),
-            (None, Some(f)) => f.to_string(),
-            (None, None) => n.to_string(),
-        },
-        other => other.to_string(),
     }
 }
 
@@ -775,47 +612,6 @@ fn tpl_value(values: &Value, path: &str) -> Result<String, EvalError> {
     })
 }
 
-/// A value as Go's `%v` prints the `interface{}` Helm holds for it (values
-/// are JSON: numbers are float64, maps print with sorted keys).
-pub fn go_print(value: &Value) -> String {
-    match value {
-        Value::Null => "<nil>".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => go_float(n.as_f64().unwrap_or(0.0)),
-        Value::String(s) => s.clone(),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(go_print).collect();
-            format!("[{}]", items.join(" "))
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            let entries: Vec<String> = entries
-                .into_iter()
-                .map(|(k, v)| format!("{k}:{}", go_print(v)))
-                .collect();
-            format!("map[{}]", entries.join(" "))
-        }
-    }
-}
-
-/// Go's `%v` of a float64: the shortest digits, with an exponent (`1e+06`)
-/// below 1e-4 and from 1e6 on.
-fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return "0".into();
-    }
-    let scientific = format!("{f:e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if (-4..6).contains(&exponent) {
-        format!("{f}")
-    } else {
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    }
-}
-
 fn loosely_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
@@ -936,9 +732,9 @@ mod tests {
         assert!(tpl("{{ }}").is_err());
         assert!(tpl("{{ .Chart.Name }}").is_err());
         assert!(tpl("{{-3}}").is_err());
-        assert_eq!(go_float(1.5), "1.5");
-        assert_eq!(go_float(0.00001), "1e-05");
-        assert_eq!(go_float(1234567.0), "1.234567e+06");
+        assert_eq!(go_print(&Value::from(1.5)), "1.5");
+        assert_eq!(go_print(&Value::from(0.00001)), "1e-05");
+        assert_eq!(go_print(&Value::from(1234567.0)), "1.234567e+06");
     }
 
     #[test]

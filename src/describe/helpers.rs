@@ -7,7 +7,7 @@ use super::tree::{Entry, json, print_entries, text};
 use crate::keys;
 
 /// The chart name, and the prefix of every helper's name.
-pub const CHART: &str = crate::model::CHART_NAME;
+pub const CHART: &str = crate::names::CHART_NAME;
 
 /// What a helper yields.
 enum Body {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use super::names::{DEPLOYMENT, METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET};
 use super::settings::SECRET_ENV;
 use super::{header, lit, match_labels, resource, secure_metrics, serves_webhooks};
-use crate::catalog::Catalog;
+use crate::catalog::{CRD_LABELS_FLAG, Catalog};
 use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
 use crate::keys::{self, Key};
@@ -23,9 +23,6 @@ fn tpl(key: Key) -> Expr {
     assert!(key.is_templated(), "{} is not templated", key.path());
     Expr::Call(Func::Tpl, vec![Expr::value(key)])
 }
-
-/// The flag `crdLabels` maps to; controllers after v2.20.0 define it.
-pub const CRD_LABELS_FLAG: &str = "crd-labels";
 
 /// The health probes' port.
 const HEALTH_PORT: i64 = 8081;

@@ -19,7 +19,6 @@ use crate::keys::{self, Key};
 use crate::model::Release;
 
 pub use admission::kustomize_references;
-pub use deployment::CRD_LABELS_FLAG;
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.

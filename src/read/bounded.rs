@@ -1,6 +1,6 @@
 //! Reading the artifacts `diff` and `release --previous` compare, within
-//! bounds (and the bounds of a walk through an output folder, which
-//! [`super::folder`] reads): text within a budget per side, and a file
+//! bounds (a walk through an output folder has its own, in
+//! [`super::folder`]): text within a budget per side, and a file
 //! inside a chart archive with its decompressed size capped (a 3 MB archive
 //! can hold gigabytes of zeros). The YAML read is bounded by the one
 //! reader, [`crate::yaml`] (nesting depth and alias expansion, as it
@@ -23,15 +23,6 @@ pub const ARCHIVE_ENTRIES: usize = 10_000;
 
 /// The largest file read from inside a chart archive.
 pub const ARCHIVE_FILE_BYTES: u64 = super::MAX_FILE_BYTES;
-
-/// The most entries asogen lists in an output folder (`render --check`,
-/// and the old tree a write carries over): a fleet's thousands of
-/// manifests fit, a runaway tree does not.
-pub const FOLDER_ENTRIES: usize = 100_000;
-
-/// The deepest nesting of folders asogen walks in an output folder
-/// (`generated/` is four deep).
-pub const FOLDER_DEPTH: usize = 64;
 
 /// What is left to read of one side.
 #[derive(Debug)]

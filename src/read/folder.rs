@@ -18,7 +18,14 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 
-pub use super::bounded::{FOLDER_DEPTH, FOLDER_ENTRIES};
+/// The most entries asogen lists in an output folder (`render --check`,
+/// and the old tree a write carries over): a fleet's thousands of
+/// manifests fit, a runaway tree does not.
+pub const FOLDER_ENTRIES: usize = 100_000;
+
+/// The deepest nesting of folders asogen walks in an output folder
+/// (`generated/` is four deep).
+pub const FOLDER_DEPTH: usize = 64;
 
 /// What an entry of a folder is, seen without following it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +54,7 @@ impl fmt::Display for Kind {
             Kind::Link(target) => write!(
                 f,
                 "a symbolic link to {}",
-                crate::upgrade::printable(&target.to_string_lossy())
+                crate::output::printable(&target.to_string_lossy())
             ),
             Kind::Fifo => f.write_str("a FIFO (named pipe)"),
             Kind::Socket => f.write_str("a socket"),
@@ -107,7 +114,7 @@ impl fmt::Display for NotRead {
             NotRead::Kind { at: Some(at), kind } => write!(
                 f,
                 "is under {}, which is {kind}",
-                crate::upgrade::printable(&at.to_string_lossy())
+                crate::output::printable(&at.to_string_lossy())
             ),
             NotRead::TooLarge(limit) => {
                 write!(
@@ -141,11 +148,11 @@ pub enum WalkError {
     /// Folders nested deeper than [`FOLDER_DEPTH`].
     #[error(
         "{}: folders nest more than {FOLDER_DEPTH} levels deep, the most asogen reads in an output folder",
-        crate::upgrade::printable(&.0.to_string_lossy())
+        crate::output::printable(&.0.to_string_lossy())
     )]
     TooDeep(PathBuf),
     /// The file system refused.
-    #[error("{}: {source}", crate::upgrade::printable(&.path.to_string_lossy()))]
+    #[error("{}: {source}", crate::output::printable(&.path.to_string_lossy()))]
     Io {
         /// Where, relative to the folder.
         path: PathBuf,

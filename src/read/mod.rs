@@ -5,13 +5,15 @@
 //! This file owns what a source is, why reading fails, turning text into a
 //! source, and the order the sources apply in. `files.rs` reads from disk
 //! (or standard input) within a size cap, `folder.rs` reads inside an
-//! output folder without following links, `strvals.rs` is Helm's `--set`
+//! output folder without following links, `listing.rs` lists a folder's
+//! YAML files, `strvals.rs` is Helm's `--set`
 //! language and `set.rs` applies the `--set` family in Helm's order,
 //! `merge.rs` is Helm's merge. The YAML itself is parsed by [`crate::yaml`].
 
 pub mod bounded;
 mod files;
 pub mod folder;
+pub mod listing;
 mod merge;
 mod set;
 mod strvals;

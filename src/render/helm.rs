@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::Artifacts;
 use crate::catalog::Catalog;
-use crate::model::{CHART_NAME, Release};
+use crate::model::Release;
+use crate::names::CHART_NAME;
 use crate::rules::RULES;
 use crate::schema;
 

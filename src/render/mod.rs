@@ -84,16 +84,16 @@ pub enum RenderError {
 }
 
 /// Lists the profiles of a folder (its `*.yaml` and `*.yml` files, see
-/// [`crate::files::yaml_files`]), sorted by name; the base profile must be
+/// [`crate::read::listing::yaml_files`]), sorted by name; the base profile must be
 /// one of them.
 pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
-    let files = crate::files::yaml_files(dir).map_err(|err| {
+    let files = crate::read::listing::yaml_files(dir).map_err(|err| {
         RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display()))
     })?;
     let mut profiles: Vec<Profile> = files
         .into_iter()
         .map(|path| Profile {
-            name: crate::files::stem(&path),
+            name: crate::read::listing::stem(&path),
             path,
             builtin: None,
         })

@@ -44,7 +44,7 @@ pub enum CompareError {
     /// The folder is not one (a symbolic link is not followed).
     #[error(
         "{} {reason}; `render --check` follows no symbolic link and reads only folders and regular files, so that it never shows a file from outside the folder\nhelp: pass the folder itself with --out",
-        crate::upgrade::printable(&.out.to_string_lossy())
+        crate::output::printable(&.out.to_string_lossy())
     )]
     Open {
         /// The folder.
@@ -53,7 +53,7 @@ pub enum CompareError {
         reason: NotRead,
     },
     /// The folder holds more than a walk reads.
-    #[error("{}: {source}", crate::upgrade::printable(&.out.to_string_lossy()))]
+    #[error("{}: {source}", crate::output::printable(&.out.to_string_lossy()))]
     Walk {
         /// The folder.
         out: PathBuf,

@@ -28,9 +28,9 @@ pub fn guard(chart: &str, catalog: &Catalog) -> Vec<Stmt> {
     let mut body = vec![Stmt::let_("root", Expr::AllValues)];
     body.extend(rules_guard());
     body.extend(templated_values_guard());
-    body.extend(crd_pattern_guard(&crate::check::crds::served_groups(
-        catalog,
-    )));
+    body.extend(crd_pattern_guard(
+        &crate::catalog::crd_pattern::served_groups(catalog),
+    ));
     body.extend(metadata_guard());
     body.push(Stmt::when(
         broken(),
@@ -337,7 +337,7 @@ fn templated_values_guard() -> Vec<Stmt> {
 /// its group (`*` for any run of characters) matches an API group the
 /// release serves.
 fn crd_pattern_guard(served_groups: &[&str]) -> Vec<Stmt> {
-    use crate::check::crds::{ENTRY_SEPARATOR, KIND_SEPARATOR, Problem, WILDCARD};
+    use crate::catalog::crd_pattern::{ENTRY_SEPARATOR, KIND_SEPARATOR, Problem, WILDCARD};
     use crate::describe::funcs::quote_meta;
     let split = |text: Expr| call(Func::SplitList, vec![Expr::str(ENTRY_SEPARATOR), text]);
     let problem =
@@ -438,7 +438,7 @@ fn crd_pattern_guard(served_groups: &[&str]) -> Vec<Stmt> {
 /// and the annotations' total size in bytes (Go's `len`), which no schema
 /// can express.
 fn metadata_guard() -> Vec<Stmt> {
-    use crate::check::labels::{
+    use crate::names::metadata_codes::{
         ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,
     };
     use crate::names::{ANNOTATIONS_MAX_BYTES, KEY_NAME_MAX, LABEL_VALUE_MAX};
@@ -550,7 +550,7 @@ mod tests {
     //! `tests/tpl_meaning.rs`.)
 
     use super::*;
-    use crate::check::crds;
+    use crate::catalog::crd_pattern as crds;
     use crate::describe::{Capabilities, Scope};
     use serde_json::json;
 

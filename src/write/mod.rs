@@ -95,7 +95,7 @@ pub enum WriteError {
     /// file within its cap (a symbolic link, a FIFO, a device, ...).
     #[error(
         "{} {reason}; asogen follows no symbolic link in an output folder and reads only regular files, within a cap; the folder is unchanged\nhelp: replace it with the regular file asogen wrote, or remove it",
-        crate::upgrade::printable(&.path.to_string_lossy())
+        crate::output::printable(&.path.to_string_lossy())
     )]
     NotRead {
         /// The entry.
@@ -449,7 +449,7 @@ fn ownership(
                 Some(_) if accept == Accept::OnlyOurFiles => Ok((BTreeSet::new(), true)),
                 Some(example) => Err(WriteError::NotOurs {
                     out: out.to_path_buf(),
-                    example: crate::upgrade::printable(&example),
+                    example: crate::output::printable(&example),
                 }),
             }
         }
@@ -501,7 +501,7 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
             if self.unmarked && !self.written.contains(&path) {
                 return Err(WriteError::NotOurs {
                     out: self.out.to_path_buf(),
-                    example: crate::upgrade::printable(&path),
+                    example: crate::output::printable(&path),
                 });
             }
             if self.written.contains(&path) {

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use crate::model::{CHART_NAME, Release};
+use crate::model::Release;
+use crate::names::{self, CHART_NAME};
 use crate::render::{self, RenderError};
 
 /// Where the chart sits among the rendered artifacts.
@@ -98,16 +99,6 @@ pub fn parse_version(version: &str) -> Result<semver::Version, ReleaseError> {
     })
 }
 
-/// Whether `tag` is a valid OCI image tag: 1 to 128 of A-Z a-z 0-9 _ . -,
-/// not starting with . or -.
-pub(crate) fn valid_image_tag(tag: &str) -> bool {
-    (1..=128).contains(&tag.len())
-        && !tag.starts_with(['.', '-'])
-        && tag
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-}
-
 /// `created` timestamps: RFC 3339 UTC from seconds since the epoch.
 pub fn rfc3339(epoch: u64) -> String {
     let days = (epoch / 86_400) as i64;
@@ -175,7 +166,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         .image_tag
         .clone()
         .unwrap_or_else(|| format!("v{}", request.version));
-    if !valid_image_tag(&image_tag) {
+    if !names::valid_image_tag(&image_tag) {
         return Err(ReleaseError::ImageTag(image_tag));
     }
     if let Some(digest) = &request.image_digest {
@@ -235,15 +226,15 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
         chart["values.schema.json"].clone().into_bytes(),
     );
     if let Some(previous) = previous {
-        let current = crate::diff::Side {
+        let current = super::diff::Side {
             manifests: release_manifests(&out)?,
             values: crate::yaml::parse_value(&chart["values.yaml"]).ok(),
             schema: serde_json::from_str(&chart["values.schema.json"]).ok(),
         };
-        let changes = crate::diff::compare(&previous, &current);
+        let changes = super::diff::compare(&previous, &current);
         out.insert(
             "UPGRADE-NOTES.md".into(),
-            crate::diff::format_markdown(&changes).into_bytes(),
+            super::diff::format_markdown(&changes).into_bytes(),
         );
     }
     let sums: String = out
@@ -256,7 +247,7 @@ pub fn build(request: &ReleaseRequest) -> Result<BTreeMap<String, Vec<u8>>, Rele
 
 fn release_manifests(
     files: &BTreeMap<String, Vec<u8>>,
-) -> Result<BTreeMap<String, BTreeMap<crate::diff::ObjectKey, serde_json::Value>>, ReleaseError> {
+) -> Result<BTreeMap<String, BTreeMap<super::diff::ObjectKey, serde_json::Value>>, ReleaseError> {
     let mut manifests = BTreeMap::new();
     for (name, bytes) in files {
         if let Some(profile) = name
@@ -265,7 +256,7 @@ fn release_manifests(
         {
             let text = String::from_utf8_lossy(bytes);
             let objects =
-                crate::diff::parse_manifest(name, &text).map_err(|err| ReleaseError::Previous {
+                super::diff::parse_manifest(name, &text).map_err(|err| ReleaseError::Previous {
                     path: name.clone(),
                     message: err.to_string(),
                 })?;
@@ -276,7 +267,7 @@ fn release_manifests(
 }
 
 /// Reads a previous release folder (as `release` wrote it) for the diff.
-fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
+fn read_previous(dir: &Path) -> Result<super::diff::Side, ReleaseError> {
     let fail = |message: String| ReleaseError::Previous {
         path: dir.display().to_string(),
         message,
@@ -286,7 +277,7 @@ fn read_previous(dir: &Path) -> Result<crate::diff::Side, ReleaseError> {
             "not found or not a folder; pass the previous release's output folder".into(),
         ));
     }
-    crate::diff::read_side(dir).map_err(|err| fail(err.to_string()))
+    super::diff::read_side(dir).map_err(|err| fail(err.to_string()))
 }
 
 /// The index for this release alone: one entry.
@@ -405,15 +396,6 @@ mod tests {
         assert!(err.contains("write --version 2.22.0"), "{err}");
         assert!(parse_version("2.22").is_err());
         assert!(parse_version("").is_err());
-    }
-
-    #[test]
-    fn image_tags() {
-        assert!(valid_image_tag("v2.22.0"));
-        assert!(valid_image_tag("2.22.0_build-1"));
-        assert!(!valid_image_tag("-x"));
-        assert!(!valid_image_tag("a/b"));
-        assert!(!valid_image_tag(""));
     }
 
     #[test]

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::diagnostics::{Diagnostic, Severity};
+use crate::output::printable;
 use crate::pointer::to_key_path;
 use crate::read::Source;
 
@@ -600,24 +601,6 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
         predictions,
         topology_changes,
     }
-}
-
-/// `text` with every control, format and line-separator character escaped
-/// (`\n`, `\u{1b}`, `\u{202e}`): the live file is input, and a manager name
-/// holding a newline or a terminal escape must not forge a line of the
-/// report (a false "ok" or "REFUSED") or restyle the terminal.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let invisible = c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}');
-        if invisible {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The report for people. Everything read from the live file is passed

@@ -243,11 +243,11 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
     }
     if manifests {
         let dir = path.join("manifests");
-        let files = crate::files::yaml_files(&dir).map_err(|err| io_error(&dir, err))?;
+        let files = crate::read::listing::yaml_files(&dir).map_err(|err| io_error(&dir, err))?;
         for file in files {
             let relative = Path::new("manifests").join(file.file_name().unwrap_or_default());
             side.manifests.insert(
-                crate::files::stem(&file),
+                crate::read::listing::stem(&file),
                 read_manifest_in(&folder, &relative, budget)?,
             );
         }
