@@ -32,7 +32,13 @@ static SERVER: OnceLock<ApiServer> = OnceLock::new();
 /// The binary for the current sources of tests/kube-apiserver, built if
 /// needed. Its progress goes to stderr, which the test harness does not capture.
 pub fn build() -> PathBuf {
-    let script = root().join("tests/kube-apiserver/kube-apiserver");
+    build_with("tests/kube-apiserver/kube-apiserver", "the test API server")
+}
+
+/// The binary a build script of tests/ (`SCRIPT build`, printing its
+/// path) makes for the current sources; `what` names it in a failure.
+pub fn build_with(script: &str, what: &str) -> PathBuf {
+    let script = root().join(script);
     let out = tool("bash")
         .arg(&script)
         .arg("build")
@@ -41,7 +47,7 @@ pub fn build() -> PathBuf {
         .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
     assert!(
         out.status.success(),
-        "building the test API server failed (see its message above; it needs Go 1.26 or newer): {}",
+        "building {what} failed (see its message above; it needs Go 1.26 or newer): {}",
         script.display()
     );
     PathBuf::from(text(&out.stdout).trim())

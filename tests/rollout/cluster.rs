@@ -10,8 +10,8 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::common::apiserver::{ApiServer, keep_tail, server};
-use crate::common::{go_tool, root, text, tool};
+use crate::common::apiserver::{self, ApiServer, keep_tail, server};
+use crate::common::{go_tool, tool};
 use crate::timeline::Timeline;
 
 /// The controllers that decide a rollout (their kube-controller-manager
@@ -46,19 +46,10 @@ pub fn control_plane() -> &'static ApiServer {
 /// The kube-controller-manager binary for the current sources, built if
 /// needed (tests/kube-controller-manager/kube-controller-manager).
 fn build_controllers() -> PathBuf {
-    let script = root().join("tests/kube-controller-manager/kube-controller-manager");
-    let out = tool("bash")
-        .arg(&script)
-        .arg("build")
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
-    assert!(
-        out.status.success(),
-        "building kube-controller-manager failed (see its message above; it needs Go 1.26 or newer): {}",
-        script.display()
-    );
-    PathBuf::from(text(&out.stdout).trim())
+    apiserver::build_with(
+        "tests/kube-controller-manager/kube-controller-manager",
+        "kube-controller-manager",
+    )
 }
 
 fn start_controllers(server: &ApiServer) -> Controllers {
