@@ -12,141 +12,22 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
+pub use super::ast::Expr;
 pub use super::funcs::{EvalError, Func, go_print, to_text};
-use super::helpers;
-use crate::keys::Key;
+use super::helpers::{self, Body};
 
-/// A value computed from the chart's inputs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Expr {
-    /// A constant (string, number, bool or null).
-    Lit(Value),
-    /// `.Values.a.b`: a key of the values; missing is null. Printed for
-    /// the root context as the dot (outside a `range`).
-    Values(Key),
-    /// `.Release.Namespace`.
-    Namespace,
-    /// `.Release.Name`.
-    ReleaseName,
-    /// `.Release.Service`: `Helm` under Helm, `asogen` for asogen's output.
-    ReleaseService,
-    /// `.Chart.Name`.
-    ChartName,
-    /// `.Chart.Version`.
-    ChartVersion,
-    /// `.Chart.AppVersion`.
-    AppVersion,
-    /// `include "<chart>.NAME" .`: a string helper of [`helpers`].
-    Include(&'static str),
-    /// `.Capabilities.APIVersions.Has "GROUP/VERSION/KIND"`: whether the
-    /// cluster serves a kind. Helm asks the cluster; asogen renders for a
-    /// current one unless `--kube-version` names an older one (see
-    /// [`super::Capabilities`]).
-    ApiServed(&'static str),
-    /// A function call.
-    Call(Func, Vec<Expr>),
-    /// `$NAME`: a variable of the template (see [`super::stmt`]).
-    Var(String),
-    /// `.` inside a `range`: the current item.
-    Dot,
-    /// `$.Values`: every value (`$` is the root context wherever the
-    /// dot has moved).
-    AllValues,
-}
-
-/// Shorthands that read like the template they print.
-impl Expr {
-    /// `.Values.KEY`.
-    pub fn value(key: Key) -> Expr {
-        Expr::Values(key)
-    }
-    /// The chart's default for a key, as a constant (from
-    /// [`crate::values::default_of`], the one place defaults live).
-    pub fn default_of(key: Key) -> Expr {
-        Expr::Lit(crate::values::default_of(key))
-    }
-    /// `default DEFAULT .Values.KEY`: the key, or its default when it is
-    /// empty (left out, null, or zero as Go templates see it).
-    pub fn value_or_default(key: Key) -> Expr {
-        Expr::value(key).or_default(Expr::default_of(key))
-    }
-    /// `dig "a" "b" DEFAULT .Values.KEY`: `key`, read from the map at
-    /// `within` (one of its parents), or its default when anything on the
-    /// way is missing.
-    pub fn dig(key: Key, within: Key) -> Expr {
-        let below = key
-            .path()
-            .strip_prefix(within.path())
-            .and_then(|rest| rest.strip_prefix('.'))
-            .unwrap_or_else(|| panic!("{} is not inside {}", key.path(), within.path()));
-        let mut args: Vec<Expr> = below.split('.').map(Expr::str).collect();
-        args.push(Expr::default_of(key));
-        args.push(Expr::value(within));
-        Expr::Call(Func::Dig, args)
-    }
-    /// A string constant.
-    pub fn str(text: impl Into<String>) -> Expr {
-        Expr::Lit(Value::String(text.into()))
-    }
-    /// An integer constant.
-    pub fn int(number: i64) -> Expr {
-        Expr::Lit(Value::from(number))
-    }
-    /// `default FALLBACK self`.
-    pub fn or_default(self, fallback: Expr) -> Expr {
-        Expr::Call(Func::Default, vec![fallback, self])
-    }
-    /// `int64 self`.
-    pub fn int64(self) -> Expr {
-        Expr::Call(Func::Int64, vec![self])
-    }
-    /// `eq self OTHER`.
-    pub fn eq(self, other: Expr) -> Expr {
-        Expr::Call(Func::Eq, vec![self, other])
-    }
-    /// `and A B...`.
-    pub fn all(operands: Vec<Expr>) -> Expr {
-        Expr::Call(Func::And, operands)
-    }
-    /// `or A B...`.
-    pub fn any(operands: Vec<Expr>) -> Expr {
-        Expr::Call(Func::Or, operands)
-    }
-    /// `printf FORMAT ARGS...`.
-    pub fn printf(format: &str, args: Vec<Expr>) -> Expr {
-        let mut all = vec![Expr::str(format)];
-        all.extend(args);
-        Expr::Call(Func::Printf, all)
-    }
-    /// `$NAME`.
-    pub fn var(name: &str) -> Expr {
-        Expr::Var(name.into())
-    }
-    /// `FUNC ARGS...`.
-    pub fn call(func: Func, args: Vec<Expr>) -> Expr {
-        Expr::Call(func, args)
-    }
-    /// `list "a" "b"...` of string constants.
-    pub fn strings<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Expr {
-        Expr::Call(
-            Func::List,
-            items
-                .into_iter()
-                .map(|item| Expr::str(item.as_ref()))
-                .collect(),
-        )
-    }
-    /// `get self KEY`.
-    pub fn get(self, key: &str) -> Expr {
-        Expr::Call(Func::Get, vec![self, Expr::str(key)])
-    }
-}
-
-/// `not self`.
-impl std::ops::Not for Expr {
-    type Output = Expr;
-    fn not(self) -> Expr {
-        Expr::Call(Func::Not, vec![self])
+/// The string `include` yields for a helper.
+pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
+    match &helpers::find(name).body {
+        Body::Text(expr) => Ok(to_text(&expr.eval(scope)?)),
+        Body::Flag(expr) => Ok(if truthy(&expr.eval(scope)?) {
+            "true".into()
+        } else {
+            String::new()
+        }),
+        Body::Entries(_) => Err(EvalError(format!(
+            "{name} is a map helper; include it as entries"
+        ))),
     }
 }
 
@@ -256,7 +137,7 @@ impl Expr {
             Expr::ChartName => Value::from(helpers::CHART),
             Expr::ChartVersion => Value::from(scope.chart_version),
             Expr::AppVersion => Value::from(scope.app_version),
-            Expr::Include(name) => Value::String(helpers::eval_include(name, scope)?),
+            Expr::Include(name) => Value::String(eval_include(name, scope)?),
             Expr::ApiServed(api) => Value::Bool(scope.capabilities.has(api)),
             Expr::Call(func, args) => call(*func, args, scope, locals)?,
             Expr::Var(name) => locals.get(name)?.clone(),

@@ -53,7 +53,7 @@ pub enum Func {
     /// `ternary IF_TRUE IF_FALSE CONDITION`.
     Ternary,
     /// `tpl TEXT $`: TEXT as a template over the chart's inputs; only
-    /// `{{ .Values.KEY }}` substitutions are supported (see [`tpl`]).
+    /// `{{ .Values.KEY }}` substitutions are supported (see [`super::expr::tpl`]).
     Tpl,
     /// `get MAP KEY`: the key's value, `""` when the map has no such key.
     Get,

@@ -2,10 +2,12 @@
 //! once, as a tree whose values are constants or Helm expressions; the
 //! chart template is printed from that tree and asogen's own object is
 //! evaluated from it, so the two cannot say different things. The objects
-//! themselves are described in [`crate::objects`]; the chart guard
+//! themselves are described in [`crate::objects`], in the types of
+//! [`ast`]; [`expr`] and [`tree`] evaluate and print them. The chart guard
 //! ([`crate::rules::guard`]) is described with the same expressions, as
 //! actions ([`stmt`]).
 
+pub mod ast;
 pub mod capabilities;
 pub mod expr;
 pub mod funcs;

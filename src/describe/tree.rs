@@ -10,90 +10,9 @@ use serde_json::Value;
 
 use crate::emit::Doc;
 
+pub use super::ast::{Entry, Item, Node, Resource, field, item, json, list, map, text, when};
 use super::expr::{EvalError, Expr, Scope, truthy};
-use super::helpers;
-
-/// A value in an object.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Node {
-    /// A constant subtree, written as YAML.
-    Lit(Value),
-    /// A value from an expression, as JSON text: `{{ include "<chart>.json" EXPR }}`.
-    Json(Expr),
-    /// An integer from an expression: `{{ EXPR | int64 }}`.
-    Int(Expr),
-    /// A map.
-    Map(Vec<Entry>),
-    /// A list.
-    List(Vec<Item>),
-}
-
-/// One part of a map.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Entry {
-    /// `key: value`.
-    Field(String, Node),
-    /// `key:` with a values subtree as JSON text, left out when it is empty
-    /// (`{{- with EXPR }}`).
-    Yaml(String, Expr),
-    /// A values map's own entries, merged in here (`range`, one line each).
-    Splice(Expr),
-    /// The entries of a map helper (`include ... | nindent`).
-    Include(&'static str),
-    /// Entries present only when the condition holds, or else others.
-    If(Expr, Vec<Entry>, Vec<Entry>),
-    /// An entry the chart writes and asogen's own output leaves out: the
-    /// labels that say Helm installed the object.
-    HelmOnly(Box<Entry>),
-    /// A YAML comment for chart readers.
-    Note(&'static str),
-}
-
-/// One part of a list.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Item {
-    /// One item.
-    One(Node),
-    /// A values list's own items, appended here.
-    Splice(Expr),
-    /// Items present only when the condition holds, or else others.
-    If(Expr, Vec<Item>, Vec<Item>),
-}
-
-/// Shorthands for descriptions.
-pub fn field(key: impl Into<String>, node: Node) -> Entry {
-    Entry::Field(key.into(), node)
-}
-
-/// `key: "text"`.
-pub fn text(key: impl Into<String>, value: &str) -> Entry {
-    Entry::Field(key.into(), Node::Lit(Value::from(value)))
-}
-
-/// `key: {{ include "<chart>.json" EXPR }}`.
-pub fn json(key: impl Into<String>, expr: Expr) -> Entry {
-    Entry::Field(key.into(), Node::Json(expr))
-}
-
-/// `key:` with a nested map.
-pub fn map(key: impl Into<String>, entries: Vec<Entry>) -> Entry {
-    Entry::Field(key.into(), Node::Map(entries))
-}
-
-/// `key:` with a list.
-pub fn list(key: impl Into<String>, items: Vec<Item>) -> Entry {
-    Entry::Field(key.into(), Node::List(items))
-}
-
-/// Entries present only when `condition` holds.
-pub fn when(condition: Expr, entries: Vec<Entry>) -> Entry {
-    Entry::If(condition, entries, Vec::new())
-}
-
-/// A list item that is a map.
-pub fn item(entries: Vec<Entry>) -> Item {
-    Item::One(Node::Map(entries))
-}
+use super::helpers::{self, Body, CHART};
 
 /// The `key: "text"` entries of a map that hold whatever the values say,
 /// map helpers included (conditional entries and computed values left
@@ -110,17 +29,6 @@ pub fn literal_fields(entries: &[Entry]) -> Vec<(String, String)> {
         }
     }
     out
-}
-
-/// One file of the chart's templates/ and the object it renders.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Resource {
-    /// The file name under templates/.
-    pub file: String,
-    /// Rendered only when this holds (a whole-file `if`).
-    pub when: Option<Expr>,
-    /// The object.
-    pub object: Vec<Entry>,
 }
 
 impl Resource {
@@ -492,7 +400,7 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
 pub(super) fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
     match expr {
         Expr::Lit(_) | Expr::ChartName | Expr::Var(_) | Expr::Dot => {}
-        Expr::Include(name) => helpers::helper_inputs(name, out),
+        Expr::Include(name) => helper_inputs(name, out),
         Expr::Call(_, args) => args.iter().for_each(|arg| expr_inputs(arg, out)),
         leaf => {
             if !out.contains(leaf) {
@@ -507,7 +415,7 @@ pub(super) fn entries_inputs(entries: &[Entry], out: &mut Vec<Expr>) {
         match entry {
             Entry::Field(_, node) => node_inputs(node, out),
             Entry::Yaml(_, expr) | Entry::Splice(expr) => expr_inputs(expr, out),
-            Entry::Include(name) => helpers::helper_inputs(name, out),
+            Entry::Include(name) => helper_inputs(name, out),
             Entry::If(condition, then, otherwise) => {
                 expr_inputs(condition, out);
                 entries_inputs(then, out);
@@ -557,4 +465,51 @@ impl Resource {
         entries_inputs(&self.object, &mut out);
         out
     }
+}
+
+/// The inputs a helper reads.
+fn helper_inputs(name: &str, out: &mut Vec<Expr>) {
+    match &helpers::find(name).body {
+        Body::Text(expr) | Body::Flag(expr) => expr_inputs(expr, out),
+        Body::Entries(entries) => entries_inputs(entries, out),
+    }
+}
+
+/// The json helper's `define`: `toJson`, then each unsafe character escaped.
+fn print_json_helper() -> String {
+    let mut body = String::from("toJson .");
+    for c in helpers::unsafe_for_yaml() {
+        body.push_str(&format!(
+            " | replace \"\\u{:04x}\" \"\\\\u{:04x}\"",
+            c as u32, c as u32
+        ));
+    }
+    format!(
+        "\n{{{{/* A value as JSON text that YAML reads back unchanged; every value a\ntemplate inserts goes through it (toYaml would write some characters raw,\nand Helm drops any \"<no value>\" it finds in toYaml's text). */}}}}\n{{{{- define \"{}\" -}}}}\n{{{{- {body} }}}}\n{{{{- end }}}}\n",
+        helpers::json_helper()
+    )
+}
+
+/// Every helper as `define` blocks, for `_helpers.tpl`.
+pub fn print_helpers() -> String {
+    let mut out = print_json_helper();
+    for helper in helpers::all() {
+        out.push_str(&format!("\n{{{{/* {} */}}}}\n", helper.doc));
+        out.push_str(&format!("{{{{- define \"{CHART}.{}\" -}}}}\n", helper.name));
+        match &helper.body {
+            Body::Text(expr) => out.push_str(&format!("{{{{- {} }}}}\n", expr.to_go())),
+            Body::Flag(expr) => out.push_str(&format!(
+                "{{{{- if {} }}}}true{{{{ end }}}}\n",
+                expr.to_go()
+            )),
+            Body::Entries(entries) => {
+                let mut body = String::new();
+                print_entries(entries, 0, &mut body);
+                // `define ... -}}` trims the newline before the first line.
+                out.push_str(&body);
+            }
+        }
+        out.push_str("{{- end }}\n");
+    }
+    out
 }

@@ -83,7 +83,7 @@ pub fn render_chart_templates(
     let ctx = context! {
         header_tpl => &header,
         guard => crate::rules::guard::chart_guard(CHART_NAME, catalog),
-        helpers => crate::describe::helpers::print_helpers(),
+        helpers => crate::describe::tree::print_helpers(),
         chart_name => CHART_NAME,
     };
     for name in names {
