@@ -19,6 +19,7 @@ pub mod emit;
 pub mod exit;
 pub mod features;
 pub mod keys;
+pub mod metadata;
 pub mod model;
 pub mod names;
 pub mod objects;

@@ -148,7 +148,7 @@ fn node_pointer(schema: &Value, path: &str) -> Option<String> {
     Some(pointer)
 }
 
-/// The labels and annotations maps ([`crate::objects::METADATA_VALUES`]):
+/// The labels and annotations maps ([`crate::metadata::METADATA_VALUES`]):
 /// keys (and label values) as the API server checks them, and the pod
 /// labels kept off the Deployment's selector labels. Each schema carries
 /// its code in an `errorMessage` for editors; Helm prints the key path and
@@ -159,7 +159,7 @@ fn node_pointer(schema: &Value, path: &str) -> Option<String> {
 /// bytes is left to `propertyNames`. The annotations' total size is the
 /// chart guard's to check.
 fn add_metadata_checks(schema: &mut Value) {
-    use crate::objects::{METADATA_VALUES, MetadataKind};
+    use crate::metadata::{METADATA_VALUES, MetadataKind};
     let mut selector_checks = Vec::new();
     for map in METADATA_VALUES {
         let pointer = node_pointer(schema, map.key.path())
@@ -205,11 +205,11 @@ fn add_metadata_checks(schema: &mut Value) {
                 {"propertyNames": {"pattern": prefix_length, "errorMessage": message}},
             ]),
         );
-        let selector = (map.selector)();
+        let selector = map.selector;
         if !selector.is_empty() {
             let refused: Map<String, Value> = selector
                 .iter()
-                .map(|(key, _)| (key.clone(), Value::Bool(false)))
+                .map(|(key, _)| (key.to_string(), Value::Bool(false)))
                 .collect();
             let keys: Vec<String> = selector
                 .iter()

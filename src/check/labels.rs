@@ -7,11 +7,11 @@
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
+use crate::metadata::{METADATA_VALUES, MetadataKind, MetadataValues};
 use crate::names::{
     ANNOTATIONS_MAX_BYTES, annotation_key_problems, annotations_bytes, label_key_problems,
     label_value_problems,
 };
-use crate::objects::{METADATA_VALUES, MetadataKind, MetadataValues};
 use crate::pointer::{escape_segment, to_key_path};
 use crate::read::Merged;
 
@@ -40,7 +40,7 @@ fn check_map(
     entries: &serde_json::Map<String, Value>,
     out: &mut Vec<Diagnostic>,
 ) {
-    let selector = (map.selector)();
+    let selector = map.selector;
     for (key, value) in entries {
         let Some(value) = value.as_str() else {
             continue;
@@ -66,7 +66,7 @@ fn check_map(
             ));
             out.push(d);
         }
-        if let Some((_, fixed)) = selector.iter().find(|(name, _)| name == key) {
+        if let Some((_, fixed)) = selector.iter().find(|(name, _)| *name == key) {
             let mut d = merged.diagnostic(&child, true);
             d.keyword = Some(SELECTOR_LABEL.into());
             d.message = format!(
@@ -105,11 +105,11 @@ fn check_map(
     }
     if map.kind == MetadataKind::Annotations {
         // The object carries the chart's own entries too, unless replaced.
-        let written = (map.written)();
-        let chart_own = written
+        let chart_own = map
+            .written
             .iter()
-            .filter(|(key, _)| !entries.contains_key(key))
-            .map(|(key, value)| (key.as_str(), value.as_str()));
+            .filter(|(key, _)| !entries.contains_key(*key))
+            .map(|(key, value)| (*key, *value));
         let values = entries
             .iter()
             .filter_map(|(key, value)| Some((key.as_str(), value.as_str()?)));

@@ -97,7 +97,10 @@ fn describe_helpers() -> Vec<Helper> {
 /// (`control-plane` alone), since a Deployment's selector is immutable and
 /// anything else would block every upgrade of an existing install.
 pub fn selector_labels() -> Vec<Entry> {
-    vec![text("control-plane", "controller-manager")]
+    crate::metadata::SELECTOR_LABELS
+        .iter()
+        .map(|(key, value)| text(*key, value))
+        .collect()
 }
 
 pub(super) fn find(name: &str) -> &'static Helper {

@@ -91,7 +91,9 @@ fn strategy() -> Vec<Entry> {
 
 /// The entries the pod template's `labels` or `annotations` map holds
 /// whatever the values (the selector labels; the default container):
-/// podLabels and podAnnotations are written beside them.
+/// podLabels and podAnnotations are written beside them. The metadata
+/// table (`crate::metadata`) must say the same; a test holds them together.
+#[cfg(test)]
 pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
     pod_metadata()
         .iter()
@@ -108,10 +110,13 @@ fn pod_metadata() -> Vec<Entry> {
     vec![
         map(
             "annotations",
-            vec![
-                Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)),
-                text("kubectl.kubernetes.io/default-container", "manager"),
-            ],
+            std::iter::once(Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)))
+                .chain(
+                    crate::metadata::POD_ANNOTATIONS
+                        .iter()
+                        .map(|(key, value)| text(*key, value)),
+                )
+                .collect(),
         ),
         map(
             "labels",

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::catalog::Catalog;
 use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
-use crate::keys::{self, Key};
+use crate::keys;
 use crate::model::Release;
 
 pub use admission::kustomize_references;
@@ -52,86 +52,6 @@ pub mod names {
     /// The Secret cert-manager writes the metrics certificate to.
     pub const METRICS_CERT_SECRET: &str = "metrics-server-cert";
 }
-
-/// How the API server checks a map of the values that the chart writes
-/// into an object's metadata.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetadataKind {
-    /// Label keys and label values (a nodeSelector is checked so too).
-    Labels,
-    /// Annotation keys (label keys, lower cased) and the total size of the
-    /// object's annotations.
-    Annotations,
-}
-
-/// A values map the chart writes into an object's labels or annotations
-/// (or its nodeSelector): the API server refuses the whole object, so a
-/// partial install, when one of its keys or values is not valid.
-#[derive(Debug, Clone, Copy)]
-pub struct MetadataValues {
-    /// Its values key.
-    pub key: Key,
-    /// How the API server checks it.
-    pub kind: MetadataKind,
-    /// Where the chart writes it, for messages.
-    pub lands_on: &'static str,
-    /// Entries the chart writes into the same map whatever the values;
-    /// the values' keys replace them, and they count in the size.
-    pub written: fn() -> Vec<(String, String)>,
-    /// Keys the values must not set: the Deployment's selector labels,
-    /// with the value the chart gives them (another value would leave the
-    /// Deployment and the Services selecting no pods).
-    pub selector: fn() -> Vec<(String, String)>,
-}
-
-fn nothing() -> Vec<(String, String)> {
-    Vec::new()
-}
-
-/// The selector labels of the Deployment, the Services and the policies.
-pub fn selector_labels() -> Vec<(String, String)> {
-    crate::describe::tree::literal_fields(&[Entry::Include("selectorLabels")])
-}
-
-/// Every values map that becomes labels or annotations, checked as the API
-/// server checks them by asogen, the schema and the chart guard.
-pub const METADATA_VALUES: [MetadataValues; 5] = [
-    MetadataValues {
-        key: keys::POD_LABELS,
-        kind: MetadataKind::Labels,
-        lands_on: "the controller pods' labels",
-        written: || deployment::pod_template_literals("labels"),
-        selector: selector_labels,
-    },
-    MetadataValues {
-        key: keys::NODE_SELECTOR,
-        kind: MetadataKind::Labels,
-        lands_on: "the controller pods' nodeSelector",
-        written: nothing,
-        selector: nothing,
-    },
-    MetadataValues {
-        key: keys::POD_ANNOTATIONS,
-        kind: MetadataKind::Annotations,
-        lands_on: "the controller pods' annotations",
-        written: || deployment::pod_template_literals("annotations"),
-        selector: nothing,
-    },
-    MetadataValues {
-        key: keys::DEPLOYMENT_ANNOTATIONS,
-        kind: MetadataKind::Annotations,
-        lands_on: "the Deployment's annotations",
-        written: nothing,
-        selector: nothing,
-    },
-    MetadataValues {
-        key: keys::SERVICE_ACCOUNT_ANNOTATIONS,
-        kind: MetadataKind::Annotations,
-        lands_on: "the ServiceAccount's annotations",
-        written: nothing,
-        selector: nothing,
-    },
-];
 
 /// Every resource of the chart, in the order Helm installs kinds.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
@@ -262,6 +182,7 @@ fn catalog_data(value: &Value) -> Node {
 mod tests {
     use super::*;
     use crate::describe::{Item, Node};
+    use crate::metadata::METADATA_VALUES;
 
     /// The values paths written into a `labels`, `annotations` or
     /// `nodeSelector` map anywhere in `entries`.
@@ -320,20 +241,27 @@ mod tests {
         assert_eq!(written, listed);
     }
 
+    /// The table's entries are what the descriptions write, so a label or
+    /// annotation added to a description is checked as the table says.
     #[test]
-    fn the_pod_labels_hold_the_selector_labels_and_the_annotations_their_own() {
-        let pod_labels = deployment::pod_template_literals("labels");
-        let selector = selector_labels();
-        assert!(!selector.is_empty());
-        for label in &selector {
-            assert!(pod_labels.contains(label), "{label:?} in {pod_labels:?}");
+    fn the_metadata_table_is_what_the_descriptions_write() {
+        let owned = |entries: &[(&str, &str)]| -> Vec<(String, String)> {
+            entries
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect()
+        };
+        for map in METADATA_VALUES {
+            let written = match map.key {
+                keys::POD_LABELS => deployment::pod_template_literals("labels"),
+                keys::POD_ANNOTATIONS => deployment::pod_template_literals("annotations"),
+                _ => Vec::new(),
+            };
+            assert_eq!(owned(map.written), written, "{}", map.key.path());
         }
         assert_eq!(
-            deployment::pod_template_literals("annotations"),
-            [(
-                "kubectl.kubernetes.io/default-container".to_string(),
-                "manager".to_string()
-            )]
+            crate::describe::tree::literal_fields(&[Entry::Include("selectorLabels")]),
+            owned(crate::metadata::SELECTOR_LABELS)
         );
     }
 }

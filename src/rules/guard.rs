@@ -438,11 +438,11 @@ fn crd_pattern_guard(served_groups: &[&str]) -> Vec<Stmt> {
 /// and the annotations' total size in bytes (Go's `len`), which no schema
 /// can express.
 fn metadata_guard() -> Vec<Stmt> {
+    use crate::metadata::{METADATA_VALUES, MetadataKind};
     use crate::names::metadata_codes::{
         ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,
     };
     use crate::names::{ANNOTATIONS_MAX_BYTES, KEY_NAME_MAX, LABEL_VALUE_MAX};
-    use crate::objects::{METADATA_VALUES, MetadataKind};
     let [syntax, prefix_length] = crate::names::key_patterns(false);
     let value_pattern = crate::names::label_value_pattern();
     let matches =
@@ -502,9 +502,9 @@ fn metadata_guard() -> Vec<Stmt> {
             checks.push(Stmt::let_("size", Expr::int(0)));
         }
         checks.push(Stmt::each_entry("key", "value", var(&name), entry));
-        for (key, value) in (map.selector)() {
+        for &(key, value) in map.selector {
             checks.push(Stmt::when(
-                call(Func::HasKey, vec![var(&name), Expr::str(&key)]),
+                call(Func::HasKey, vec![var(&name), Expr::str(key)]),
                 vec![report(Expr::str(format!(
                     "{SELECTOR_LABEL}: {path}.{key} is a selector label of the Deployment, which the chart sets ({key}: {value}): another value leaves the Deployment selecting none of its pods; help: remove {key} from {path}"
                 )))],
@@ -512,9 +512,9 @@ fn metadata_guard() -> Vec<Stmt> {
         }
         if annotations {
             // The chart's own entries count unless the values replace them.
-            for (key, value) in (map.written)() {
+            for &(key, value) in map.written {
                 checks.push(Stmt::when(
-                    !call(Func::HasKey, vec![var(&name), Expr::str(&key)]),
+                    !call(Func::HasKey, vec![var(&name), Expr::str(key)]),
                     vec![Stmt::set(
                         "size",
                         call(

@@ -1,0 +1,89 @@
+//! The values maps the chart writes into objects' labels and annotations
+//! (or a nodeSelector), and what the chart writes into the same maps
+//! itself. The API server refuses a whole object, so leaves an install half
+//! applied, when one of their keys or values is not valid: asogen's check
+//! (`check/labels.rs`), the schema and the chart guard check each of them
+//! as the API server does. The object descriptions write the chart's own
+//! entries from here, and their tests hold the two together.
+
+use crate::keys::{self, Key};
+
+/// How the API server checks a map of the values that the chart writes
+/// into an object's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataKind {
+    /// Label keys and label values (a nodeSelector is checked so too).
+    Labels,
+    /// Annotation keys (label keys, lower cased) and the total size of the
+    /// object's annotations.
+    Annotations,
+}
+
+/// A values map the chart writes into an object's labels or annotations
+/// (or its nodeSelector).
+#[derive(Debug, Clone, Copy)]
+pub struct MetadataValues {
+    /// Its values key.
+    pub key: Key,
+    /// How the API server checks it.
+    pub kind: MetadataKind,
+    /// Where the chart writes it, for messages.
+    pub lands_on: &'static str,
+    /// Entries the chart writes into the same map whatever the values;
+    /// the values' keys replace them, and they count in the size.
+    pub written: &'static [(&'static str, &'static str)],
+    /// Keys the values must not set: the Deployment's selector labels,
+    /// with the value the chart gives them (another value would leave the
+    /// Deployment and the Services selecting no pods).
+    pub selector: &'static [(&'static str, &'static str)],
+}
+
+/// The labels that select the controller pods (the Deployment's, the
+/// Services', the policies'): the release's own, `control-plane` alone,
+/// since a Deployment's selector is immutable and anything else would
+/// block every upgrade of an existing install.
+pub const SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "controller-manager")];
+
+/// The annotations the chart writes on the controller pods.
+pub const POD_ANNOTATIONS: &[(&str, &str)] =
+    &[("kubectl.kubernetes.io/default-container", "manager")];
+
+/// Every values map that becomes labels or annotations, checked as the API
+/// server checks them by asogen, the schema and the chart guard.
+pub const METADATA_VALUES: [MetadataValues; 5] = [
+    MetadataValues {
+        key: keys::POD_LABELS,
+        kind: MetadataKind::Labels,
+        lands_on: "the controller pods' labels",
+        written: SELECTOR_LABELS,
+        selector: SELECTOR_LABELS,
+    },
+    MetadataValues {
+        key: keys::NODE_SELECTOR,
+        kind: MetadataKind::Labels,
+        lands_on: "the controller pods' nodeSelector",
+        written: &[],
+        selector: &[],
+    },
+    MetadataValues {
+        key: keys::POD_ANNOTATIONS,
+        kind: MetadataKind::Annotations,
+        lands_on: "the controller pods' annotations",
+        written: POD_ANNOTATIONS,
+        selector: &[],
+    },
+    MetadataValues {
+        key: keys::DEPLOYMENT_ANNOTATIONS,
+        kind: MetadataKind::Annotations,
+        lands_on: "the Deployment's annotations",
+        written: &[],
+        selector: &[],
+    },
+    MetadataValues {
+        key: keys::SERVICE_ACCOUNT_ANNOTATIONS,
+        kind: MetadataKind::Annotations,
+        lands_on: "the ServiceAccount's annotations",
+        written: &[],
+        selector: &[],
+    },
+];
