@@ -543,24 +543,8 @@ fn printf(format: &str, args: &[Value]) -> Result<String, EvalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::describe::test_scope as scope;
     use serde_json::json;
-
-    static CURRENT: crate::describe::Capabilities = crate::describe::Capabilities {
-        kube_version: None,
-        api_versions: Vec::new(),
-    };
-
-    fn scope(values: &Value) -> Scope<'_> {
-        Scope {
-            values,
-            namespace: "ns",
-            release_name: "r",
-            release_service: "asogen",
-            chart_version: "1.0.0",
-            app_version: "v1.0.0",
-            capabilities: &CURRENT,
-        }
-    }
 
     #[test]
     fn prints_go_pipelines() {

@@ -56,3 +56,22 @@ pub fn evaluate_doc<'r>(
         other => other,
     }))
 }
+
+/// A scope for unit tests: `values` with a fixed release (namespace `ns`,
+/// name `r`, chart 1.0.0, app v1.0.0) on a current cluster.
+#[cfg(test)]
+pub(crate) fn test_scope(values: &Value) -> Scope<'_> {
+    static CURRENT: Capabilities = Capabilities {
+        kube_version: None,
+        api_versions: Vec::new(),
+    };
+    Scope {
+        values,
+        namespace: "ns",
+        release_name: "r",
+        release_service: "asogen",
+        chart_version: "1.0.0",
+        app_version: "v1.0.0",
+        capabilities: &CURRENT,
+    }
+}

@@ -234,24 +234,8 @@ fn run_range(
 mod tests {
     use super::*;
     use crate::describe::Func;
+    use crate::describe::test_scope as scope;
     use serde_json::json;
-
-    static CURRENT: crate::describe::Capabilities = crate::describe::Capabilities {
-        kube_version: None,
-        api_versions: Vec::new(),
-    };
-
-    fn scope(values: &Value) -> Scope<'_> {
-        Scope {
-            values,
-            namespace: "ns",
-            release_name: "r",
-            release_service: "Helm",
-            chart_version: "1.0.0",
-            app_version: "v1.0.0",
-            capabilities: &CURRENT,
-        }
-    }
 
     /// Counts the items of `.Values.xs` above 1 and fails naming them.
     fn counting() -> Vec<Stmt> {

@@ -68,10 +68,7 @@ fn start() -> ApiServer {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
-    let log = Arc::new(Mutex::new(VecDeque::new()));
-    let stderr = child.stderr.take().unwrap();
-    let sink = Arc::clone(&log);
-    std::thread::spawn(move || keep_tail(stderr, &sink));
+    let log = tail_of_stderr(&mut child);
     let mut ready = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut ready)
@@ -96,8 +93,17 @@ fn start() -> ApiServer {
     }
 }
 
+/// The last lines of `child`'s stderr, kept by a thread as they come.
+pub fn tail_of_stderr(child: &mut Child) -> Arc<Mutex<VecDeque<String>>> {
+    let log = Arc::new(Mutex::new(VecDeque::new()));
+    let stderr = child.stderr.take().expect("stderr piped");
+    let sink = Arc::clone(&log);
+    std::thread::spawn(move || keep_tail(stderr, &sink));
+    log
+}
+
 /// Keeps the last 200 lines of the server's log.
-pub fn keep_tail(stream: impl Read, log: &Mutex<VecDeque<String>>) {
+fn keep_tail(stream: impl Read, log: &Mutex<VecDeque<String>>) {
     for line in BufReader::new(stream).lines() {
         let Ok(line) = line else { break };
         let mut log = log.lock().unwrap();

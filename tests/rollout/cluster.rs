@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::common::apiserver::{self, ApiServer, keep_tail, server};
+use crate::common::apiserver::{self, ApiServer, server, tail_of_stderr};
 use crate::common::{go_tool, tool};
 use crate::timeline::Timeline;
 
@@ -76,10 +76,7 @@ fn start_controllers(server: &ApiServer) -> Controllers {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
-    let log = Arc::new(Mutex::new(VecDeque::new()));
-    let stderr = child.stderr.take().unwrap();
-    let sink = Arc::clone(&log);
-    std::thread::spawn(move || keep_tail(stderr, &sink));
+    let log = tail_of_stderr(&mut child);
     let stdin = child.stdin.take().unwrap();
     Controllers {
         child: Mutex::new(child),
