@@ -10,6 +10,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use asogen::objects::REFRESH_ANNOTATION;
 use common::{asogen, root, text};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -393,7 +394,7 @@ fn the_split_keys_reach_their_objects() {
         "50%"
     );
     assert_eq!(
-        spec(WEBHOOKS)["template"]["metadata"]["annotations"]["asogen/webhooks-refresh-token"],
+        spec(WEBHOOKS)["template"]["metadata"]["annotations"][REFRESH_ANNOTATION],
         "2026-12-04T15:00:00Z"
     );
     let pdb = find(
@@ -442,7 +443,7 @@ fn the_split_keys_reach_their_objects() {
     assert_eq!(spec(WEBHOOKS)["replicas"], 2);
     assert!(
         spec(WEBHOOKS)["template"]["metadata"]["annotations"]
-            .get("asogen/webhooks-refresh-token")
+            .get(REFRESH_ANNOTATION)
             .is_none()
     );
     // Without overrides both roles take the top-level resources, and the

@@ -19,6 +19,7 @@ use crate::keys;
 use crate::model::Release;
 
 pub use admission::kustomize_references;
+pub use deployment::REFRESH_ANNOTATION;
 pub use settings::SECRET_ENV;
 
 /// Names of the objects, shared by the descriptions.
