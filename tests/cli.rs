@@ -542,3 +542,100 @@ fn an_invalid_profile_stops_render_and_writes_nothing() {
         }
     }
 }
+
+/// The plan `upgrade-plan` prints as JSON for these arguments.
+fn plan_json(args: &[&str]) -> Value {
+    let mut all = vec!["upgrade-plan", "-o", "json"];
+    all.extend(args);
+    let out = asogen(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_str(&text(&out.stdout)).unwrap()
+}
+
+/// The objects `upgrade-plan --manifest N` prints.
+fn plan_manifest(args: &[&str], n: &str) -> Vec<Value> {
+    let mut all = vec!["upgrade-plan", "--manifest", n];
+    all.extend(args);
+    let out = asogen(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    common::objects(&text(&out.stdout)).into_values().collect()
+}
+
+#[test]
+fn upgrade_plan_for_a_single_install_is_one_step_on_every_path() {
+    for via in ["helm", "flux", "argo", "kubectl"] {
+        let plan = plan_json(&["--via", via, "-n", "ops"]);
+        assert_eq!(plan["topology"], "single", "{via}");
+        let steps = plan["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 1, "{via}: {plan:#}");
+        assert_eq!(steps[0]["part"], "all");
+        assert_eq!(
+            steps[0]["wait"],
+            serde_json::json!(["azureserviceoperator-controller-manager"])
+        );
+        // step 1's objects are the install, as template renders it
+        let manifest = plan_manifest(&["--via", via, "-n", "ops"], "1");
+        let template = asogen(&["template", "-n", "ops"]);
+        let mut expected: Vec<Value> = common::objects(&text(&template.stdout))
+            .into_values()
+            .collect();
+        let mut got = manifest;
+        let key = |o: &Value| o.to_string();
+        expected.sort_by_key(key);
+        got.sort_by_key(key);
+        assert_eq!(got, expected, "{via}");
+    }
+    let out = asogen(&[
+        "upgrade-plan",
+        "--via",
+        "kubectl",
+        "-n",
+        "ops",
+        "-f",
+        "values/profiles/single-replica-rolling.yaml",
+    ]);
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("$ asogen upgrade-plan --via kubectl -n ops -f values/profiles/single-replica-rolling.yaml --manifest 1 | kubectl apply -f -\n")
+            && human.contains("$ kubectl rollout status deployment/azureserviceoperator-controller-manager -n ops --timeout=10m\n"),
+        "{human}"
+    );
+}
+
+#[test]
+fn upgrade_plan_refuses_what_it_cannot_plan() {
+    let out = asogen(&["upgrade-plan", "--via", "kubectl", "--manifest", "7"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "there is no step 7\nhelp: run `asogen upgrade-plan --via kubectl` without --manifest"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = asogen(&[
+        "upgrade-plan",
+        "--via",
+        "kubectl",
+        "--set",
+        "strategy.type=RollingUpdate",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("ha-requires-recreate"));
+    let out = asogen(&["upgrade-plan", "--via", "ansible"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("[possible values: helm, flux, argo, kubectl]"));
+    let out = asogen(&["upgrade-plan"]);
+    assert_eq!(out.status.code(), Some(2), "--via is required");
+}
+
+#[test]
+fn upgrade_plan_is_in_the_help_and_the_completions() {
+    let help = text(&asogen(&["--help"]).stdout);
+    assert!(help.contains("\n  upgrade-plan "), "{help}");
+    for shell in ["bash", "zsh", "fish"] {
+        let script = text(&asogen(&["completions", shell]).stdout);
+        assert!(script.contains("upgrade-plan"), "{shell}");
+        assert!(script.contains("kubectl"), "{shell}: the --via values");
+    }
+}

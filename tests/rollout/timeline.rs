@@ -126,16 +126,19 @@ impl Timeline {
     }
 
     /// Whether `version` rolled out everywhere and the webhook Service
-    /// routes to every Ready pod (the EndpointSlice controller follows the
-    /// pods a moment later): the steady state an upgrade starts from.
-    pub fn settled(&self, version: &str) -> bool {
+    /// routes to every Ready pod of `routed` (the Deployments it selects;
+    /// the EndpointSlice controller follows the pods a moment later): the
+    /// steady state an upgrade starts from.
+    pub fn settled(&self, version: &str, routed: &[String]) -> bool {
         let endpoints = self.events.iter().rev().find_map(|e| match e {
             Event::Sample { endpoints, .. } => Some(endpoints.len()),
             _ => None,
         });
-        let ready = self
-            .last_sample()
-            .map_or(0, |(pods, _)| pods.iter().filter(|p| p.ready).count());
+        let ready = self.last_sample().map_or(0, |(pods, _)| {
+            pods.iter()
+                .filter(|p| p.ready && routed.contains(&p.deployment))
+                .count()
+        });
         self.rolled_out(version, None) && endpoints == Some(ready)
     }
 
