@@ -130,7 +130,7 @@ pub struct Step {
 }
 
 /// What the harness changes in what asogen renders, before applying it.
-pub type Tweak = fn(&mut Vec<Value>);
+pub type Tweak = fn(&mut [Value]);
 
 /// A plan to run: `asogen upgrade-plan` arguments for one install.
 pub struct Planned<'a> {

@@ -104,7 +104,7 @@ pub fn remove_flag<'a>(containers: impl Iterator<Item = &'a mut Value>, flag: &s
     removed
 }
 
-fn without_leader_election(objects: &mut Vec<Value>) {
+fn without_leader_election(objects: &mut [Value]) {
     // a step without a Deployment (some plans have them) has no flag
     remove_flag(managers(objects, None), ELECTION_FLAG);
 }
