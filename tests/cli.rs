@@ -639,3 +639,109 @@ fn upgrade_plan_is_in_the_help_and_the_completions() {
         assert!(script.contains("kubectl"), "{shell}: the --via values");
     }
 }
+
+/// The split's plan: the webhooks before the controller on every path, and
+/// each step's objects are the install's (nothing lost, nothing added but
+/// the step's values and Argo CD's waves).
+#[test]
+fn upgrade_plan_for_a_split_install_orders_the_webhooks_first() {
+    let split = ["-f", "values/profiles/split.yaml", "-n", "ops"];
+    let with = |via: &'static str| {
+        let mut args = vec!["--via", via];
+        args.extend(split);
+        args
+    };
+    let names = |objects: &[Value], kind: &str| -> Vec<String> {
+        objects
+            .iter()
+            .filter(|o| o["kind"] == kind)
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut template_args = vec!["template"];
+    template_args.extend(split);
+    let install: Vec<Value> = common::objects(&text(&asogen(&template_args).stdout))
+        .into_values()
+        .collect();
+    // kubectl and Flux: the webhooks part, then the controller part, then
+    // (only when kinds were added) the webhooks part again
+    for via in ["kubectl", "flux"] {
+        let plan = plan_json(&with(via));
+        assert_eq!(plan["topology"], "split");
+        let steps = plan["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 3, "{via}: {plan:#}");
+        assert_eq!(
+            steps[0]["wait"],
+            serde_json::json!(["azureserviceoperator-webhooks"])
+        );
+        assert_eq!(
+            steps[1]["wait"],
+            serde_json::json!(["azureserviceoperator-controller-manager"])
+        );
+        assert_eq!(steps[2]["when"], "kinds-added");
+        let first = plan_manifest(&with(via), "1");
+        let second = plan_manifest(&with(via), "2");
+        assert_eq!(
+            names(&first, "Deployment"),
+            ["azureserviceoperator-webhooks"]
+        );
+        assert_eq!(
+            names(&second, "Deployment"),
+            ["azureserviceoperator-controller-manager"]
+        );
+        assert_eq!(
+            first.len() + second.len(),
+            install.len(),
+            "{via}: every object once"
+        );
+        let refresh = plan_manifest(&with(via), "3");
+        let deployment = &refresh[refresh
+            .iter()
+            .position(|o| o["kind"] == "Deployment")
+            .unwrap()];
+        let token = &steps[2]["set"][0];
+        assert_eq!(token["key"], "split.webhooks.refreshToken");
+        assert_eq!(
+            deployment["spec"]["template"]["metadata"]["annotations"]["asogen/webhooks-refresh-token"],
+            token["value"],
+            "{via}: the refresh token is on the webhook pods"
+        );
+    }
+    // Helm: step 1 holds the controller at zero replicas, step 2 releases it
+    let paused = plan_manifest(&with("helm"), "1");
+    let resumed = plan_manifest(&with("helm"), "2");
+    let replicas = |objects: &[Value]| {
+        objects
+            .iter()
+            .find(|o| {
+                o["kind"] == "Deployment"
+                    && o["metadata"]["name"] == "azureserviceoperator-controller-manager"
+            })
+            .map(|o| o["spec"]["replicas"].clone())
+            .unwrap()
+    };
+    assert_eq!(replicas(&paused), 0);
+    assert_eq!(replicas(&resumed), 2);
+    assert_eq!(paused.len(), install.len());
+    // Argo CD: one sync, every object in a wave, the webhooks before the controller
+    let argo = plan_manifest(&with("argo"), "1");
+    assert_eq!(argo.len(), install.len());
+    let wave = |name: &str| -> i64 {
+        let o = argo
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == name)
+            .unwrap();
+        o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        argo.iter()
+            .all(|o| o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"].is_string())
+    );
+    assert!(
+        wave("azureserviceoperator-webhooks") < wave("azureserviceoperator-controller-manager")
+    );
+}

@@ -8,7 +8,7 @@ use super::{Problems, Status, ValuesError, error_line};
 use crate::check::Checker;
 use crate::cli::{PlanVia, ReportFormat, UpgradePlanArgs};
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::plan::{self, Invocation, Topology, Via};
+use crate::features::plan::{self, Invocation, Via};
 use crate::model::{Model, Release};
 use crate::output::Stdout;
 use crate::read::ValuesInput;
@@ -66,11 +66,6 @@ fn via(via: PlanVia) -> Via {
     }
 }
 
-/// The topology the model renders.
-fn topology(_model: &Model) -> Topology {
-    Topology::Single
-}
-
 /// The install the values render, with `extra` values set on top.
 fn render(
     values: &ValuesInput,
@@ -81,7 +76,7 @@ fn render(
     // --set-string: the step's values are text (a tag) or a boolean, which
     // --set types
     for setting in extra {
-        let expression = format!("{}={}", setting.key, setting.value);
+        let expression = format!("{}={}", setting.key.path(), setting.value);
         if setting.value == "true" || setting.value == "false" {
             values.set.push(expression);
         } else {
@@ -115,7 +110,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         sets: values.sets_only() != ValuesInput::default(),
     };
     let path = via(args.via);
-    let plan = plan::plan(topology(&model), path, &objects, &invocation);
+    let plan = plan::plan(model.values.topology, path, &objects, &invocation);
     if let Some(n) = args.manifest {
         let step = plan
             .steps

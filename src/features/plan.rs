@@ -13,17 +13,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::keys::{self, Key};
+use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
 use crate::objects::names;
-
-/// The two shapes of the install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Topology {
-    /// One Deployment serves webhooks and runs the control loop.
-    Single,
-    /// A webhooks Deployment and a controller Deployment.
-    Split,
-}
+pub use crate::values::Topology;
 
 /// How the user applies the install.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,16 +48,11 @@ impl Via {
 }
 
 /// The values key that scales the controller to zero (Helm's first step).
-pub const PAUSED_KEY: &str = "split.controller.paused";
+pub const PAUSED_KEY: Key = keys::SPLIT_CONTROLLER_PAUSED;
 /// The values key whose change restarts the webhook pods (the refresh).
-pub const REFRESH_KEY: &str = "split.webhooks.refreshToken";
+pub const REFRESH_KEY: Key = keys::SPLIT_WEBHOOKS_REFRESH_TOKEN;
 /// The annotation Argo CD orders a sync by.
 pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
-/// The pod label whose value tells the roles apart (its key is the
-/// controller's immutable selector, upstream's).
-const ROLE_LABEL: &str = "control-plane";
-/// Its value on the webhook pods of the split.
-const WEBHOOKS_ROLE: &str = "webhooks";
 /// How long the printed commands wait for one rollout.
 const TIMEOUT: &str = "10m";
 
@@ -129,16 +117,33 @@ impl Stage {
     }
 }
 
-/// The role label value an object's selector (or pod template) names.
-fn selected_role(object: &Value) -> Option<&str> {
+/// The role whose pods an object runs or selects (by its pod template's
+/// labels, or its selector): the webhooks, the controller, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Webhooks,
+    Controller,
+}
+
+fn selected_role(object: &Value) -> Option<Role> {
     let spec = &object["spec"];
-    [
-        &spec["template"]["metadata"]["labels"][ROLE_LABEL],
-        &spec["selector"]["matchLabels"][ROLE_LABEL],
-        &spec["selector"][ROLE_LABEL],
-    ]
-    .into_iter()
-    .find_map(Value::as_str)
+    let labels = [
+        &spec["template"]["metadata"]["labels"],
+        &spec["selector"]["matchLabels"],
+        &spec["selector"],
+    ];
+    let has = |wanted: &[(&str, &str)]| {
+        labels
+            .iter()
+            .any(|l| wanted.iter().all(|(k, v)| l[*k] == *v))
+    };
+    if has(WEBHOOKS_SELECTOR_LABELS) {
+        Some(Role::Webhooks)
+    } else if has(SELECTOR_LABELS) {
+        Some(Role::Controller)
+    } else {
+        None
+    }
 }
 
 /// The stage of one rendered object of a split install.
@@ -149,8 +154,8 @@ pub fn stage_of(object: &Value) -> Stage {
         "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => Stage::Routing,
         "Service" if name == names::WEBHOOK_SERVICE => Stage::Routing,
         "Deployment" | "PodDisruptionBudget" | "Service" => match selected_role(object) {
-            Some(WEBHOOKS_ROLE) => Stage::Webhooks,
-            Some(_) => Stage::Controller,
+            Some(Role::Webhooks) => Stage::Webhooks,
+            Some(Role::Controller) => Stage::Controller,
             None => Stage::Prerequisites,
         },
         _ => Stage::Prerequisites,
@@ -180,9 +185,14 @@ pub fn annotate_waves(objects: &mut [Value]) {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Setting {
     /// The key path, as `--set` takes it.
-    pub key: &'static str,
+    #[serde(serialize_with = "key_path")]
+    pub key: Key,
     /// The value, as `--set` takes it.
     pub value: String,
+}
+
+fn key_path<S: serde::Serializer>(key: &Key, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(key.path())
 }
 
 /// One step of an upgrade.
@@ -359,19 +369,19 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
             key: REFRESH_KEY,
             value: token.clone(),
         }];
-        let set = format!(" --set {REFRESH_KEY}={}", shell_word(&token));
+        let set = format!(" --set {}={}", REFRESH_KEY.path(), shell_word(&token));
         last.commands = match via {
             Via::Helm => vec![helm(&set)],
             Via::Flux => vec![
                 format!(
-                    "{} > aso/webhooks/aso.yaml   # with{set}",
+                    "{} > aso/webhooks/aso.yaml   # carries{set}",
                     invocation.manifest(via, refresh)
                 ),
                 "commit aso/webhooks/; Kustomization aso-webhooks rolls the webhook pods".into(),
             ],
             Via::Argo => vec![
                 format!(
-                    "{} > aso/aso.yaml   # with{set}",
+                    "{} > aso/aso.yaml   # carries{set}",
                     invocation.manifest(via, refresh)
                 ),
                 "commit aso/; sync the Application".into(),
@@ -388,7 +398,8 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
         steps.push(last);
         notes.push(format!(
             "step {refresh} is needed after a release that adds kinds, a wider crdPattern, or a first install; \
-             keep {REFRESH_KEY} in your values afterwards"
+             keep {} in your values afterwards",
+            REFRESH_KEY.path()
         ));
         if via == Via::Helm {
             notes.push(
@@ -396,8 +407,9 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
                     .into(),
             );
             notes.push(format!(
-                "step 1 scales the controller to zero ({PAUSED_KEY}=true): reconciliation pauses \
-                 until step 2; the webhooks stay up"
+                "step 1 scales the controller to zero ({}=true): reconciliation pauses \
+                 until step 2; the webhooks stay up",
+                PAUSED_KEY.path()
             ));
         }
     }
@@ -431,7 +443,7 @@ fn split_steps(
                 key: PAUSED_KEY,
                 value: "true".into(),
             }];
-            paused.commands = vec![helm(&format!(" --set {PAUSED_KEY}=true"))];
+            paused.commands = vec![helm(&format!(" --set {}=true", PAUSED_KEY.path()))];
             let mut resume = step(
                 2,
                 "start the controller of the new version (it applies the CRDs)",
@@ -536,19 +548,20 @@ pub fn step_objects(step: &Step, rendered: Vec<Value>) -> Vec<Value> {
 
 /// The plan for people.
 pub fn format_human(plan: &Plan) -> String {
-    let topology = match plan.topology {
-        Topology::Single => "single",
-        Topology::Split => "split",
-    };
     let mut out = format!(
-        "upgrade plan: topology {topology}, via {}, namespace {}\n",
+        "upgrade plan: topology {}, via {}, namespace {}\n",
+        plan.topology.as_str(),
         plan.via.name(),
         plan.namespace
     );
     for step in &plan.steps {
         out.push_str(&format!("\nstep {}: {}\n", step.number, step.title));
         for setting in &step.set {
-            out.push_str(&format!("  sets {}={}\n", setting.key, setting.value));
+            out.push_str(&format!(
+                "  sets {}={}\n",
+                setting.key.path(),
+                setting.value
+            ));
         }
         if !step.wait.is_empty() {
             out.push_str(&format!(
@@ -578,22 +591,26 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn deployment(name: &str, role: &str) -> Value {
+    fn labels(of: &[(&str, &str)]) -> Value {
+        of.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+    }
+
+    fn deployment(name: &str, role: &[(&str, &str)]) -> Value {
         json!({"kind": "Deployment", "metadata": {"name": name},
-               "spec": {"selector": {"matchLabels": {ROLE_LABEL: role}},
-                        "template": {"metadata": {"labels": {ROLE_LABEL: role}},
+               "spec": {"selector": {"matchLabels": labels(role)},
+                        "template": {"metadata": {"labels": labels(role)},
                                      "spec": {"containers": [{"name": "manager", "image": "r/c:v9"}]}}}})
     }
 
     fn split() -> Vec<Value> {
         vec![
             json!({"kind": "ServiceAccount", "metadata": {"name": "sa"}}),
-            deployment("azureserviceoperator-webhooks", WEBHOOKS_ROLE),
-            deployment(names::DEPLOYMENT, "controller-manager"),
+            deployment(names::WEBHOOKS_DEPLOYMENT, WEBHOOKS_SELECTOR_LABELS),
+            deployment(names::DEPLOYMENT, SELECTOR_LABELS),
             json!({"kind": "Service", "metadata": {"name": names::WEBHOOK_SERVICE},
-                   "spec": {"selector": {ROLE_LABEL: WEBHOOKS_ROLE}}}),
+                   "spec": {"selector": labels(WEBHOOKS_SELECTOR_LABELS)}}),
             json!({"kind": "Service", "metadata": {"name": names::METRICS_SERVICE},
-                   "spec": {"selector": {ROLE_LABEL: "controller-manager"}}}),
+                   "spec": {"selector": labels(SELECTOR_LABELS)}}),
             json!({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}}),
         ]
     }
@@ -624,7 +641,7 @@ mod tests {
 
     #[test]
     fn single_is_one_step_on_every_path() {
-        let objects = vec![deployment(names::DEPLOYMENT, "controller-manager")];
+        let objects = vec![deployment(names::DEPLOYMENT, SELECTOR_LABELS)];
         for via in Via::ALL {
             let plan = plan(Topology::Single, via, &objects, &invocation());
             assert_eq!(plan.steps.len(), 1, "{via:?}");
@@ -656,7 +673,7 @@ mod tests {
                 }
                 Via::Flux | Via::Kubectl => {
                     assert_eq!(always.len(), 2);
-                    assert_eq!(always[0].wait, ["azureserviceoperator-webhooks"]);
+                    assert_eq!(always[0].wait, [names::WEBHOOKS_DEPLOYMENT]);
                     assert_eq!(always[1].wait, [names::DEPLOYMENT]);
                 }
             }

@@ -140,6 +140,9 @@ pub struct Planned<'a> {
     pub tweak: Option<Tweak>,
     /// Whether to run the steps only needed when kinds were added.
     pub with_refresh: bool,
+    /// Whether to run the steps last to first (a negative test: the
+    /// controller before the webhooks).
+    pub reversed: bool,
 }
 
 impl Planned<'_> {
@@ -201,11 +204,15 @@ impl ApplyPath {
         first: bool,
     ) -> Outcome {
         let plan = planned.plan(self);
-        let steps = plan
+        let mut steps: Vec<&Step> = plan
             .steps
             .iter()
-            .filter(|step| step.when == "always" || planned.with_refresh);
-        for (i, step) in steps.enumerate() {
+            .filter(|step| step.when == "always" || planned.with_refresh)
+            .collect();
+        if planned.reversed {
+            steps.reverse();
+        }
+        for (i, step) in steps.into_iter().enumerate() {
             let objects = planned.objects(self, namespace, step.number);
             for (wave, group) in waves(&objects, step.waves) {
                 // a later step finds the objects of the first one

@@ -62,8 +62,59 @@ pub const SINGLE_ROLLING_WITHOUT_ELECTION: Topology = Topology {
     tweak: Some(without_leader_election),
 };
 
-/// The topologies available today.
-pub const TOPOLOGIES: [Topology; 3] = [UPSTREAM, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION];
+/// The split profile with 2 webhook replicas (and 2 controller replicas).
+pub const SPLIT_2: Topology = Topology {
+    name: "split, 2 webhook replicas",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=2",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// The split profile with 3 webhook replicas.
+pub const SPLIT_3: Topology = Topology {
+    name: "split, 3 webhook replicas",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=3",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// Negative: the split whose webhook pods apply CRDs (`--crd-management`
+/// left out, so `auto`), as `split-webhooks-never-apply-crds` forbids.
+pub const SPLIT_WEBHOOKS_APPLY_CRDS: Topology = Topology {
+    name: "split, webhook pods apply CRDs (negative)",
+    tweak: Some(webhooks_apply_crds),
+    ..SPLIT_2
+};
+
+/// Negative: the split whose webhook Service selects the controller pods
+/// too (a label both roles carry), as `split-selectors-disjoint` forbids.
+pub const SPLIT_SHARED_SELECTOR: Topology = Topology {
+    name: "split, webhook Service selects controller pods too (negative)",
+    tweak: Some(shared_selector),
+    ..SPLIT_2
+};
+
+/// The topologies of the table.
+pub const TOPOLOGIES: [Topology; 5] = [
+    UPSTREAM,
+    SINGLE_ROLLING,
+    SINGLE_ROLLING_WITHOUT_ELECTION,
+    SPLIT_2,
+    SPLIT_3,
+];
+
+/// The webhook pods' `control-plane` label in the split.
+const WEBHOOKS_ROLE: &str = "webhooks";
 
 const ELECTION_FLAG: &str = "--enable-leader-election";
 
@@ -107,6 +158,21 @@ pub fn remove_flag<'a>(containers: impl Iterator<Item = &'a mut Value>, flag: &s
 fn without_leader_election(objects: &mut [Value]) {
     // a step without a Deployment (some plans have them) has no flag
     remove_flag(managers(objects, None), ELECTION_FLAG);
+}
+
+fn webhooks_apply_crds(objects: &mut [Value]) {
+    remove_flag(managers(objects, Some(WEBHOOKS_ROLE)), "--crd-management");
+}
+
+/// A label every operator pod carries, of either role.
+const SHARED_LABEL: (&str, &str) = ("app.kubernetes.io/name", "azure-service-operator");
+
+fn shared_selector(objects: &mut [Value]) {
+    for o in objects.iter_mut() {
+        if o["kind"] == "Service" && o["metadata"]["name"] == WEBHOOK_SERVICE {
+            o["spec"]["selector"] = serde_json::json!({SHARED_LABEL.0: SHARED_LABEL.1});
+        }
+    }
 }
 
 impl Topology {
@@ -233,19 +299,25 @@ impl Run {
 /// the catalog's tag through `path`, and observes until the rollout ends or
 /// `limit` passes after the upgrade's last write.
 pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
-    change(topology, path, Some(PREVIOUS_TAG), &[], limit)
+    change(topology, path, Some(PREVIOUS_TAG), &[], limit, false)
+}
+
+/// [`upgrade`] with the plan's steps run last to first.
+pub fn upgrade_reversed(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
+    change(topology, path, Some(PREVIOUS_TAG), &[], limit, true)
 }
 
 /// Installs `topology` at image tag `from` (the catalog's when None), then
 /// applies it at the catalog's tag with `extra` values arguments, each
 /// through the plan `asogen upgrade-plan --via PATH` prints, and observes
-/// as [`upgrade`] does.
+/// as [`upgrade`] does; the upgrade's steps last to first when `reversed`.
 pub fn change(
     topology: &Topology,
     path: &ApplyPath,
     from: Option<&str>,
     extra: &[&str],
     limit: Duration,
+    reversed: bool,
 ) -> Run {
     let server = control_plane();
     install_crds(server);
@@ -266,6 +338,7 @@ pub fn change(
         args: &previous_args,
         tweak: topology.tweak,
         with_refresh: false,
+        reversed: false,
     };
     assert_eq!(
         install.plan(path).topology,
@@ -296,6 +369,7 @@ pub fn change(
         args: &current_args,
         tweak: topology.tweak,
         with_refresh: false,
+        reversed,
     };
     let outcome = path.run(
         server, &mut agent, &namespace, &upgrade, &target, limit, false,

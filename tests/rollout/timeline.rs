@@ -51,6 +51,8 @@ pub struct Endpoint {
 /// A pod in a non-terminal phase.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PodState {
+    /// Its name.
+    pub pod: String,
     /// The Deployment it belongs to.
     pub deployment: String,
     /// Its version (the manager image's tag).
@@ -140,6 +142,29 @@ impl Timeline {
                 .count()
         });
         self.rolled_out(version, None) && endpoints == Some(ready)
+    }
+
+    /// The Deployments whose pods were webhook endpoints at or after `t`
+    /// (Unix ms).
+    pub fn routed_since(&self, t: i64) -> BTreeSet<String> {
+        let mut routed = BTreeSet::new();
+        for e in &self.events {
+            if let Event::Sample {
+                t: at,
+                endpoints,
+                pods,
+                ..
+            } = e
+                && *at >= t
+            {
+                routed.extend(endpoints.iter().filter_map(|e| {
+                    pods.iter()
+                        .find(|p| p.pod == e.pod)
+                        .map(|p| p.deployment.clone())
+                }));
+            }
+        }
+        routed
     }
 
     /// How many pods became Ready at or after `t` (Unix ms).
