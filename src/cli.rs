@@ -214,10 +214,23 @@ pub struct UpgradePlanArgs {
     /// Print the objects step N applies (a YAML stream), not the plan.
     #[arg(long, value_name = "N")]
     pub manifest: Option<usize>,
+    /// The topology of the live install, when it differs from the values':
+    /// the plan migrates (single to split, or back) at the same version.
+    #[arg(long, value_enum, value_name = "TOPOLOGY")]
+    pub from: Option<FromTopology>,
     /// Output format of the plan: human or json.
     #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
           default_value_t = ReportFormat::Human, conflicts_with = "manifest")]
     pub format: ReportFormat,
+}
+
+/// The live install's topology, as `upgrade-plan --from` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FromTopology {
+    /// One Deployment (upstream's shape).
+    Single,
+    /// A webhooks Deployment and a controller Deployment.
+    Split,
 }
 
 /// An apply path, as `upgrade-plan --via` names it.

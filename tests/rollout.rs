@@ -20,8 +20,8 @@ mod timeline;
 use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
 use scenario::{
     Run, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, SPLIT_SHARED_SELECTOR,
-    SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, TOPOLOGIES, Topology, UPSTREAM, change, upgrade,
-    upgrade_reversed,
+    SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, TOPOLOGIES, Topology, UPSTREAM, change, migrate,
+    upgrade, upgrade_reversed,
 };
 
 /// The upgrade of `topology` through every path, the paths at once (each
@@ -247,4 +247,58 @@ fn table() {
             );
         }
     }
+}
+
+/// The migrations of docs/split-topology.md section 3, at the same
+/// version, through the plan `upgrade-plan --from` prints: single to split
+/// and back keep the webhook Service routed to ready pods all along (I1)
+/// and never run two controller versions (I3), on kubectl and on Argo CD's
+/// waves at once.
+#[test]
+fn migrations_to_split_and_back_keep_webhooks_up() {
+    let runs: Vec<(String, Run)> = std::thread::scope(|s| {
+        let cases = [
+            (&UPSTREAM, &SPLIT_2, &KUBECTL),
+            (&SPLIT_2, &UPSTREAM, &KUBECTL),
+            (&UPSTREAM, &SPLIT_2, &PATHS[3]),
+            (&SPLIT_2, &UPSTREAM, &PATHS[3]),
+        ];
+        let handles: Vec<_> = cases
+            .into_iter()
+            .map(|(from, to, path)| {
+                let what = format!("{} to {} via {}", from.name, to.name, path.name);
+                (what, s.spawn(move || migrate(from, to, path, true)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(what, h)| {
+                let run = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (what, run)
+            })
+            .collect()
+    });
+    for (what, run) in runs {
+        let o = &run.observation;
+        let why = format!("{what}: {}", run.describe());
+        assert!(matches!(run.outcome, Outcome::Done), "{why}");
+        assert!(o.completed, "the migration completes: {why}");
+        assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
+        assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
+        assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+    }
+}
+
+/// Negative: moving a single install to split with the split's upgrade
+/// plan instead of the migration plan points the webhook Service at the
+/// new webhook pods before they are ready: I1 is broken.
+#[test]
+fn migration_with_the_upgrade_plan_breaks_webhook_availability() {
+    let run = migrate(&UPSTREAM, &SPLIT_2, &KUBECTL, false);
+    let o = &run.observation;
+    let why = run.describe();
+    assert!(
+        o.zero_endpoints_ms > 0,
+        "I1 is broken: no webhook endpoint for a while: {why}"
+    );
 }

@@ -6,9 +6,9 @@ use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
 use crate::check::Checker;
-use crate::cli::{PlanVia, ReportFormat, UpgradePlanArgs};
+use crate::cli::{FromTopology, PlanVia, ReportFormat, UpgradePlanArgs};
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::plan::{self, Invocation, Via};
+use crate::features::plan::{self, Invocation, Topology, Via};
 use crate::model::{Model, Release};
 use crate::output::Stdout;
 use crate::read::ValuesInput;
@@ -23,6 +23,9 @@ pub enum Error {
     /// The values are refused: there is nothing to upgrade to.
     #[error("the values are invalid: {} problem(s); there is nothing to upgrade to", .0.diagnostics.len())]
     Invalid(Problems),
+    /// The path cannot migrate between topologies safely.
+    #[error(transparent)]
+    Unordered(#[from] plan::Unordered),
     /// `--manifest` names no step of the plan.
     #[error(
         "the plan via {via} has steps 1 to {steps}; there is no step {asked}\nhelp: run `asogen upgrade-plan --via {via}` without --manifest to see the steps"
@@ -42,7 +45,7 @@ impl super::Failure for Error {
     fn exit_code(&self) -> u8 {
         match self {
             Error::Values(err) => err.exit_code(),
-            Error::Invalid(_) => EXIT_FAILED,
+            Error::Invalid(_) | Error::Unordered(_) => EXIT_FAILED,
             Error::NoSuchStep { .. } => EXIT_USAGE,
         }
     }
@@ -110,7 +113,27 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         sets: values.sets_only() != ValuesInput::default(),
     };
     let path = via(args.via);
-    let plan = plan::plan(model.values.topology, path, &objects, &invocation);
+    let to = model.values.topology;
+    let from = match args.from {
+        None => to,
+        Some(FromTopology::Single) => Topology::Single,
+        Some(FromTopology::Split) => Topology::Split,
+    };
+    let plan = if from == to {
+        plan::plan(to, path, &objects, &invocation)
+    } else {
+        // what the live install has: the same values in the other shape
+        let (_, before) = render(
+            &values,
+            &[plan::Setting {
+                key: crate::keys::TOPOLOGY,
+                value: from.as_str().to_string(),
+            }],
+            &args.namespace,
+        )?;
+        let leftovers = plan::leftovers(&before, &objects);
+        plan::migration(from, to, path, &objects, leftovers, &invocation)?
+    };
     if let Some(n) = args.manifest {
         let step = plan
             .steps

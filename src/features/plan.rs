@@ -67,6 +67,26 @@ pub enum Part {
     Webhooks,
     /// The controller Deployment, its PDB and its metrics Service.
     Controller,
+    /// The webhooks part without the webhook Service and configurations:
+    /// a migration's first step, which must not route to the new pods
+    /// before they are ready.
+    Unrouted,
+    /// The webhook Service and configurations alone: the switch of a
+    /// migration.
+    Routing,
+}
+
+/// Which Deployment an Argo CD sync rolls out first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Prerequisites, the webhooks, the webhook Service, the controller:
+    /// an upgrade, and the migration to `split`.
+    WebhooksFirst,
+    /// Prerequisites, the controller, the webhook Service: the migration
+    /// back to `single`, where the Service may move to the controller pods
+    /// only once they are of the new shape and ready.
+    ControllerFirst,
 }
 
 /// When a step is needed.
@@ -98,21 +118,25 @@ pub enum Stage {
 }
 
 impl Stage {
-    /// Its Argo CD sync wave.
-    pub fn wave(self) -> i32 {
-        match self {
-            Stage::Prerequisites => -2,
-            Stage::Webhooks => -1,
-            Stage::Routing => 0,
-            Stage::Controller => 1,
+    /// Its Argo CD sync wave in `order`.
+    pub fn wave(self, order: Order) -> i32 {
+        match (self, order) {
+            (Stage::Prerequisites, _) => -2,
+            (Stage::Webhooks, _) => -1,
+            (Stage::Routing, _) => 0,
+            (Stage::Controller, Order::WebhooksFirst) => 1,
+            (Stage::Controller, Order::ControllerFirst) => -1,
         }
     }
 
-    /// The part of the two-step paths (Flux, kubectl) it belongs to.
-    pub fn part(self) -> Part {
-        match self {
-            Stage::Controller => Part::Controller,
-            _ => Part::Webhooks,
+    /// Whether a step that applies `part` applies objects of this stage.
+    pub fn is_in(self, part: Part) -> bool {
+        match part {
+            Part::All => true,
+            Part::Webhooks => self != Stage::Controller,
+            Part::Controller => self == Stage::Controller,
+            Part::Unrouted => matches!(self, Stage::Prerequisites | Stage::Webhooks),
+            Part::Routing => self == Stage::Routing,
         }
     }
 }
@@ -164,13 +188,13 @@ pub fn stage_of(object: &Value) -> Stage {
 
 /// Whether `object` belongs to `part`.
 pub fn in_part(object: &Value, part: Part) -> bool {
-    part == Part::All || stage_of(object).part() == part
+    stage_of(object).is_in(part)
 }
 
 /// Adds the sync-wave annotation of its stage to every object (Argo CD).
-pub fn annotate_waves(objects: &mut [Value]) {
+pub fn annotate_waves(objects: &mut [Value], order: Order) {
     for object in objects {
-        let wave = stage_of(object).wave().to_string();
+        let wave = stage_of(object).wave(order).to_string();
         let metadata = object["metadata"]
             .as_object_mut()
             .expect("a rendered object has metadata");
@@ -209,17 +233,57 @@ pub struct Step {
     /// Which objects it applies.
     pub part: Part,
     /// Whether its objects carry sync waves, applied wave by wave, each
-    /// healthy before the next (Argo CD).
-    pub waves: bool,
+    /// healthy before the next (Argo CD), and in which order.
+    pub waves: Option<Order>,
+    /// Objects to delete after its objects are applied (a migration
+    /// leaves the other topology's own objects).
+    pub delete: Vec<ObjectRef>,
     /// The Deployments whose rollout must complete before the next step.
     pub wait: Vec<String>,
     /// What the user runs, in order.
     pub commands: Vec<String>,
 }
 
+/// An object to delete.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace; empty for a cluster-scoped object.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl ObjectRef {
+    fn of(object: &Value) -> ObjectRef {
+        let field = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        ObjectRef {
+            kind: field(&object["kind"]),
+            namespace: field(&object["metadata"]["namespace"]),
+            name: field(&object["metadata"]["name"]),
+        }
+    }
+}
+
+/// The objects of `before` that `after` does not have: what a migration
+/// from `before` to `after` leaves behind, in reverse install order.
+pub fn leftovers(before: &[Value], after: &[Value]) -> Vec<ObjectRef> {
+    let kept: std::collections::BTreeSet<ObjectRef> = after.iter().map(ObjectRef::of).collect();
+    let mut left: Vec<ObjectRef> = before
+        .iter()
+        .map(ObjectRef::of)
+        .filter(|o| !kept.contains(o))
+        .collect();
+    left.reverse();
+    left
+}
+
 /// The whole plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
+    /// The topology the live install has.
+    pub from: Topology,
     /// The topology the values render.
     pub topology: Topology,
     /// The apply path.
@@ -254,6 +318,17 @@ impl Invocation {
             args.push_str(" <your --set flags>");
         }
         args
+    }
+
+    /// The `asogen upgrade-plan --from` line that prints a migration's
+    /// step `n`.
+    fn migration_manifest(&self, via: Via, from: Topology, n: usize) -> String {
+        format!(
+            "asogen upgrade-plan --via {} --from {}{} --manifest {n}",
+            via.name(),
+            from.as_str(),
+            self.values_args()
+        )
     }
 
     /// The `asogen upgrade-plan` line that prints step `n`'s objects.
@@ -321,7 +396,8 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
         when: When::Always,
         set: Vec::new(),
         part,
-        waves: false,
+        waves: None,
+        delete: Vec::new(),
         wait: deployments(objects, part),
         commands: Vec::new(),
     };
@@ -363,7 +439,7 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
             },
         );
         last.when = When::KindsAdded;
-        last.waves = via == Via::Argo;
+        last.waves = (via == Via::Argo).then_some(Order::WebhooksFirst);
         let token = version(objects);
         last.set = vec![Setting {
             key: REFRESH_KEY,
@@ -414,12 +490,165 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
         }
     }
     Plan {
+        from: topology,
         topology,
         via,
         namespace: invocation.namespace.clone(),
         steps,
         notes,
     }
+}
+
+/// Why a path cannot migrate between topologies without breaking I1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Helm applies every object of a release in one pass, so it cannot move the webhook Service \
+     between the Deployments only after the new one is ready (I1 would break)\n\
+     help: migrate with `asogen upgrade-plan --via kubectl --from {from}` (or flux, argo), \
+     then go on with Helm"
+)]
+pub struct Unordered {
+    /// The live topology.
+    pub from: &'static str,
+}
+
+/// The plan that moves a live `from` install to the topology `objects`
+/// render (`to`), through `via`, deleting `leftovers` (the objects only
+/// `from` has) at the end: docs/split-topology.md section 3, "Migration".
+/// Both ways the webhook Service moves only to pods that are ready and of
+/// their final shape.
+pub fn migration(
+    from: Topology,
+    to: Topology,
+    via: Via,
+    objects: &[Value],
+    leftovers: Vec<ObjectRef>,
+    invocation: &Invocation,
+) -> Result<Plan, Unordered> {
+    if via == Via::Helm {
+        return Err(Unordered {
+            from: from.as_str(),
+        });
+    }
+    let ns = shell_word(&invocation.namespace);
+    let step = |number: usize, title: &str, part: Part| {
+        let wait = deployments(objects, part);
+        let mut commands = Vec::new();
+        match via {
+            Via::Kubectl => {
+                commands.push(format!(
+                    "{} | kubectl apply -f -",
+                    invocation.migration_manifest(via, from, number)
+                ));
+                commands.extend(wait.iter().map(|d| {
+                    format!("kubectl rollout status deployment/{d} -n {ns} --timeout={TIMEOUT}")
+                }));
+            }
+            _ => commands.push(format!(
+                "{} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
+                 before the next step (wait: true)",
+                invocation.migration_manifest(via, from, number)
+            )),
+        }
+        Step {
+            number,
+            title: title.to_string(),
+            when: When::Always,
+            set: Vec::new(),
+            part,
+            waves: None,
+            delete: Vec::new(),
+            wait,
+            commands,
+        }
+    };
+    let delete_commands = |refs: &[ObjectRef]| -> Vec<String> {
+        refs.iter()
+            .map(|o| {
+                let scope = if o.namespace.is_empty() {
+                    String::new()
+                } else {
+                    format!(" -n {}", shell_word(&o.namespace))
+                };
+                format!("kubectl delete {} {}{scope}", o.kind.to_lowercase(), o.name)
+            })
+            .collect()
+    };
+    let mut steps = match (via, to) {
+        (Via::Argo, _) => {
+            let order = match to {
+                Topology::Split => Order::WebhooksFirst,
+                Topology::Single => Order::ControllerFirst,
+            };
+            let mut sync = step(
+                1,
+                "one sync ordered by sync waves; prune what the old topology alone had (PruneLast=true)",
+                Part::All,
+            );
+            sync.waves = Some(order);
+            sync.commands = vec![
+                format!(
+                    "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
+                    invocation.migration_manifest(via, from, 1)
+                ),
+                "commit aso/; sync the Application with prune and the sync option PruneLast=true"
+                    .into(),
+            ];
+            sync.delete = leftovers.clone();
+            vec![sync]
+        }
+        (_, Topology::Split) => vec![
+            step(
+                1,
+                "create the webhooks Deployment and what it needs; the webhook Service still routes to the controller",
+                Part::Unrouted,
+            ),
+            step(
+                2,
+                "route the webhook Service and configurations to the webhook pods",
+                Part::Routing,
+            ),
+            step(3, "give the controller its split shape", Part::Controller),
+        ],
+        (_, Topology::Single) => vec![
+            step(
+                1,
+                "give the controller its single shape; the webhook Service still routes to the webhook pods",
+                Part::Controller,
+            ),
+            step(
+                2,
+                "route the webhook Service back to the controller pods",
+                Part::Webhooks,
+            ),
+        ],
+    };
+    if via != Via::Argo && !leftovers.is_empty() {
+        let n = steps.len() + 1;
+        let mut delete = step(n, "delete what only the old topology had", Part::Routing);
+        delete.part = Part::All;
+        delete.wait = Vec::new();
+        delete.commands = match via {
+            Via::Kubectl => delete_commands(&leftovers),
+            _ => vec![
+                "remove the old topology's objects from aso/ and commit (prune: true deletes them)"
+                    .into(),
+            ],
+        };
+        delete.delete = leftovers;
+        steps.push(delete);
+    }
+    Ok(Plan {
+        from,
+        topology: to,
+        via,
+        namespace: invocation.namespace.clone(),
+        steps,
+        notes: vec![format!(
+            "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via {}`",
+            via.name()
+        )],
+    })
 }
 
 /// Steps 1 and 2 of a split upgrade on `via`.
@@ -483,7 +712,7 @@ fn split_steps(
                 "one sync: waves -2 prerequisites, -1 webhooks Deployment, 0 webhook Service and configurations, 1 controller; each wave healthy before the next",
                 Part::All,
             );
-            sync.waves = true;
+            sync.waves = Some(Order::WebhooksFirst);
             sync.commands = vec![
                 format!(
                     "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
@@ -540,16 +769,21 @@ pub fn step_objects(step: &Step, rendered: Vec<Value>) -> Vec<Value> {
         .into_iter()
         .filter(|o| in_part(o, step.part))
         .collect();
-    if step.waves {
-        annotate_waves(&mut objects);
+    if let Some(order) = step.waves {
+        annotate_waves(&mut objects, order);
     }
     objects
 }
 
 /// The plan for people.
 pub fn format_human(plan: &Plan) -> String {
+    let from = if plan.from == plan.topology {
+        String::new()
+    } else {
+        format!("from {} to ", plan.from.as_str())
+    };
     let mut out = format!(
-        "upgrade plan: topology {}, via {}, namespace {}\n",
+        "upgrade plan: topology {from}{}, via {}, namespace {}\n",
         plan.topology.as_str(),
         plan.via.name(),
         plan.namespace
@@ -568,6 +802,9 @@ pub fn format_human(plan: &Plan) -> String {
                 "  waits for the rollout of: {}\n",
                 step.wait.join(", ")
             ));
+        }
+        for object in &step.delete {
+            out.push_str(&format!("  deletes {} {}\n", object.kind, object.name));
         }
         for command in &step.commands {
             for (i, line) in command.lines().enumerate() {
@@ -669,7 +906,7 @@ mod tests {
                 }
                 Via::Argo => {
                     assert_eq!(always.len(), 1);
-                    assert!(always[0].waves);
+                    assert_eq!(always[0].waves, Some(Order::WebhooksFirst));
                 }
                 Via::Flux | Via::Kubectl => {
                     assert_eq!(always.len(), 2);
@@ -693,6 +930,67 @@ mod tests {
             .map(|o| o["metadata"]["annotations"][SYNC_WAVE].as_str().unwrap())
             .collect();
         assert_eq!(waves, ["-2", "-1", "1", "0", "1", "0"]);
+    }
+
+    #[test]
+    fn a_migration_moves_the_service_only_to_ready_pods_of_their_final_shape() {
+        let to_split = migration(
+            Topology::Single,
+            Topology::Split,
+            Via::Kubectl,
+            &split(),
+            Vec::new(),
+            &invocation(),
+        )
+        .unwrap();
+        let parts: Vec<Part> = to_split.steps.iter().map(|s| s.part).collect();
+        assert_eq!(parts, [Part::Unrouted, Part::Routing, Part::Controller]);
+        assert_eq!(to_split.steps[0].wait, [names::WEBHOOKS_DEPLOYMENT]);
+        let service = &split()[3];
+        assert!(!in_part(service, Part::Unrouted) && in_part(service, Part::Routing));
+        let single = vec![
+            deployment(names::DEPLOYMENT, SELECTOR_LABELS),
+            json!({"kind": "Service", "metadata": {"name": names::WEBHOOK_SERVICE},
+                   "spec": {"selector": labels(SELECTOR_LABELS)}}),
+        ];
+        let left = leftovers(&split(), &single);
+        assert!(left.iter().any(|o| o.name == names::WEBHOOKS_DEPLOYMENT));
+        assert!(!left.iter().any(|o| o.name == names::DEPLOYMENT));
+        let to_single = migration(
+            Topology::Split,
+            Topology::Single,
+            Via::Kubectl,
+            &single,
+            left.clone(),
+            &invocation(),
+        )
+        .unwrap();
+        let parts: Vec<Part> = to_single.steps.iter().map(|s| s.part).collect();
+        assert_eq!(parts, [Part::Controller, Part::Webhooks, Part::All]);
+        assert_eq!(to_single.steps[2].delete, left);
+        let argo = migration(
+            Topology::Split,
+            Topology::Single,
+            Via::Argo,
+            &single,
+            left,
+            &invocation(),
+        )
+        .unwrap();
+        assert_eq!(argo.steps[0].waves, Some(Order::ControllerFirst));
+        assert!(
+            Stage::Controller.wave(Order::ControllerFirst)
+                < Stage::Routing.wave(Order::ControllerFirst)
+        );
+        let helm = migration(
+            Topology::Single,
+            Topology::Split,
+            Via::Helm,
+            &split(),
+            Vec::new(),
+            &invocation(),
+        );
+        assert_eq!(helm, Err(Unordered { from: "single" }));
     }
 
     #[test]

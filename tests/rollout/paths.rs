@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::cluster::Agent;
 use crate::common::apiserver::ApiServer;
 use crate::common::{asogen, text};
+use crate::timeline::Generations;
 
 /// How an applier writes objects.
 #[derive(Debug, Clone, Copy)]
@@ -123,10 +124,24 @@ pub struct Step {
     pub number: usize,
     /// "always", or "kinds-added" (the webhook refresh).
     pub when: String,
-    /// Whether its objects carry sync waves, applied one wave at a time.
-    pub waves: bool,
+    /// The order of its sync waves, when it has them: its objects are
+    /// applied one wave at a time.
+    pub waves: Option<String>,
     /// The Deployments whose rollout it waits for.
     pub wait: Vec<String>,
+    /// What it deletes after its waits (a migration's leftovers).
+    pub delete: Vec<ObjectRef>,
+}
+
+/// An object a step deletes.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace ("" when cluster-scoped).
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
 }
 
 /// What the harness changes in what asogen renders, before applying it.
@@ -143,11 +158,16 @@ pub struct Planned<'a> {
     /// Whether to run the steps last to first (a negative test: the
     /// controller before the webhooks).
     pub reversed: bool,
+    /// The live topology, for a migration (`upgrade-plan --from`).
+    pub from: Option<&'a str>,
 }
 
 impl Planned<'_> {
     fn plan_command(&self, path: &ApplyPath, extra: &[&str]) -> Vec<String> {
         let mut args: Vec<String> = vec!["upgrade-plan".into(), "--via".into(), path.via.into()];
+        if let Some(from) = self.from {
+            args.extend(["--from".into(), from.into()]);
+        }
         args.extend(self.args.iter().cloned());
         args.extend(extra.iter().map(|a| a.to_string()));
         args
@@ -214,7 +234,7 @@ impl ApplyPath {
         }
         for (i, step) in steps.into_iter().enumerate() {
             let objects = planned.objects(self, namespace, step.number);
-            for (wave, group) in waves(&objects, step.waves) {
+            for (wave, group) in waves(&objects, step.waves.is_some()) {
                 // a later step finds the objects of the first one
                 self.write(server, namespace, &group, first && i == 0);
                 let deployments: Vec<String> = group
@@ -231,6 +251,11 @@ impl ApplyPath {
                         limit.as_secs()
                     ));
                 }
+            }
+            // cluster-scoped objects were never applied
+            for o in step.delete.iter().filter(|o| !o.namespace.is_empty()) {
+                let target = format!("{}/{}", o.kind.to_lowercase(), o.name);
+                server.kubectl_ok(&["delete", &target, "-n", namespace, "--wait=false"], "");
             }
         }
         Outcome::Done
@@ -259,9 +284,14 @@ impl ApplyPath {
                 );
                 out.status.success()
             }),
-            Wait::Healthy => agent
-                .wait_for(limit, |t| t.rolled_out(version, Some(deployments)))
-                .is_some(),
+            Wait::Healthy => {
+                let written = generations(server, namespace);
+                agent
+                    .wait_for(limit, |t| {
+                        t.rolled_out_since(version, Some(deployments), &written)
+                    })
+                    .is_some()
+            }
         }
     }
 
@@ -294,6 +324,25 @@ impl ApplyPath {
             text(&out.stderr)
         );
     }
+}
+
+/// Each live Deployment's generation (what the last write made), as a
+/// health check reads it (kstatus, Argo CD: observedGeneration must catch
+/// up with it).
+pub fn generations(server: &ApiServer, namespace: &str) -> Generations {
+    let out = server.kubectl_ok(&["get", "deployments", "-n", namespace, "-o", "json"], "");
+    let list: Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap().to_string(),
+                d["metadata"]["generation"].as_i64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// The objects in the groups they are applied in: one, or by the

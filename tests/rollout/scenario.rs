@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::install_crds;
 use crate::common::{asogen, text};
-use crate::paths::{ApplyPath, Outcome, Planned, Tweak};
+use crate::paths::{ApplyPath, Outcome, Planned, Tweak, generations};
 use crate::timeline::{Observation, Timeline};
 
 /// The release before the catalog's: what the upgrade starts from. Only
@@ -319,40 +319,85 @@ pub fn change(
     limit: Duration,
     reversed: bool,
 ) -> Run {
+    scenario(
+        topology, topology, path, from, extra, limit, reversed, false,
+    )
+}
+
+/// Installs `install` at the catalog's tag, then moves it to the topology
+/// `to` at the same tag through `path`: with the migration plan
+/// (`upgrade-plan --from`) when `with_migration_plan`, else with `to`'s
+/// plain upgrade plan (a negative test).
+pub fn migrate(
+    install: &Topology,
+    to: &Topology,
+    path: &ApplyPath,
+    with_migration_plan: bool,
+) -> Run {
+    scenario(
+        install,
+        to,
+        path,
+        None,
+        &[],
+        STEP_LIMIT,
+        false,
+        with_migration_plan,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scenario(
+    install: &Topology,
+    to: &Topology,
+    path: &ApplyPath,
+    from: Option<&str>,
+    extra: &[&str],
+    limit: Duration,
+    reversed: bool,
+    migration: bool,
+) -> Run {
     let server = control_plane();
     install_crds(server);
     let namespace = server.fresh_namespace(&format!("rollout-{}", path.via));
     // no serviceaccount-controller runs: pods need their ServiceAccount,
     // which the install brings, and nothing else
-    let previous_args = topology.args(&namespace, from, &[]);
-    let current_args = topology.args(&namespace, None, extra);
-    let previous = topology.render(&previous_args, &namespace);
-    let current = topology.render(&current_args, &namespace);
+    let previous_args = install.args(&namespace, from, &[]);
+    let current_args = to.args(&namespace, None, extra);
+    let previous = install.render(&previous_args, &namespace);
+    let current = to.render(&current_args, &namespace);
     let (before, target) = (version_of(&previous), version_of(&current));
     if from.is_some() {
         assert_ne!(before, target, "the catalog's tag is the previous one");
     }
     let routed = webhook_deployments(&previous);
     let mut agent = Agent::start(server, &namespace, &TIMING);
-    let install = Planned {
+    let installing = Planned {
         args: &previous_args,
-        tweak: topology.tweak,
+        tweak: install.tweak,
         with_refresh: false,
         reversed: false,
+        from: None,
     };
     assert_eq!(
-        install.plan(path).topology,
-        topology.shape,
+        installing.plan(path).topology,
+        install.shape,
         "{}",
-        topology.name
+        install.name
     );
     let installed = path.run(
-        server, &mut agent, &namespace, &install, &before, STEP_LIMIT, true,
+        server,
+        &mut agent,
+        &namespace,
+        &installing,
+        &before,
+        STEP_LIMIT,
+        true,
     );
     assert!(
         matches!(installed, Outcome::Done),
         "{} via {}: the install did not roll out: {installed:?}; events: {}",
-        topology.name,
+        install.name,
         path.name,
         agent.events().display()
     );
@@ -360,27 +405,31 @@ pub fn change(
     assert!(
         settled.is_some(),
         "{} via {}: the webhook Service never routed to every Ready pod of {routed:?}; events: {}",
-        topology.name,
+        install.name,
         path.name,
         agent.events().display()
     );
     let start = now_ms();
     let upgrade = Planned {
         args: &current_args,
-        tweak: topology.tweak,
+        tweak: to.tweak,
         with_refresh: false,
         reversed,
+        from: migration.then_some(install.shape),
     };
     let outcome = path.run(
         server, &mut agent, &namespace, &upgrade, &target, limit, false,
     );
+    let written = generations(server, &namespace);
     // the path's last wait may end before the agent's last sample
     let timeline = agent
-        .wait_for(Duration::from_secs(5), |t| t.rolled_out(&target, None))
+        .wait_for(Duration::from_secs(5), |t| {
+            t.rolled_out_since(&target, None, &written)
+        })
         .unwrap_or_else(|| agent.timeline());
     Run {
         start,
-        observation: timeline.observe(start, now_ms(), &target),
+        observation: timeline.observe(start, now_ms(), &target, &written),
         outcome,
         timeline,
         agent,
