@@ -130,40 +130,23 @@ fn split_with_a_shared_selector_routes_webhooks_to_the_controller() {
 }
 
 /// Upstream's Recreate takes every webhook pod down at once (the downtime
-/// the maintainers described), and never runs two controller versions.
-fn upstream_recreate(path: &ApplyPath) {
-    let run = upgrade(&UPSTREAM, path, STEP_LIMIT);
-    let o = &run.observation;
-    let why = run.describe();
-    assert!(o.completed, "the upgrade completes: {why}");
-    assert!(o.crd_epoch, "the new version wrote its CRDs: {why}");
-    assert!(
-        o.zero_endpoints_ms > 0,
-        "I1 is broken: no webhook endpoint for a while: {why}"
-    );
-    assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
-    assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
-    assert_eq!(o.leader_versions, 1, "one leader version at a time: {why}");
-}
-
+/// the maintainers described), and never runs two controller versions:
+/// on every path, the paths at once.
 #[test]
-fn upstream_recreate_via_kubectl() {
-    upstream_recreate(&KUBECTL);
-}
-
-#[test]
-fn upstream_recreate_via_helm() {
-    upstream_recreate(&PATHS[1]);
-}
-
-#[test]
-fn upstream_recreate_via_flux() {
-    upstream_recreate(&PATHS[2]);
-}
-
-#[test]
-fn upstream_recreate_via_argo_waves() {
-    upstream_recreate(&PATHS[3]);
+fn upstream_recreate_on_every_path() {
+    for (path, run) in on_every_path(&UPSTREAM) {
+        let o = &run.observation;
+        let why = format!("via {}: {}", path.name, run.describe());
+        assert!(o.completed, "the upgrade completes {why}");
+        assert!(o.crd_epoch, "the new version wrote its CRDs {why}");
+        assert!(
+            o.zero_endpoints_ms > 0,
+            "I1 is broken: no webhook endpoint for a while {why}"
+        );
+        assert_eq!(o.stale_pods, 0, "I2 holds {why}");
+        assert_eq!(o.controller_versions, 1, "I3 holds {why}");
+        assert_eq!(o.leader_versions, 1, "one leader version at a time {why}");
+    }
 }
 
 /// docs/split-topology.md F12: with leader election the surge pod waits for
