@@ -402,6 +402,39 @@ fn the_split_keys_reach_their_objects() {
         "azureserviceoperator-webhooks-pdb",
     );
     assert_eq!(pdb["spec"]["maxUnavailable"], "34%");
+    // Each role's own placement and resources where set, the top-level
+    // ones where not.
+    let pod = |name: &str| spec(name)["template"]["spec"].clone();
+    assert_eq!(
+        pod(WEBHOOKS)["priorityClassName"],
+        "system-cluster-critical"
+    );
+    assert_eq!(pod(CONTROLLER)["priorityClassName"], "operators");
+    assert_eq!(pod(WEBHOOKS)["nodeSelector"]["node-role"], "webhooks");
+    assert_eq!(
+        pod(CONTROLLER)["nodeSelector"],
+        json!({"kubernetes.io/os": "linux"})
+    );
+    assert_eq!(pod(WEBHOOKS)["tolerations"][0]["value"], "webhooks");
+    assert!(pod(CONTROLLER).get("tolerations").is_none());
+    assert!(pod(WEBHOOKS)["affinity"].get("nodeAffinity").is_some());
+    assert!(pod(CONTROLLER)["affinity"].get("podAntiAffinity").is_some());
+    assert_eq!(
+        pod(WEBHOOKS)["topologySpreadConstraints"][0]["topologyKey"],
+        "topology.kubernetes.io/zone"
+    );
+    assert_eq!(
+        pod(CONTROLLER)["topologySpreadConstraints"][0]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert_eq!(
+        container(&objects, WEBHOOKS)["resources"],
+        json!({"requests": {"cpu": "50m", "memory": "64Mi"}})
+    );
+    assert_eq!(
+        container(&objects, CONTROLLER)["resources"],
+        json!({"limits": {"cpu": "1", "memory": "1Gi"}})
+    );
 
     let defaults = render("topology: split\n");
     let spec = |name: &str| find(&defaults, "Deployment", name)["spec"].clone();
@@ -410,6 +443,21 @@ fn the_split_keys_reach_their_objects() {
     assert!(
         spec(WEBHOOKS)["template"]["metadata"]["annotations"]
             .get("asogen/webhooks-refresh-token")
+            .is_none()
+    );
+    // Without overrides both roles take the top-level resources, and the
+    // webhook pods their own spread by hostname; the controller none.
+    assert_eq!(
+        container(&defaults, WEBHOOKS)["resources"],
+        container(&defaults, CONTROLLER)["resources"]
+    );
+    assert_eq!(
+        spec(WEBHOOKS)["template"]["spec"]["topologySpreadConstraints"][0]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert!(
+        spec(CONTROLLER)["template"]["spec"]
+            .get("topologySpreadConstraints")
             .is_none()
     );
     // Secure metrics off: no review rules for the webhook pods.
