@@ -629,6 +629,26 @@ fn upgrade_plan_refuses_what_it_cannot_plan() {
     assert_eq!(out.status.code(), Some(2), "--via is required");
 }
 
+/// The printed commands repeat the `-f` files, never a `--set` value.
+#[test]
+fn upgrade_plan_never_prints_a_set_value() {
+    for format in ["human", "json"] {
+        let out = asogen(&[
+            "upgrade-plan",
+            "--via",
+            "helm",
+            "-o",
+            format,
+            "--set-string",
+            "azureClientSecret=s3cr3t-value",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let printed = text(&out.stdout);
+        assert!(!printed.contains("s3cr3t"), "{printed}");
+        assert!(printed.contains("<your --set flags>"), "{printed}");
+    }
+}
+
 #[test]
 fn upgrade_plan_is_in_the_help_and_the_completions() {
     let help = text(&asogen(&["--help"]).stdout);

@@ -428,6 +428,13 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
         }
         Topology::Split => split_steps(via, invocation, &step, &rollout, &helm),
     };
+    if via == Via::Helm {
+        notes.push(
+            "RELEASE and CHART are your release's name and chart (e.g. aso and \
+             generated/charts/azure-service-operator)"
+                .into(),
+        );
+    }
     if topology == Topology::Split {
         let refresh = steps.len() + 1;
         let mut last = step(
