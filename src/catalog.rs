@@ -141,12 +141,19 @@ impl Group {
 impl Webhook {
     /// `<version>.<resource>.<group>`: the webhook name after its prefix.
     pub fn name(&self, group: &str) -> String {
-        format!("{}.{}.{group}", self.version, self.resource)
+        [&self.version, ".", &self.resource, ".", group].concat()
     }
 
     /// `<group with dashes>-<version>-<kind>`: the path after `/mutate-` or `/validate-`.
     pub fn path(&self, group: &str) -> String {
-        format!("{}-{}-{}", group.replace('.', "-"), self.version, self.kind)
+        [
+            &group.replace('.', "-"),
+            "-",
+            &self.version,
+            "-",
+            &self.kind,
+        ]
+        .concat()
     }
 }
 

@@ -20,6 +20,7 @@ use crate::model::Release;
 
 pub use admission::kustomize_references;
 pub use settings::SECRET_ENV;
+pub use webhooks::{Configuration, WEBHOOKS, WebhookFields, configurations, webhook_item};
 
 /// Names of the objects, shared by the descriptions.
 pub mod names {
