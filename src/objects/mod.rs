@@ -56,6 +56,16 @@ pub mod names {
 
 /// Every resource of the chart, in the order Helm installs kinds.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
+    resources_with(catalog, release, |configuration| configuration.resource())
+}
+
+/// [`resources`], each webhook configuration of the catalog described by
+/// `configuration` (render writes their webhooks without describing each).
+pub fn resources_with(
+    catalog: &Catalog,
+    release: &Release,
+    configuration: impl Fn(&Configuration) -> Resource,
+) -> Vec<Resource> {
     let mut resources = vec![
         network::ingress_policy(),
         network::egress_policy(),
@@ -72,7 +82,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
         webhooks::webhook_service(),
         deployment::deployment(catalog, release),
     ]);
-    resources.extend(webhooks::webhook_configurations(catalog));
+    resources.extend(webhooks::configurations(catalog).iter().map(configuration));
     resources.extend([
         identity::azure_identity(),
         identity::azure_identity_binding(),

@@ -219,14 +219,6 @@ pub fn configurations(catalog: &Catalog) -> Vec<Configuration<'_>> {
         .collect()
 }
 
-/// The descriptions of [`configurations`].
-pub fn webhook_configurations(catalog: &Catalog) -> Vec<Resource> {
-    configurations(catalog)
-        .iter()
-        .map(Configuration::resource)
-        .collect()
-}
-
 /// The self-signed Issuer, for the webhook or the metrics certificate.
 pub fn issuer() -> Resource {
     let mut object = header("cert-manager.io/v1", "Issuer", ISSUER, true, vec![]);

@@ -101,7 +101,7 @@ impl<'a> Install<'a> {
     pub fn objects_by_file(&self) -> Vec<(String, Value)> {
         let scope = self.scope();
         self.described
-            .resources
+            .resources()
             .iter()
             .filter_map(|resource| {
                 doc(resource, &scope).map(|object| (resource.file.clone(), object.into_value()))
@@ -132,7 +132,7 @@ impl<'a> Install<'a> {
                 .then(|| Arc::from(text))
         };
         let mut texts = Vec::new();
-        for (index, resource) in described.resources.iter().enumerate() {
+        for (index, resource) in described.outline.iter().enumerate() {
             let text = if self.cached {
                 let key = input_key(described, index, &scope);
                 let cached = described.cache().get(&key).cloned();
@@ -170,7 +170,7 @@ impl<'a> Install<'a> {
         }
         let scope = self.scope();
         let configurations = crate::objects::configurations(&self.described.catalog);
-        for index in 0..self.described.resources.len() {
+        for index in 0..self.described.outline.len() {
             let start = out.len();
             out.push_str(separator);
             if !self.write_object(index, &scope, &configurations, out) {
@@ -190,12 +190,12 @@ impl<'a> Install<'a> {
         configurations: &[Configuration],
         out: &mut String,
     ) -> bool {
-        let resource = &self.described.resources[index];
-        if let Some(prepared) = &self.described.prepared[index]
+        let described = &self.described;
+        if let Some(configuration) = described.configuration_of[index]
             && let Some(layout) = self.layout.get_or_init(|| WebhookLayout::new(scope))
         {
-            let configuration = &configurations[prepared.configuration];
-            let Some(header) = doc(&prepared.header, scope) else {
+            let configuration = &configurations[configuration];
+            let Some(header) = doc(&described.outline[index], scope) else {
                 return false;
             };
             let start = out.len();
@@ -204,7 +204,7 @@ impl<'a> Install<'a> {
             }
             out.truncate(start);
         }
-        match doc(resource, scope) {
+        match doc(&described.resources()[index], scope) {
             Some(object) => {
                 crate::emit::write_doc(&object, out);
                 true
@@ -216,8 +216,8 @@ impl<'a> Install<'a> {
     /// The chart's template files (paths under `templates/`) that render
     /// an object, in install order.
     pub fn template_files(&self) -> Vec<String> {
-        let resources = &self.described.resources;
-        resources
+        let outline = &self.described.outline;
+        outline
             .iter()
             .map(|resource| resource.file.clone())
             .collect()
@@ -242,7 +242,7 @@ impl<'a> Install<'a> {
         let (base_scope, other_scope) = (self.scope(), other.scope());
         let described = &self.described;
         described
-            .resources
+            .resources()
             .iter()
             .enumerate()
             .filter(|(index, _)| {
@@ -298,10 +298,15 @@ const MAX_CACHED_TEXTS: usize = 4096;
 pub(crate) struct Described {
     catalog: Arc<Catalog>,
     release: Release,
-    pub(crate) resources: Vec<Resource>,
+    /// Every resource, each webhook configuration of the catalog without
+    /// its webhooks: what writing the text of an install needs.
+    outline: Vec<Resource>,
     /// For each resource that is a webhook configuration of the catalog,
-    /// which one, with its description less the webhooks.
-    prepared: Vec<Option<Prepared>>,
+    /// which one (its index in [`crate::objects::configurations`]).
+    configuration_of: Vec<Option<usize>>,
+    /// Every resource in full, described when first needed (the chart,
+    /// the objects as JSON, the slow path).
+    resources: OnceLock<Vec<Resource>>,
     /// What each resource reads, worked out when first needed.
     inputs: OnceLock<Vec<Vec<describe::Expr>>>,
     texts: Mutex<Texts>,
@@ -310,9 +315,15 @@ pub(crate) struct Described {
 }
 
 impl Described {
+    /// Every resource's description.
+    pub(crate) fn resources(&self) -> &[Resource] {
+        self.resources
+            .get_or_init(|| crate::objects::resources(&self.catalog, &self.release))
+    }
+
     fn inputs(&self) -> &[Vec<describe::Expr>] {
         self.inputs
-            .get_or_init(|| self.resources.iter().map(Resource::inputs).collect())
+            .get_or_init(|| self.resources().iter().map(Resource::inputs).collect())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Texts> {
@@ -320,14 +331,6 @@ impl Described {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-/// A webhook configuration of the catalog: its index in
-/// [`crate::objects::configurations`] and its description without the
-/// webhooks.
-struct Prepared {
-    configuration: usize,
-    header: Resource,
 }
 
 /// One webhook's text with its scalars left out (one webhook is 14 lines
@@ -452,29 +455,24 @@ pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Descri
     {
         return Arc::clone(described);
     }
-    let resources = crate::objects::resources(catalog, release);
-    let configurations = crate::objects::configurations(catalog);
-    let by_file: HashMap<String, usize> = configurations
+    let outline =
+        crate::objects::resources_with(catalog, release, |configuration| configuration.header());
+    let by_file: HashMap<String, usize> = crate::objects::configurations(catalog)
         .iter()
         .enumerate()
         .map(|(index, configuration)| (configuration.file(), index))
         .collect();
-    let prepared = resources
+    let configuration_of = outline
         .iter()
-        .map(|resource| {
-            let index = *by_file.get(&resource.file)?;
-            Some(Prepared {
-                configuration: index,
-                header: configurations[index].header(),
-            })
-        })
+        .map(|resource| by_file.get(&resource.file).copied())
         .collect();
     let described = Arc::new(Described {
-        prepared,
         catalog: Arc::clone(catalog),
         release: release.clone(),
+        outline,
+        configuration_of,
+        resources: OnceLock::new(),
         inputs: OnceLock::new(),
-        resources,
         texts: Mutex::new(HashMap::new()),
         installs: AtomicUsize::new(0),
     });
@@ -545,8 +543,8 @@ mod tests {
                 let configurations = crate::objects::configurations(&model.catalog);
                 let described = &install.described;
                 let mut laid_out = 0;
-                for (index, resource) in described.resources.iter().enumerate() {
-                    if described.prepared[index].is_none() {
+                for (index, resource) in described.resources().iter().enumerate() {
+                    if described.configuration_of[index].is_none() {
                         continue;
                     }
                     laid_out += 1;
@@ -557,6 +555,17 @@ mod tests {
                     assert_eq!(written.then_some(text), expected, "{}", resource.file);
                 }
                 assert_eq!(laid_out, configurations.len());
+                // The outline is the resources, each configuration without its webhooks.
+                for (index, resource) in described.outline.iter().enumerate() {
+                    let full = &described.resources()[index];
+                    match described.configuration_of[index] {
+                        Some(at) => {
+                            assert_eq!(*resource, configurations[at].header());
+                            assert_eq!(*full, configurations[at].resource());
+                        }
+                        None => assert_eq!(resource, full),
+                    }
+                }
                 assert_eq!(laid_out, 2 * model.catalog.groups.len());
             }
         }
