@@ -204,7 +204,7 @@ impl<'a> Install<'a> {
             }
             out.truncate(start);
         }
-        match doc(&described.resources()[index], scope) {
+        match doc(described.resource(index), scope) {
             Some(object) => {
                 crate::emit::write_doc(&object, out);
                 true
@@ -319,6 +319,16 @@ impl Described {
     pub(crate) fn resources(&self) -> &[Resource] {
         self.resources
             .get_or_init(|| crate::objects::resources(&self.catalog, &self.release))
+    }
+
+    /// The resource at `index`, described in full only when it is a
+    /// webhook configuration of the catalog (the others are in the outline
+    /// as they are).
+    fn resource(&self, index: usize) -> &Resource {
+        match self.configuration_of[index] {
+            Some(_) => &self.resources()[index],
+            None => &self.outline[index],
+        }
     }
 
     fn inputs(&self) -> &[Vec<describe::Expr>] {
