@@ -165,7 +165,7 @@ impl<'c> Configuration<'c> {
         ));
         resource.object.push(list(
             WEBHOOKS,
-            self.webhooks().map(|hook| webhook_item(&hook)).collect(),
+            self.webhooks().iter().map(webhook_item).collect(),
         ));
         resource
     }
@@ -191,17 +191,56 @@ impl<'c> Configuration<'c> {
         resource(&self.file(), Some(serves_webhooks()), object)
     }
 
-    /// Its webhooks, one per served resource version of the group, in the
-    /// catalog's order.
-    pub fn webhooks(&self) -> impl ExactSizeIterator<Item = WebhookFields<'c>> + use<'c> {
+    /// How many webhooks it lists.
+    pub fn len(&self) -> usize {
+        self.group.webhooks.len()
+    }
+
+    /// Whether it lists none.
+    pub fn is_empty(&self) -> bool {
+        self.group.webhooks.is_empty()
+    }
+
+    /// Calls `each` with its webhooks, one per served resource version of
+    /// the group, in the catalog's order, until `each` returns false
+    /// (false then). One value is filled in for each webhook in turn: a
+    /// configuration lists up to 148, written in every run.
+    pub fn each_webhook(&self, mut each: impl FnMut(&WebhookFields<'c>) -> bool) -> bool {
         let (group, flavour) = (self.group, self.flavour);
-        group.webhooks.iter().map(move |hook| WebhookFields {
-            name: [flavour.prefix, ".", &hook.name(&group.group)].concat(),
-            path: ["/", flavour.path, "-", &hook.path(&group.group)].concat(),
+        let mut fields = WebhookFields {
+            name: String::new(),
+            path: String::new(),
             group: &group.group,
-            version: &hook.version,
-            resource: &hook.resource,
-        })
+            version: "",
+            resource: "",
+        };
+        for hook in &group.webhooks {
+            fields.name.clear();
+            fields.name.push_str(flavour.prefix);
+            fields.name.push('.');
+            hook.write_name(&group.group, &mut fields.name);
+            fields.path.clear();
+            for part in ["/", flavour.path, "-"] {
+                fields.path.push_str(part);
+            }
+            hook.write_path(&group.group, &mut fields.path);
+            fields.version = &hook.version;
+            fields.resource = &hook.resource;
+            if !each(&fields) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Its webhooks, as [`Configuration::each_webhook`] gives them.
+    pub fn webhooks(&self) -> Vec<WebhookFields<'c>> {
+        let mut webhooks = Vec::with_capacity(self.len());
+        self.each_webhook(|fields| {
+            webhooks.push(fields.clone());
+            true
+        });
+        webhooks
     }
 }
 

@@ -158,6 +158,19 @@ impl<'a> Install<'a> {
     /// nothing cached to reuse, each object is written straight into `out`
     /// (a manifest is 800 KiB: no copy of it per object).
     pub fn write_texts(&self, separator: &str, out: &mut String) {
+        self.write_texts_with(separator, out, |_| {});
+    }
+
+    /// [`Install::write_texts`], calling `after_each` with `out` after each
+    /// object, which may take what was written so far (and clear `out`):
+    /// a manifest printed as it is written never needs all of it in
+    /// memory.
+    pub fn write_texts_with(
+        &self,
+        separator: &str,
+        out: &mut String,
+        mut after_each: impl FnMut(&mut String),
+    ) {
         if self.cached {
             let texts = self.texts();
             // Sized once: a fleet holds one manifest per core.
@@ -165,6 +178,7 @@ impl<'a> Install<'a> {
             for text in texts {
                 out.push_str(separator);
                 out.push_str(&text);
+                after_each(out);
             }
             return;
         }
@@ -173,7 +187,9 @@ impl<'a> Install<'a> {
         for index in 0..self.described.outline.len() {
             let start = out.len();
             out.push_str(separator);
-            if !self.write_object(index, &scope, &configurations, out) {
+            if self.write_object(index, &scope, &configurations, out) {
+                after_each(out);
+            } else {
                 out.truncate(start);
             }
         }
@@ -427,14 +443,13 @@ impl WebhookLayout {
         let Doc::Map(entries) = header else {
             return false;
         };
-        let webhooks = configuration.webhooks();
-        if webhooks.len() == 0 || entries.iter().any(|(key, _)| key.as_ref() >= WEBHOOKS) {
+        if configuration.is_empty() || entries.iter().any(|(key, _)| key.as_ref() >= WEBHOOKS) {
             return false;
         }
         crate::emit::write_doc(header, out);
         out.push_str(WEBHOOKS);
         out.push_str(":\n");
-        for fields in webhooks {
+        configuration.each_webhook(|fields| {
             let scalars = fields.scalars();
             for (chunk, &hole) in self.chunks.iter().zip(&self.holes) {
                 out.push_str(chunk);
@@ -448,8 +463,8 @@ impl WebhookLayout {
                 }
             }
             out.push_str(self.chunks.last().expect("one more chunk than holes"));
-        }
-        true
+            true
+        })
     }
 }
 
