@@ -140,13 +140,24 @@ pub fn manifest_for(
 
 /// The install manifest text for an install.
 pub fn manifest_of(install: &objects::Install, with_namespace: bool, header: &str) -> String {
-    let mut out = String::from(header);
+    let mut out = String::new();
+    manifest_start(install, with_namespace, header, &mut out);
+    install.write_texts(SEPARATOR, &mut out);
+    out
+}
+
+/// What a manifest starts with: `header`, then the Namespace if wanted.
+fn manifest_start(
+    install: &objects::Install,
+    with_namespace: bool,
+    header: &str,
+    out: &mut String,
+) {
+    out.push_str(header);
     if with_namespace {
         out.push_str(SEPARATOR);
         out.push_str(&crate::emit::to_yaml(&install.namespace()));
     }
-    install.write_texts(SEPARATOR, &mut out);
-    out
 }
 
 /// [`manifest_of`], handed to `print` in parts of about [`PART`] bytes
@@ -159,11 +170,7 @@ pub fn print_manifest(
     mut print: impl FnMut(&str),
 ) {
     let mut out = String::with_capacity(2 * PART);
-    out.push_str(header);
-    if with_namespace {
-        out.push_str(SEPARATOR);
-        out.push_str(&crate::emit::to_yaml(&install.namespace()));
-    }
+    manifest_start(install, with_namespace, header, &mut out);
     install.write_texts_with(SEPARATOR, &mut out, |out| {
         if out.len() >= PART {
             print(out);
