@@ -141,12 +141,31 @@ impl Group {
 impl Webhook {
     /// `<version>.<resource>.<group>`: the webhook name after its prefix.
     pub fn name(&self, group: &str) -> String {
-        format!("{}.{}.{group}", self.version, self.resource)
+        let mut name = String::new();
+        self.write_name(group, &mut name);
+        name
+    }
+
+    /// [`Webhook::name`], appended to `out`.
+    pub fn write_name(&self, group: &str, out: &mut String) {
+        for part in [&self.version, ".", &self.resource, ".", group] {
+            out.push_str(part);
+        }
     }
 
     /// `<group with dashes>-<version>-<kind>`: the path after `/mutate-` or `/validate-`.
     pub fn path(&self, group: &str) -> String {
-        format!("{}-{}-{}", group.replace('.', "-"), self.version, self.kind)
+        let mut path = String::new();
+        self.write_path(group, &mut path);
+        path
+    }
+
+    /// [`Webhook::path`], appended to `out`.
+    pub fn write_path(&self, group: &str, out: &mut String) {
+        out.extend(group.chars().map(|c| if c == '.' { '-' } else { c }));
+        for part in ["-", &self.version, "-", &self.kind] {
+            out.push_str(part);
+        }
     }
 }
 
@@ -207,25 +226,30 @@ impl Catalog {
     /// The first string that breaks the grammar: its JSON pointer in the
     /// catalog file and why.
     pub fn problem(&self) -> Option<(String, String)> {
-        let check = |field: Field, text: &str, pointer: String| {
-            grammar::problem(field, text).map(|message| (pointer, message))
+        // Every string of every start is checked: the pointer is written
+        // only for the one that breaks the grammar.
+        let check = |field: Field, text: &str, pointer: &dyn Fn() -> String| {
+            grammar::problem(field, text).map(|message| (pointer(), message))
         };
-        if let Some(found) = check(Field::Release, &self.release, "/release".into()) {
+        if let Some(found) = check(Field::Release, &self.release, &|| "/release".into()) {
             return Some(found);
         }
         for (g, group) in self.groups.iter().enumerate() {
-            let at = format!("/groups/{g}");
-            if let Some(found) = check(Field::WebhookGroup, &group.group, format!("{at}/group")) {
+            let at = || format!("/groups/{g}");
+            if let Some(found) = check(Field::WebhookGroup, &group.group, &|| {
+                format!("{}/group", at())
+            }) {
                 return Some(found);
             }
             for (w, hook) in group.webhooks.iter().enumerate() {
-                let at = format!("{at}/webhooks/{w}");
                 for (field, key, text) in [
                     (Field::Version, "version", &hook.version),
                     (Field::Resource, "resource", &hook.resource),
                     (Field::Kind, "kind", &hook.kind),
                 ] {
-                    if let Some(found) = check(field, text, format!("{at}/{key}")) {
+                    if let Some(found) =
+                        check(field, text, &|| format!("{}/webhooks/{w}/{key}", at()))
+                    {
                         return Some(found);
                     }
                 }
@@ -236,14 +260,13 @@ impl Catalog {
             ("roles", &self.roles),
         ] {
             for (name, rules) in roles {
-                let at = format!("/{kind}/{}", crate::pointer::escape_segment(name));
-                if let Some(found) = check(Field::RoleName, name, at.clone()) {
+                let at = || format!("/{kind}/{}", crate::pointer::escape_segment(name));
+                if let Some(found) = check(Field::RoleName, name, &at) {
                     return Some(found);
                 }
                 for (r, rule) in rules.iter().enumerate() {
-                    let rule_value = serde_json::to_value(rule).expect("a rule serializes");
-                    if let Err((pointer, message)) = check_rule(&rule_value) {
-                        return Some((format!("{at}/{r}{pointer}"), message));
+                    if let Err((pointer, message)) = rule.check() {
+                        return Some((format!("{}/{r}{pointer}", at()), message));
                     }
                 }
             }
@@ -254,7 +277,7 @@ impl Catalog {
             ("env", Field::EnvName, &controller.env),
         ] {
             for (i, name) in names.iter().enumerate() {
-                if let Some(found) = check(field, name, format!("/controller/{key}/{i}")) {
+                if let Some(found) = check(field, name, &|| format!("/controller/{key}/{i}")) {
                     return Some(found);
                 }
             }
@@ -336,28 +359,65 @@ pub(crate) fn check_rule(rule: &Value) -> Result<(), (String, String)> {
         let Some(items) = value.as_array() else {
             return Err((format!("/{key}"), format!("`{key}` is a list of strings")));
         };
-        for (i, item) in items.iter().enumerate() {
-            let problem = match item.as_str() {
-                Some(text) => grammar::problem(*field, text),
-                None => Some(format!("`{key}` holds strings, not {item}")),
-            };
-            if let Some(message) = problem {
-                return Err((format!("/{key}/{i}"), message));
-            }
-        }
+        check_entries(
+            key,
+            *field,
+            items.iter().map(|item| item.as_str().ok_or(item)),
+        )?;
     }
     for (key, _, required) in RULE_FIELDS {
-        if required
-            && map
-                .get(key)
-                .and_then(Value::as_array)
-                .is_none_or(Vec::is_empty)
-        {
-            return Err((
-                String::new(),
-                format!("a rule needs at least one entry in `{key}`"),
-            ));
+        let entries = map.get(key).and_then(Value::as_array).map_or(0, Vec::len);
+        check_required(key, required, entries)?;
+    }
+    Ok(())
+}
+
+impl PolicyRule {
+    /// [`check_rule`] of the rule as the catalog holds it, with no JSON
+    /// of it built: the catalog compiled in is checked at every start.
+    fn check(&self) -> Result<(), (String, String)> {
+        let lists = [
+            &self.api_groups,
+            &self.resources,
+            &self.resource_names,
+            &self.verbs,
+        ];
+        for ((key, field, _), entries) in RULE_FIELDS.iter().zip(lists) {
+            check_entries(key, *field, entries.iter().map(|entry| Ok(entry.as_str())))?;
         }
+        for ((key, _, required), entries) in RULE_FIELDS.iter().zip(lists) {
+            check_required(key, *required, entries.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// The entries of a rule's list `key`, each by its grammar (`Err`: an
+/// entry that is not a string).
+fn check_entries<'v>(
+    key: &str,
+    field: Field,
+    entries: impl Iterator<Item = Result<&'v str, &'v Value>>,
+) -> Result<(), (String, String)> {
+    for (i, entry) in entries.enumerate() {
+        let problem = match entry {
+            Ok(text) => grammar::problem(field, text),
+            Err(item) => Some(format!("`{key}` holds strings, not {item}")),
+        };
+        if let Some(message) = problem {
+            return Err((format!("/{key}/{i}"), message));
+        }
+    }
+    Ok(())
+}
+
+/// A required list of a rule with no entries.
+fn check_required(key: &str, required: bool, entries: usize) -> Result<(), (String, String)> {
+    if required && entries == 0 {
+        return Err((
+            String::new(),
+            format!("a rule needs at least one entry in `{key}`"),
+        ));
     }
     Ok(())
 }
@@ -391,6 +451,31 @@ mod tests {
             CATALOG_JSON,
             "values/catalog.json is as written"
         );
+    }
+
+    #[test]
+    fn a_rule_of_the_catalog_is_checked_as_its_json_is() {
+        let rule = |groups: &[&str], verbs: &[&str], names: &[&str]| PolicyRule {
+            api_groups: groups.iter().map(|g| g.to_string()).collect(),
+            resources: vec!["pods".into()],
+            resource_names: names.iter().map(|n| n.to_string()).collect(),
+            verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        };
+        let rules = [
+            rule(&[""], &["get"], &[]),
+            rule(&["a b"], &["get"], &[]),
+            rule(&[""], &["get", "{{ x }}"], &[]),
+            rule(&[""], &[], &[]),
+            rule(&[], &["get"], &["x y"]),
+            rule(&[""], &["get"], &["{{"]),
+        ];
+        let mut refused = 0;
+        for rule in &rules {
+            let json = serde_json::to_value(rule).unwrap();
+            assert_eq!(rule.check(), check_rule(&json), "{json}");
+            refused += usize::from(rule.check().is_err());
+        }
+        assert_eq!(refused, rules.len() - 1);
     }
 
     #[test]

@@ -123,7 +123,7 @@ fn one<W: Write>(
         }
         // The common case, from the cached object texts.
         (None, TemplateFormat::Yaml) if patterns.is_empty() => {
-            stdout.print(render::manifest_of(&install, namespace, ""))
+            render::print_manifest(&install, namespace, "", |part| stdout.print(part))
         }
         (None, TemplateFormat::Yaml) => {
             let selected = select(&install, install.texts_by_file(), patterns)?;
