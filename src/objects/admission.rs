@@ -1,11 +1,12 @@
-//! The in-cluster guard: two ValidatingAdmissionPolicies with their
-//! bindings, whose validations are the rules in CEL ([`crate::rules::cel`]).
-//! One checks the controller Deployment on every create and update (an
-//! upgrade, `kubectl edit`, `kubectl apply`); the other checks its `scale`
-//! subresource (`kubectl scale`, an autoscaler), which a policy on the
-//! Deployment does not see, reading the Deployment's strategy as its
-//! parameter. Both are cluster-scoped, so their names carry the release
-//! namespace: two installs never share one.
+//! The in-cluster guard: ValidatingAdmissionPolicies with their bindings,
+//! whose validations are the rules in CEL ([`crate::rules::cel`]), two per
+//! role ([`Role`]) that has rules the cluster can check, each matching the
+//! Deployment of that role by name. One checks the Deployment on every
+//! create and update (an upgrade, `kubectl edit`, `kubectl apply`); the
+//! other checks its `scale` subresource (`kubectl scale`, an autoscaler),
+//! which a policy on the Deployment does not see, reading the Deployment's
+//! strategy as its parameter. All are cluster-scoped, so their names carry
+//! the release namespace: two installs never share one.
 //!
 //! The guard names the Deployment, the policies and the namespace in fields
 //! kustomize knows nothing of; [`kustomize_references`] tells it, so an
@@ -18,6 +19,7 @@ use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
+use crate::rules::Role;
 use crate::rules::cel::{Subject, validations};
 
 /// The API the guard needs; where the cluster does not serve it (before
@@ -26,9 +28,40 @@ const POLICY_API: &str = "admissionregistration.k8s.io/v1/ValidatingAdmissionPol
 const GROUP: &str = "admissionregistration.k8s.io";
 const API_VERSION: &str = "admissionregistration.k8s.io/v1";
 
-/// The short names of the two guards.
-const DEPLOYMENT_GUARD: &str = "azureserviceoperator-deployment-guard";
-const SCALE_GUARD: &str = "azureserviceoperator-scale-guard";
+/// The guard of one role: the Deployment it checks, and the short names
+/// and files of its two policies (a binding's file is its policy's with
+/// `admissionpolicybinding-`).
+struct Guard {
+    deployment: &'static str,
+    /// Checks the Deployment.
+    object: (&'static str, &'static str),
+    /// Checks its `scale` subresource.
+    scale: (&'static str, &'static str),
+}
+
+/// Which Deployment plays `role`, and the names of its guard. The
+/// controller's keep the names they had before there were roles, so an
+/// upgrade replaces them in place.
+fn guard_of(role: Role) -> Guard {
+    match role {
+        Role::Controller => Guard {
+            deployment: DEPLOYMENT,
+            object: ("azureserviceoperator-deployment-guard", "deployment.yaml"),
+            scale: ("azureserviceoperator-scale-guard", "scale.yaml"),
+        },
+        Role::Webhooks => Guard {
+            deployment: WEBHOOKS_DEPLOYMENT,
+            object: ("azureserviceoperator-webhooks-guard", "webhooks.yaml"),
+            scale: (
+                "azureserviceoperator-webhooks-scale-guard",
+                "webhooks-scale.yaml",
+            ),
+        },
+    }
+}
+
+/// The split topology's webhooks Deployment.
+const WEBHOOKS_DEPLOYMENT: &str = "azureserviceoperator-webhooks";
 
 /// The policy's field naming the Deployment (a kustomize field path).
 const RESOURCE_NAMES: &str = "spec/matchConstraints/resourceRules/resourceNames";
@@ -62,13 +95,15 @@ fn cluster_header(kind: &str, short: &str) -> Vec<Entry> {
     object
 }
 
-/// A policy on `resource` of the controller Deployment.
+/// A policy on `resource` of `deployment`, with `checks` as validations.
 fn policy(
     file: &str,
     short: &str,
+    deployment: &str,
     resource_name: &str,
     operations: Value,
     subject: Subject,
+    checks: Vec<Value>,
 ) -> Resource {
     let mut spec = vec![
         text("failurePolicy", "Fail"),
@@ -79,7 +114,7 @@ fn policy(
                 "apiVersions": ["v1"],
                 "operations": operations,
                 "resources": [resource_name],
-                "resourceNames": [DEPLOYMENT],
+                "resourceNames": [deployment],
             }]})),
         ),
     ];
@@ -89,10 +124,6 @@ fn policy(
             lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
         ));
     }
-    let checks: Vec<Value> = validations(subject)
-        .into_iter()
-        .map(|v| json!({"expression": v.expression, "message": v.message}))
-        .collect();
     spec.push(field("validations", lit(Value::Array(checks))));
     let mut object = cluster_header("ValidatingAdmissionPolicy", short);
     object.push(map("spec", spec));
@@ -100,8 +131,8 @@ fn policy(
 }
 
 /// The binding of a policy to the release namespace (`params`: the scale
-/// guard reads the controller Deployment).
-fn binding(file: &str, short: &str, params: bool) -> Resource {
+/// guard reads the Deployment it scales).
+fn binding(file: &str, short: &str, params: Option<&str>) -> Resource {
     let mut spec = vec![
         json("policyName", namespaced_name(short)),
         field("validationActions", lit(json!(["Deny"]))),
@@ -116,14 +147,14 @@ fn binding(file: &str, short: &str, params: bool) -> Resource {
             )],
         ),
     ];
-    if params {
+    if let Some(deployment) = params {
         spec.push(map(
             "paramRef",
             vec![
                 // No namespace: the request's, which the namespace selector
                 // above makes the release namespace (one name less for a
                 // kustomize overlay to follow).
-                text("name", DEPLOYMENT),
+                text("name", deployment),
                 // A scale request always has its Deployment (the API server
                 // reads it directly when its cache has none yet), so a
                 // missing one means this binding names the wrong object:
@@ -170,29 +201,54 @@ pub fn kustomize_references() -> Value {
     })
 }
 
-/// The guard's four objects: the policies, then their bindings (the order
-/// Helm installs kinds it does not list: by kind).
+/// The guard's objects: for each role with rules the cluster can check,
+/// its policies, then the bindings (the order Helm installs kinds it does
+/// not list: by kind).
 pub fn admission_policies() -> Vec<Resource> {
-    vec![
-        policy(
-            "admissionpolicy-deployment.yaml",
-            DEPLOYMENT_GUARD,
-            "deployments",
-            json!(["CREATE", "UPDATE"]),
-            Subject::Deployment,
-        ),
-        policy(
-            "admissionpolicy-scale.yaml",
-            SCALE_GUARD,
-            "deployments/scale",
-            json!(["UPDATE"]),
-            Subject::Scale,
-        ),
-        binding(
-            "admissionpolicybinding-deployment.yaml",
-            DEPLOYMENT_GUARD,
-            false,
-        ),
-        binding("admissionpolicybinding-scale.yaml", SCALE_GUARD, true),
-    ]
+    let mut policies = Vec::new();
+    let mut bindings = Vec::new();
+    for role in Role::ALL {
+        let guard = guard_of(role);
+        let subjects = [
+            (
+                guard.object,
+                "deployments",
+                json!(["CREATE", "UPDATE"]),
+                Subject::Deployment,
+            ),
+            (
+                guard.scale,
+                "deployments/scale",
+                json!(["UPDATE"]),
+                Subject::Scale,
+            ),
+        ];
+        for ((short, file), resource_name, operations, subject) in subjects {
+            let checks: Vec<Value> = validations(role, subject)
+                .into_iter()
+                .map(|v| json!({"expression": v.expression, "message": v.message}))
+                .collect();
+            // A role without such rules needs no policy.
+            if checks.is_empty() {
+                continue;
+            }
+            policies.push(policy(
+                &format!("admissionpolicy-{file}"),
+                short,
+                guard.deployment,
+                resource_name,
+                operations,
+                subject,
+                checks,
+            ));
+            let params = (subject == Subject::Scale).then_some(guard.deployment);
+            bindings.push(binding(
+                &format!("admissionpolicybinding-{file}"),
+                short,
+                params,
+            ));
+        }
+    }
+    policies.extend(bindings);
+    policies
 }

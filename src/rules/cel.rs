@@ -18,7 +18,7 @@
 //! otherwise the request is refused with "retry": every scale that passes
 //! was judged on the strategy it is stored with.
 
-use super::{Condition, RULES, Rule, RuleKey, Test};
+use super::{Condition, RULES, Role, Rule, RuleKey, Test};
 
 /// What the policy sees: the Deployment itself, or a `scale` request whose
 /// `object` is a Scale and whose `params` is the Deployment it scales.
@@ -135,10 +135,12 @@ pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
     out
 }
 
-/// Every validation for `subject`, in the rule table's order.
-pub fn validations(subject: Subject) -> Vec<Validation> {
+/// Every validation for `subject` of the Deployment playing `role`, in the
+/// rule table's order.
+pub fn validations(role: Role, subject: Subject) -> Vec<Validation> {
     RULES
         .iter()
+        .filter(|rule| rule.roles.contains(&role))
         .flat_map(|rule| rule_validations(rule, subject))
         .collect()
 }
@@ -171,13 +173,22 @@ mod tests {
                 .all(|c| DEPLOYMENT_FIELDS.contains(&c.key))
         };
         // The Deployment guard: every rule over its fields, in table order.
-        let expected: Vec<&str> = RULES.iter().filter(on_fields).map(|r| r.id).collect();
+        let controller = |rule: &&Rule| rule.roles.contains(&Role::Controller);
+        let expected: Vec<&str> = RULES
+            .iter()
+            .filter(controller)
+            .filter(on_fields)
+            .map(|r| r.id)
+            .collect();
         assert!(expected.contains(&"ha-requires-recreate"), "{expected:?}");
-        assert_eq!(ids(&validations(Subject::Deployment)), expected);
+        assert_eq!(
+            ids(&validations(Role::Controller, Subject::Deployment)),
+            expected
+        );
         // The scale guard: those that read the replica count; one that also
         // reads the cached Deployment is first checked for a current copy.
         let mut expected = Vec::new();
-        for rule in RULES.iter().filter(on_fields) {
+        for rule in RULES.iter().filter(controller).filter(on_fields) {
             let keys: Vec<RuleKey> = rule.breach.iter().map(|c| c.key).collect();
             if keys.contains(&RuleKey::ReplicaCount) {
                 if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {
@@ -186,7 +197,7 @@ mod tests {
                 expected.push(rule.id);
             }
         }
-        let scale = validations(Subject::Scale);
+        let scale = validations(Role::Controller, Subject::Scale);
         assert_eq!(ids(&scale), expected);
 
         let ha = RULES

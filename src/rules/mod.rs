@@ -129,11 +129,38 @@ const fn when(key: RuleKey, test: Test) -> Condition {
     Condition { key, test }
 }
 
+/// The Deployment a rule is about, by what its pods do: the in-cluster
+/// guard of a role checks that role's Deployment (`objects::admission`
+/// says which Deployment plays which role).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The Deployment that runs the control loop: the only one in the
+    /// single topology, where its pods serve the webhooks too.
+    Controller,
+    /// The split topology's Deployment that only serves the webhooks.
+    Webhooks,
+}
+
+impl Role {
+    /// Every role, in the order their guards are rendered.
+    pub const ALL: [Role; 2] = [Role::Controller, Role::Webhooks];
+
+    /// The role's name in docs and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Controller => "controller",
+            Role::Webhooks => "webhooks",
+        }
+    }
+}
+
 /// A rule of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Rule {
     /// Stable id, shown at every enforcement point.
     pub id: &'static str,
+    /// The Deployments the rule is about.
+    pub roles: &'static [Role],
     /// The rule in one sentence (README, schema descriptions).
     pub summary: &'static str,
     /// Why the rule exists (README).
@@ -158,10 +185,13 @@ impl PartialEq for Rule {
 
 impl Eq for Rule {}
 
+const CONTROLLER: &[Role] = &[Role::Controller];
+
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
     Rule {
         id: "ha-requires-recreate",
+        roles: CONTROLLER,
         summary: "replicaCount > 1 requires strategy.type: Recreate",
         reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
@@ -179,6 +209,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "recreate-forbids-rolling-update",
+        roles: CONTROLLER,
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
@@ -193,6 +224,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "rolling-update-needs-feature-gate",
+        roles: CONTROLLER,
         summary: "strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true",
         reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
@@ -211,6 +243,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "replica-count-positive",
+        roles: CONTROLLER,
         summary: "replicaCount >= 1",
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
@@ -225,6 +258,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "rolling-update-makes-progress",
+        roles: CONTROLLER,
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
@@ -258,10 +292,11 @@ pub fn markdown_table() -> String {
 
 /// Where each rule is enforced, as Markdown, for docs/rules.md: every rule
 /// by asogen, the schema and the chart guard; in the cluster, by the
-/// admission policy of each [`cel::Subject`] that has a validation for it.
+/// admission policy of each [`cel::Subject`] of its roles' Deployments that
+/// has a validation for it.
 pub fn enforcement_table() -> String {
     let mut out = String::from(
-        "| id | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- |\n",
+        "| id | role | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- |\n",
     );
     let mark = |rule: &Rule, subject| {
         if cel::rule_validations(rule, subject).is_empty() {
@@ -271,9 +306,11 @@ pub fn enforcement_table() -> String {
         }
     };
     for rule in RULES {
+        let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
         out.push_str(&format!(
-            "| `{}` | yes | {} | {} |\n",
+            "| `{}` | {} | yes | {} | {} |\n",
             rule.id,
+            roles.join(", "),
             mark(rule, cel::Subject::Deployment),
             mark(rule, cel::Subject::Scale),
         ));
@@ -303,5 +340,16 @@ mod tests {
             }
         }
         assert!(named >= RULES.len(), "only {named} keys named");
+    }
+
+    /// Every rule is about at least one Deployment, each named once.
+    #[test]
+    fn every_rule_names_its_roles() {
+        for rule in RULES {
+            assert!(!rule.roles.is_empty(), "rule {} has no role", rule.id);
+            let mut roles = rule.roles.to_vec();
+            roles.dedup();
+            assert_eq!(roles.len(), rule.roles.len(), "rule {}", rule.id);
+        }
     }
 }
