@@ -95,41 +95,68 @@ fn reads_params(key: RuleKey, subject: Subject) -> bool {
     subject == Subject::Scale && key != RuleKey::ReplicaCount
 }
 
-/// The validations for one rule on `subject`: none when the rule cannot be
-/// checked there, else the rule, preceded on `scale` by its freshness
-/// check when it reads `params`. A scale request changes only the replica
-/// count, so only rules that read it are checked on `scale`.
-pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
-    if subject == Subject::Scale && !rule.breach.iter().any(|c| c.key == RuleKey::ReplicaCount) {
-        return Vec::new();
+/// CEL that holds when any of `parts` (each a conjunction) holds.
+fn any_of(parts: Vec<String>) -> String {
+    if parts.len() == 1 {
+        return parts.into_iter().next().unwrap_or_default();
     }
-    let Some(breach) = rule
+    let parts: Vec<String> = parts.into_iter().map(|part| format!("({part})")).collect();
+    parts.join(" || ")
+}
+
+/// The validations for one rule on `subject`: none when the rule cannot be
+/// checked there, else the rule over the alternatives of its breach that
+/// can be, preceded on `scale` by a freshness check when one of them reads
+/// `params`. A scale request changes only the replica count, so only
+/// alternatives that read it are checked on `scale`.
+pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
+    let alternatives: Vec<(&[Condition], Vec<String>)> = rule
         .breach
         .iter()
-        .map(|c| condition(c, subject))
-        .collect::<Option<Vec<String>>>()
-    else {
+        .filter(|alternative| {
+            subject == Subject::Deployment
+                || alternative.iter().any(|c| c.key == RuleKey::ReplicaCount)
+        })
+        .filter_map(|alternative| {
+            let cel = alternative
+                .iter()
+                .map(|c| condition(c, subject))
+                .collect::<Option<Vec<String>>>()?;
+            Some((*alternative, cel))
+        })
+        .collect();
+    if alternatives.is_empty() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
-    if rule.breach.iter().any(|c| reads_params(c.key, subject)) {
-        // Refused while the rule's other conditions hold and the copy is
-        // stale: then the verdict would rest on a strategy that may be gone.
-        let mut stale: Vec<String> = rule
-            .breach
-            .iter()
-            .zip(&breach)
-            .filter(|(c, _)| !reads_params(c.key, subject))
-            .map(|(_, cel)| cel.clone())
-            .collect();
-        stale.push(format!("!({PARAMS_CURRENT})"));
+    // Refused while an alternative's other conditions hold and the copy is
+    // stale: then the verdict would rest on a strategy that may be gone.
+    let stale: Vec<String> = alternatives
+        .iter()
+        .filter(|(alternative, _)| alternative.iter().any(|c| reads_params(c.key, subject)))
+        .map(|(alternative, cel)| {
+            let mut parts: Vec<String> = alternative
+                .iter()
+                .zip(cel)
+                .filter(|(c, _)| !reads_params(c.key, subject))
+                .map(|(_, cel)| cel.clone())
+                .collect();
+            parts.push(format!("!({PARAMS_CURRENT})"));
+            parts.join(" && ")
+        })
+        .collect();
+    if !stale.is_empty() {
         out.push(Validation {
-            expression: format!("!({})", stale.join(" && ")),
+            expression: format!("!({})", any_of(stale)),
             message: format!("{}: {NOT_CURRENT}", rule.id),
         });
     }
+    let breach = alternatives
+        .into_iter()
+        .map(|(_, cel)| cel.join(" && "))
+        .collect();
     out.push(Validation {
-        expression: format!("!({})", breach.join(" && ")),
+        expression: format!("!({})", any_of(breach)),
         message: format!("{}: {}; {}", rule.id, rule.summary, rule.help),
     });
     out
@@ -170,6 +197,7 @@ mod tests {
         let on_fields = |rule: &&Rule| {
             rule.breach
                 .iter()
+                .flat_map(|alternative| alternative.iter())
                 .all(|c| DEPLOYMENT_FIELDS.contains(&c.key))
         };
         // The Deployment guard: every rule over its fields, in table order.
@@ -189,7 +217,12 @@ mod tests {
         // reads the cached Deployment is first checked for a current copy.
         let mut expected = Vec::new();
         for rule in RULES.iter().filter(controller).filter(on_fields) {
-            let keys: Vec<RuleKey> = rule.breach.iter().map(|c| c.key).collect();
+            let keys: Vec<RuleKey> = rule
+                .breach
+                .iter()
+                .flat_map(|a| a.iter())
+                .map(|c| c.key)
+                .collect();
             if keys.contains(&RuleKey::ReplicaCount) {
                 if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {
                     expected.push(rule.id);

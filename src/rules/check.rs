@@ -87,9 +87,11 @@ pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
     RULES
         .iter()
         .filter(|rule| {
-            rule.breach
-                .iter()
-                .all(|condition| condition.test.holds(inputs.get(condition.key)))
+            rule.breach.iter().any(|alternative| {
+                alternative
+                    .iter()
+                    .all(|condition| condition.test.holds(inputs.get(condition.key)))
+            })
         })
         .map(|rule| Violation {
             rule: *rule,

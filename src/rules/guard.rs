@@ -160,16 +160,25 @@ fn rules_guard() -> Vec<Stmt> {
     }
     body.push(Stmt::let_("broken", empty_list()));
     for rule in RULES {
-        let mut conditions: Vec<Expr> = rule
+        let one_of = |mut exprs: Vec<Expr>, join: fn(Vec<Expr>) -> Expr| {
+            if exprs.len() == 1 {
+                exprs.remove(0)
+            } else {
+                join(exprs)
+            }
+        };
+        let alternatives: Vec<Expr> = rule
             .breach
             .iter()
-            .map(|c| condition(c.key, c.test))
+            .map(|alternative| {
+                let conditions = alternative
+                    .iter()
+                    .map(|c| condition(c.key, c.test))
+                    .collect();
+                one_of(conditions, Expr::all)
+            })
             .collect();
-        let test = if conditions.len() == 1 {
-            conditions.remove(0)
-        } else {
-            Expr::all(conditions)
-        };
+        let test = one_of(alternatives, Expr::any);
         body.push(Stmt::when(
             test,
             vec![report(Expr::str(schema_message(rule)))],

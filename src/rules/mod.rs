@@ -170,8 +170,9 @@ pub struct Rule {
     /// The keys the rule is reported on, in order of preference: the
     /// first one a values file sets is where the error points.
     pub keys: &'static [Key],
-    /// The rule is broken when every condition holds.
-    pub breach: &'static [Condition],
+    /// The rule is broken when every condition of one of these
+    /// alternatives holds (most rules have one).
+    pub breach: &'static [&'static [Condition]],
     /// The message, naming the values involved.
     pub message: fn(&RuleInputs) -> String,
 }
@@ -196,10 +197,10 @@ pub const RULES: &[Rule] = &[
         reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
         keys: &[keys::STRATEGY_TYPE, keys::REPLICA_COUNT],
-        breach: &[
+        breach: &[&[
             when(RuleKey::ReplicaCount, Test::AtLeast(2)),
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
-        ],
+        ]],
         message: |v| {
             format!(
                 "replicaCount is {}, so strategy.type must be Recreate (got RollingUpdate)",
@@ -214,10 +215,10 @@ pub const RULES: &[Rule] = &[
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
         keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
-        breach: &[
+        breach: &[&[
             when(RuleKey::StrategyType, Test::Is("Recreate")),
             when(RuleKey::RollingUpdate, Test::Set),
-        ],
+        ]],
         message: |_| {
             "strategy.type is Recreate, so strategy.rollingUpdate must be absent (the API server refuses both together)".into()
         },
@@ -233,10 +234,10 @@ pub const RULES: &[Rule] = &[
             keys::FEATURE_GATES,
             keys::STRATEGY_TYPE,
         ],
-        breach: &[
+        breach: &[&[
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
             when(RuleKey::Gate, Test::NotTrue),
-        ],
+        ]],
         message: |_| {
             "strategy.type is RollingUpdate, which needs featureGates.singleReplicaRollingUpdate: true (got false)".into()
         },
@@ -248,7 +249,7 @@ pub const RULES: &[Rule] = &[
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
         keys: &[keys::REPLICA_COUNT],
-        breach: &[when(RuleKey::ReplicaCount, Test::AtMost(0))],
+        breach: &[&[when(RuleKey::ReplicaCount, Test::AtMost(0))]],
         message: |v| {
             format!(
                 "replicaCount is {}; it must be at least 1",
@@ -263,11 +264,11 @@ pub const RULES: &[Rule] = &[
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
         keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
-        breach: &[
+        breach: &[&[
             when(RuleKey::RollingUpdate, Test::Set),
             when(RuleKey::MaxSurge, Test::Zero),
             when(RuleKey::MaxUnavailable, Test::Zero),
-        ],
+        ]],
         message: |v| {
             format!(
                 "strategy.rollingUpdate.maxSurge is {} and maxUnavailable is {}: a rolling update needs one of them above 0",

@@ -75,7 +75,22 @@ fn fail_at(key: Key, message: &str, id: &str) -> Value {
 /// One rule: for each key it may be reported on, "breached, this key
 /// written, the keys before it not" makes this key fail with the message.
 fn rule_schemas(rule: &Rule) -> Vec<Value> {
-    let breach: Vec<Value> = rule.breach.iter().map(holds).collect();
+    // One alternative is spliced in as its conditions; several are anyOf.
+    let alternatives: Vec<Vec<Value>> = rule
+        .breach
+        .iter()
+        .map(|alternative| alternative.iter().map(holds).collect())
+        .collect();
+    let breach: Vec<Value> = match <[Vec<Value>; 1]>::try_from(alternatives) {
+        Ok([only]) => only,
+        Err(many) => {
+            let any: Vec<Value> = many
+                .into_iter()
+                .map(|conditions| json!({"allOf": conditions}))
+                .collect();
+            vec![json!({"anyOf": any})]
+        }
+    };
     let message = schema_message(rule);
     rule.keys
         .iter()
