@@ -18,7 +18,7 @@
 //! otherwise the request is refused with "retry": every scale that passes
 //! was judged on the strategy it is stored with.
 
-use super::{Condition, RULES, Role, Rule, RuleKey, Test};
+use super::{Condition, Field, RULES, Role, Rule, RuleKey, Test};
 
 /// What the policy sees: the Deployment itself, or a `scale` request whose
 /// `object` is a Scale and whose `params` is the Deployment it scales.
@@ -48,51 +48,128 @@ pub struct Validation {
     pub message: String,
 }
 
-/// The CEL that reads `key` on `subject`, with the API server's default
-/// when the field is missing; None for a key the Deployment does not carry
-/// (the feature gate is a value, not a field) or that the API server
-/// already validates itself (maxSurge and maxUnavailable both 0 is refused
-/// by its own Deployment validation).
-fn read(key: RuleKey, subject: Subject) -> Option<String> {
+/// A field of the Deployment the guard reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Replicas,
+    StrategyType,
+    RollingUpdate,
+    MaxUnavailable,
+    ManagerArgs,
+}
+
+/// The container whose arguments are the operator's flags.
+const MANAGER_CONTAINER: &str = "manager";
+
+/// The field a condition reads in the cluster; None for a values key with
+/// no field on the Deployment (the feature gate is a value, not a field)
+/// or whose rule the API server already validates itself (maxSurge and
+/// maxUnavailable both 0 is refused by its own Deployment validation).
+fn reads(condition: &Condition) -> Option<Read> {
+    match *condition {
+        Condition::Value(key, _) => match key {
+            RuleKey::ReplicaCount => Some(Read::Replicas),
+            RuleKey::StrategyType => Some(Read::StrategyType),
+            RuleKey::RollingUpdate => Some(Read::RollingUpdate),
+            RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::Gate => None,
+        },
+        Condition::Object(field, _) => Some(match field {
+            Field::StrategyType => Read::StrategyType,
+            Field::MaxUnavailable => Read::MaxUnavailable,
+            Field::ManagerArgs => Read::ManagerArgs,
+        }),
+    }
+}
+
+/// The CEL that reads `field` on `subject`, with the API server's default
+/// when the field is missing.
+fn read(field: Read, subject: Subject) -> String {
     // The Deployment: the object, or the scale request's params.
     let deployment = match subject {
         Subject::Deployment => "object",
         Subject::Scale => "params",
     };
     let strategy = format!("{deployment}.spec.strategy");
-    Some(match key {
+    let rolling = format!("{strategy}.rollingUpdate");
+    // A field of the rolling update parameters, 25% when left out.
+    let param = |name: &str| {
+        format!(
+            "(has({deployment}.spec.strategy) && has({rolling}) && has({rolling}.{name}) ? {rolling}.{name} : '25%')"
+        )
+    };
+    match field {
         // A Scale carries the new count as spec.replicas too, but leaves
         // it out when it is 0 (the field is not a pointer there).
-        RuleKey::ReplicaCount => match subject {
+        Read::Replicas => match subject {
             Subject::Deployment => "(has(object.spec.replicas) ? object.spec.replicas : 1)".into(),
             Subject::Scale => "(has(object.spec.replicas) ? object.spec.replicas : 0)".into(),
         },
-        RuleKey::StrategyType => format!(
+        Read::StrategyType => format!(
             "(has({deployment}.spec.strategy) && has({strategy}.type) ? {strategy}.type : 'RollingUpdate')"
         ),
-        RuleKey::RollingUpdate => {
+        Read::RollingUpdate => {
             format!("(has({deployment}.spec.strategy) && has({strategy}.rollingUpdate))")
         }
-        RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::Gate => return None,
-    })
+        Read::MaxUnavailable => param("maxUnavailable"),
+        // The manager containers' argument lists, as a list of lists.
+        Read::ManagerArgs => format!(
+            "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, has(c.args) ? c.args : [])"
+        ),
+    }
+}
+
+/// An RE2 pattern for an argument that sets `flag` (one or two dashes),
+/// followed by `rest` (a pattern for `=VALUE`). Flag names are letters and
+/// dashes, which need no quoting (a unit test holds the table to it).
+fn flag_pattern(flag: &str, rest: &str) -> String {
+    format!("^--?{flag}{rest}$")
 }
 
 /// The CEL for one condition, or None when it cannot be read.
 fn condition(condition: &Condition, subject: Subject) -> Option<String> {
-    let field = read(condition.key, subject)?;
-    Some(match condition.test {
+    let field = read(reads(condition)?, subject);
+    let test = match *condition {
+        Condition::Value(_, test) | Condition::Object(_, test) => test,
+    };
+    // An integer or a percent string is 0 (a percent is never compared
+    // with a number).
+    let zero = |field: &str| format!("(type({field}) == int ? {field} == 0 : {field} == '0%')");
+    Some(match test {
         Test::AtLeast(n) => format!("{field} >= {n}"),
         Test::AtMost(n) => format!("{field} <= {n}"),
         Test::Is(text) => format!("{field} == '{text}'"),
+        Test::IsNot(text) => format!("{field} != '{text}'"),
         Test::Set => field,
-        Test::NotTrue | Test::Zero => return None,
+        Test::Zero => zero(&field),
+        Test::NotZero => format!("!{}", zero(&field)),
+        Test::FlagOn(flag) => {
+            let on = format!("(={})?", super::check::GO_TRUE.join("|"));
+            format!(
+                "{field}.exists(args, args.exists(a, a.matches('{}')))",
+                flag_pattern(flag, &on)
+            )
+        }
+        Test::FlagNot(flag, setting) => {
+            let wanted = format!("--{flag}={setting}");
+            format!(
+                "{field}.exists(args, !args.exists(a, a == '{wanted}') || args.exists(a, a != '{wanted}' && a.matches('{}')))",
+                flag_pattern(flag, "(=.*)?")
+            )
+        }
+        Test::NotTrue => return None,
     })
 }
 
-/// Whether `key` is read from the scale request's `params` (the cached
-/// Deployment) rather than from the request itself.
-fn reads_params(key: RuleKey, subject: Subject) -> bool {
-    subject == Subject::Scale && key != RuleKey::ReplicaCount
+/// Whether `condition` is read from the scale request's `params` (the
+/// cached Deployment) rather than from the request itself.
+fn reads_params(condition: &Condition, subject: Subject) -> bool {
+    subject == Subject::Scale && reads(condition) != Some(Read::Replicas)
+}
+
+/// Whether `condition` reads the replica count, the one field a scale
+/// request changes.
+fn reads_replicas(condition: &Condition) -> bool {
+    reads(condition) == Some(Read::Replicas)
 }
 
 /// CEL that holds when any of `parts` (each a conjunction) holds.
@@ -114,8 +191,7 @@ pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
         .breach
         .iter()
         .filter(|alternative| {
-            subject == Subject::Deployment
-                || alternative.iter().any(|c| c.key == RuleKey::ReplicaCount)
+            subject == Subject::Deployment || alternative.iter().any(reads_replicas)
         })
         .filter_map(|alternative| {
             let cel = alternative
@@ -133,12 +209,12 @@ pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
     // stale: then the verdict would rest on a strategy that may be gone.
     let stale: Vec<String> = alternatives
         .iter()
-        .filter(|(alternative, _)| alternative.iter().any(|c| reads_params(c.key, subject)))
+        .filter(|(alternative, _)| alternative.iter().any(|c| reads_params(c, subject)))
         .map(|(alternative, cel)| {
             let mut parts: Vec<String> = alternative
                 .iter()
                 .zip(cel)
-                .filter(|(c, _)| !reads_params(c.key, subject))
+                .filter(|(c, _)| !reads_params(c, subject))
                 .map(|(_, cel)| cel.clone())
                 .collect();
             parts.push(format!("!({PARAMS_CURRENT})"));
@@ -185,6 +261,13 @@ mod tests {
         RuleKey::RollingUpdate,
     ];
 
+    fn value_key(condition: &Condition) -> Option<RuleKey> {
+        match *condition {
+            Condition::Value(key, _) => Some(key),
+            Condition::Object(..) => None,
+        }
+    }
+
     fn ids(validations: &[Validation]) -> Vec<&str> {
         validations
             .iter()
@@ -198,7 +281,7 @@ mod tests {
             rule.breach
                 .iter()
                 .flat_map(|alternative| alternative.iter())
-                .all(|c| DEPLOYMENT_FIELDS.contains(&c.key))
+                .all(|c| value_key(c).is_some_and(|key| DEPLOYMENT_FIELDS.contains(&key)))
         };
         // The Deployment guard: every rule over its fields, in table order.
         let controller = |rule: &&Rule| rule.roles.contains(&Role::Controller);
@@ -221,7 +304,7 @@ mod tests {
                 .breach
                 .iter()
                 .flat_map(|a| a.iter())
-                .map(|c| c.key)
+                .filter_map(value_key)
                 .collect();
             if keys.contains(&RuleKey::ReplicaCount) {
                 if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {

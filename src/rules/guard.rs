@@ -111,8 +111,12 @@ fn condition(key: RuleKey, test: Test) -> Expr {
             assert_eq!(key.kind(), KeyType::Any, "Set tests keys of type Any");
             v
         }
+        Test::IsNot(expected) => call(Func::Ne, vec![text(v), Expr::str(expected)]),
         Test::NotTrue => call(Func::Ne, vec![text(v), Expr::str("true")]),
         Test::Zero => call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
+        Test::NotZero => !call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
+        // Tests on arguments are tests on fields, never on values.
+        Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
     }
 }
 
@@ -168,16 +172,20 @@ fn rules_guard() -> Vec<Stmt> {
             }
         };
         let alternatives: Vec<Expr> = rule
-            .breach
-            .iter()
+            .values_breach()
+            .into_iter()
             .map(|alternative| {
                 let conditions = alternative
-                    .iter()
-                    .map(|c| condition(c.key, c.test))
+                    .into_iter()
+                    .map(|(key, test)| condition(key, test))
                     .collect();
                 one_of(conditions, Expr::all)
             })
             .collect();
+        // A rule values cannot break has nothing to check here.
+        if alternatives.is_empty() {
+            continue;
+        }
         let test = one_of(alternatives, Expr::any);
         body.push(Stmt::when(
             test,

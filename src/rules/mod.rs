@@ -99,7 +99,8 @@ impl RuleKey {
     }
 }
 
-/// A test on one key's value (after defaults).
+/// A test on one key's value (after defaults), or on a field of the
+/// Deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Test {
     /// An integer >= N.
@@ -108,25 +109,57 @@ pub enum Test {
     AtMost(i64),
     /// Equal to the string.
     Is(&'static str),
+    /// Anything but the string.
+    IsNot(&'static str),
     /// Set to anything but null.
     Set,
     /// Anything but `true`.
     NotTrue,
     /// 0 or "0%".
     Zero,
+    /// Neither 0 nor "0%".
+    NotZero,
+    /// A list of command-line arguments that turns the boolean flag (its
+    /// name without dashes) on.
+    FlagOn(&'static str),
+    /// A list of command-line arguments without `--FLAG=VALUE` (given as
+    /// `(FLAG, VALUE)`), or that also sets the flag some other way.
+    FlagNot(&'static str, &'static str),
 }
 
-/// One condition of a breach: a test on a key.
+/// A field of the Deployment that a rule reads in the cluster and no
+/// values key sets: the objects render it, fixed for the rule's role, and
+/// only an edit in the cluster can change it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Condition {
-    /// The key tested.
-    pub key: RuleKey,
-    /// What the key's value (after defaults) must pass for the condition to hold.
-    pub test: Test,
+pub enum Field {
+    /// `spec.strategy.type` (the API server's default: RollingUpdate).
+    StrategyType,
+    /// `spec.strategy.rollingUpdate.maxUnavailable` (integer or percent;
+    /// the API server's default: 25%).
+    MaxUnavailable,
+    /// The `args` of the operator's container.
+    ManagerArgs,
+}
+
+/// One condition of a breach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// A test on a values key's value (after defaults); in the cluster, on
+    /// the field of the Deployment that the key renders, where there is one.
+    Value(RuleKey, Test),
+    /// A test on a field of the Deployment that no values key sets: only
+    /// the in-cluster guard can see it broken.
+    Object(Field, Test),
 }
 
 const fn when(key: RuleKey, test: Test) -> Condition {
-    Condition { key, test }
+    Condition::Value(key, test)
+}
+
+/// A condition on a field of the Deployment (see [`Field`]).
+#[allow(dead_code)]
+const fn object(field: Field, test: Test) -> Condition {
+    Condition::Object(field, test)
 }
 
 /// The Deployment a rule is about, by what its pods do: the in-cluster
@@ -175,6 +208,27 @@ pub struct Rule {
     pub breach: &'static [&'static [Condition]],
     /// The message, naming the values involved.
     pub message: fn(&RuleInputs) -> String,
+}
+
+impl Rule {
+    /// The alternatives of the breach that values can reach (every
+    /// condition on a values key), as (key, test) pairs: what asogen, the
+    /// schema and the chart guard check. The others hold only when the
+    /// Deployment was changed in the cluster.
+    pub fn values_breach(&self) -> Vec<Vec<(RuleKey, Test)>> {
+        self.breach
+            .iter()
+            .filter_map(|alternative| {
+                alternative
+                    .iter()
+                    .map(|condition| match *condition {
+                        Condition::Value(key, test) => Some((key, test)),
+                        Condition::Object(..) => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 /// Rules are the same when their ids are.
@@ -308,8 +362,13 @@ pub fn enforcement_table() -> String {
     };
     for rule in RULES {
         let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
+        let values = if rule.values_breach().is_empty() {
+            "no"
+        } else {
+            "yes"
+        };
         out.push_str(&format!(
-            "| `{}` | {} | yes | {} | {} |\n",
+            "| `{}` | {} | {values} | {} | {} |\n",
             rule.id,
             roles.join(", "),
             mark(rule, cel::Subject::Deployment),
@@ -341,6 +400,50 @@ mod tests {
             }
         }
         assert!(named >= RULES.len(), "only {named} keys named");
+    }
+
+    /// Each test fits what it tests: flag tests only on the arguments and
+    /// with names the CEL needs not quote, arguments only with flag tests,
+    /// `Set` only on keys of any type; and a rule that values can break
+    /// has keys to report it on.
+    #[test]
+    fn every_condition_fits_its_key() {
+        let plain_flag = |flag: &str| {
+            !flag.is_empty() && flag.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        };
+        for rule in RULES {
+            for condition in rule
+                .breach
+                .iter()
+                .flat_map(|alternative| alternative.iter())
+            {
+                match *condition {
+                    Condition::Value(key, test) => {
+                        assert!(
+                            !matches!(test, Test::FlagOn(_) | Test::FlagNot(..)),
+                            "rule {}: a flag test on a values key",
+                            rule.id
+                        );
+                        assert_eq!(
+                            test == Test::Set,
+                            key.kind() == KeyType::Any,
+                            "rule {}: Set goes with keys of any type",
+                            rule.id
+                        );
+                    }
+                    Condition::Object(field, test) => match test {
+                        Test::FlagOn(flag) | Test::FlagNot(flag, _) => {
+                            assert_eq!(field, Field::ManagerArgs, "rule {}", rule.id);
+                            assert!(plain_flag(flag), "rule {}: flag {flag:?}", rule.id);
+                        }
+                        _ => assert_ne!(field, Field::ManagerArgs, "rule {}", rule.id),
+                    },
+                }
+            }
+            if !rule.values_breach().is_empty() {
+                assert!(!rule.keys.is_empty(), "rule {} has no keys", rule.id);
+            }
+        }
     }
 
     /// Every rule is about at least one Deployment, each named once.
