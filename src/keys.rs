@@ -235,6 +235,18 @@ keys! {
     PDB_UNHEALTHY_POD_EVICTION_POLICY = "podDisruptionBudget.unhealthyPodEvictionPolicy";
     ADMISSION_POLICY = "admissionPolicy";
     ADMISSION_POLICY_ENABLE = "admissionPolicy.enable";
+    TOPOLOGY = "topology";
+    SPLIT = "split";
+    SPLIT_WEBHOOKS = "split.webhooks";
+    SPLIT_WEBHOOKS_REPLICA_COUNT = "split.webhooks.replicaCount";
+    SPLIT_WEBHOOKS_MAX_SURGE = "split.webhooks.maxSurge";
+    SPLIT_WEBHOOKS_MIN_READY_SECONDS = "split.webhooks.minReadySeconds";
+    SPLIT_WEBHOOKS_PDB = "split.webhooks.podDisruptionBudget";
+    SPLIT_WEBHOOKS_PDB_MAX_UNAVAILABLE = "split.webhooks.podDisruptionBudget.maxUnavailable";
+    SPLIT_WEBHOOKS_REFRESH_TOKEN = "split.webhooks.refreshToken";
+    SPLIT_CONTROLLER = "split.controller";
+    SPLIT_CONTROLLER_REPLICA_COUNT = "split.controller.replicaCount";
+    SPLIT_CONTROLLER_PAUSED = "split.controller.paused";
     GLOBAL = "global";
 }
 

@@ -44,6 +44,12 @@ pub struct MetadataValues {
 /// block every upgrade of an existing install.
 pub const SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "controller-manager")];
 
+/// The labels that select topology split's webhook pods (the webhooks
+/// Deployment's, the webhook Service's, their PodDisruptionBudget's and
+/// NetworkPolicies'): the same key as [`SELECTOR_LABELS`] with another
+/// value, so no selector of one role can match a pod of the other.
+pub const WEBHOOKS_SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "webhooks")];
+
 /// The annotations the chart writes on the controller pods.
 pub const POD_ANNOTATIONS: &[(&str, &str)] =
     &[("kubectl.kubernetes.io/default-container", "manager")];

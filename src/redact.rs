@@ -24,8 +24,9 @@ pub const REDACTED: &str = "<redacted>";
 const SECRET_WORDS: [&str; 5] = ["secret", "password", "passwd", "certificate", "token"];
 
 /// Key names, lower cased, that contain one of those words but hold no
-/// secret: two values keys (`image.pullSecrets` names Secrets,
-/// `createAzureOperatorSecret` is a switch) and the Kubernetes field that
+/// secret: three values keys (`image.pullSecrets` names Secrets,
+/// `createAzureOperatorSecret` is a switch, `split.webhooks.refreshToken`
+/// a restart marker) and the Kubernetes field that
 /// names a Secret's key (`secretKeyRef`).
 pub fn not_secret() -> &'static [String] {
     static WORDS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
@@ -33,6 +34,8 @@ pub fn not_secret() -> &'static [String] {
         [
             crate::keys::IMAGE_PULL_SECRETS.leaf(),
             crate::keys::CREATE_AZURE_OPERATOR_SECRET.leaf(),
+            // A restart marker written into a pod annotation, not a credential.
+            crate::keys::SPLIT_WEBHOOKS_REFRESH_TOKEN.leaf(),
             "secretKeyRef",
         ]
         .iter()

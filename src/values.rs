@@ -141,6 +141,10 @@ pub struct Values {
     pub pod_disruption_budget: PodDisruptionBudgetValues,
     /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
     pub admission_policy: AdmissionPolicy,
+    /// topology is how the operator runs: "single" (the default) runs one controller-manager Deployment whose pods serve the control loop and the webhooks; "split" runs the webhooks in their own Deployment (azureserviceoperator-webhooks, rolled out pod by pod so webhooks stay up) beside the controller Deployment (which applies the CRDs and runs the control loop), configured under split.
+    pub topology: Topology,
+    /// split configures the two Deployments of topology split; read only with topology split. Both take every other key (image, metrics, resources, affinity, nodeSelector, tolerations, ...) as the single Deployment does.
+    pub split: Split,
     /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub global: serde_json::Map<String, serde_json::Value>,
@@ -625,6 +629,106 @@ impl EvictionPolicy {
     }
 }
 
+/// How the operator's pods are laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Topology {
+    /// One Deployment: every pod serves webhooks, the leader runs the control loop (upstream's shape).
+    #[default]
+    Single,
+    /// Two Deployments: webhook pods that roll one by one, and a controller that applies the CRDs and runs the control loop.
+    Split,
+}
+
+impl Topology {
+    /// The value as written in values.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Topology::Single => "single",
+            Topology::Split => "split",
+        }
+    }
+}
+
+/// The two Deployments of topology split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct Split {
+    /// split.webhooks configures the webhooks Deployment (azureserviceoperator-webhooks): operator mode webhooks, no CRD management, no leader election, a rolling update that never takes a pod away before its replacement is ready.
+    pub webhooks: SplitWebhooks,
+    /// split.controller configures the controller Deployment (azureserviceoperator-controller-manager): operator mode watchers-and-webhooks, applies the CRDs, leader election, Recreate. Upgrade it only after the webhooks Deployment has rolled out.
+    pub controller: SplitController,
+}
+
+/// The webhooks Deployment of topology split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SplitWebhooks {
+    /// split.webhooks.replicaCount is the number of webhook pods; 2 or more keep the webhooks up when a pod or node is lost.
+    #[schemars(range(min = 0), extend("examples" = [2, 3]))]
+    pub replica_count: i32,
+    /// split.webhooks.maxSurge is how many webhook pods may be created above split.webhooks.replicaCount during an update: a number or a percentage like "50%" (maxUnavailable is always 0).
+    #[schemars(extend("examples" = [1, "50%"]))]
+    pub max_surge: IntOrPercent,
+    /// split.webhooks.minReadySeconds is how long a new webhook pod must be ready before it counts as available, so its endpoint reaches every API server before an old pod goes.
+    #[schemars(range(min = 0))]
+    pub min_ready_seconds: i32,
+    /// split.webhooks.podDisruptionBudget configures the PodDisruptionBudget of the webhook pods (azureserviceoperator-webhooks-pdb).
+    pub pod_disruption_budget: SplitWebhooksDisruptionBudget,
+    /// split.webhooks.refreshToken is written into the webhook pods' annotations when not empty: change it to restart the webhook pods after the controller applied CRDs of new kinds (a webhook pod serves only the kinds whose CRDs existed when it started).
+    #[schemars(extend("examples" = ["2026-12-04T15:00:00Z"]))]
+    pub refresh_token: String,
+}
+
+impl Default for SplitWebhooks {
+    fn default() -> Self {
+        SplitWebhooks {
+            replica_count: 2,
+            max_surge: IntOrPercent::Int(1),
+            min_ready_seconds: 5,
+            pod_disruption_budget: SplitWebhooksDisruptionBudget::default(),
+            refresh_token: String::new(),
+        }
+    }
+}
+
+/// The webhook pods' PodDisruptionBudget.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SplitWebhooksDisruptionBudget {
+    /// split.webhooks.podDisruptionBudget.maxUnavailable is how many webhook pods a voluntary disruption (a node drain) may take at once: a number or a percentage.
+    #[schemars(extend("examples" = [1, "25%"]))]
+    pub max_unavailable: IntOrPercent,
+}
+
+impl Default for SplitWebhooksDisruptionBudget {
+    fn default() -> Self {
+        SplitWebhooksDisruptionBudget {
+            max_unavailable: IntOrPercent::Int(1),
+        }
+    }
+}
+
+/// The controller Deployment of topology split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+pub struct SplitController {
+    /// split.controller.replicaCount is the number of controller pods; leader election picks the one that runs the control loop.
+    #[schemars(range(min = 0), extend("examples" = [2, 1]))]
+    pub replica_count: i32,
+    /// split.controller.paused scales the controller Deployment to 0 pods, the first step of an upgrade with Helm: upgrade with it true (the webhooks roll out, no new controller starts early), then again with it false.
+    pub paused: bool,
+}
+
+impl Default for SplitController {
+    fn default() -> Self {
+        SplitController {
+            replica_count: 2,
+            paused: false,
+        }
+    }
+}
+
 impl Default for Values {
     fn default() -> Self {
         Values {
@@ -677,6 +781,8 @@ impl Default for Values {
             network_policies: NetworkPolicies::default(),
             admission_policy: AdmissionPolicy::default(),
             pod_disruption_budget: PodDisruptionBudgetValues::default(),
+            topology: Topology::Single,
+            split: Split::default(),
             global: serde_json::Map::new(),
         }
     }

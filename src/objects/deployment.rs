@@ -1,16 +1,54 @@
-//! The controller-manager Deployment: the one object every install has.
+//! The Deployments: the controller-manager's, the one object every install
+//! has, and with topology split the webhooks Deployment beside it. Both are
+//! written by the same functions, told which [`Role`] they describe, so
+//! what the two pods share (image, env, probes, mounts) is written once.
 
 use serde_json::{Value, json};
 
-use super::names::{DEPLOYMENT, METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET};
+use super::names::{
+    DEPLOYMENT, METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET, WEBHOOKS_DEPLOYMENT,
+    WEBHOOKS_SERVICE_ACCOUNT,
+};
 use super::settings::SECRET_ENV;
-use super::{header, lit, match_labels, resource, secure_metrics, serves_webhooks};
+use super::{
+    header, lit, match_labels, resource, role_header, secure_metrics, serves_webhooks,
+    split_topology, webhooks_match_labels, webhooks_selector_labels,
+};
 use crate::catalog::{CRD_LABELS_FLAG, Catalog};
 use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
 use crate::keys::{self, Key};
 use crate::model::Release;
-use crate::values::StrategyType;
+use crate::values::{OperatorMode, StrategyType};
+
+/// Which Deployment a description is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The controller-manager: upstream's Deployment. With topology split
+    /// it runs mode watchers-and-webhooks, applies the CRDs and leads; no
+    /// Service sends it webhook traffic.
+    Controller,
+    /// Topology split's webhook pods: mode webhooks, no CRD management, no
+    /// leader election (F10 of docs/split-topology.md).
+    Webhooks,
+}
+
+/// The operator mode each role's pods run with topology split, written as
+/// a literal env var (the settings Secret's one key cannot hold two).
+fn split_mode(role: Role) -> OperatorMode {
+    match role {
+        Role::Controller => OperatorMode::WatchersAndWebhooks,
+        Role::Webhooks => OperatorMode::Webhooks,
+    }
+}
+
+/// The pod-template annotation that `split.webhooks.refreshToken` writes.
+pub const REFRESH_ANNOTATION: &str = "asogen/webhooks-refresh-token";
+
+/// How long a webhook pod keeps serving after it is told to stop, so the
+/// endpoint's removal reaches every API server first (the image has no
+/// shell: the sleep is the pod spec's own action, Kubernetes 1.30+).
+const WEBHOOKS_PRE_STOP_SECONDS: i64 = 5;
 
 /// Where the metrics certificate is mounted.
 const METRICS_CERT_DIR: &str = "/tmp/k8s-metrics-server/serving-certs";
@@ -42,26 +80,109 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
     object.push(map(
         "spec",
         vec![
-            field("replicas", Node::Int(Expr::value(keys::REPLICA_COUNT))),
+            Entry::If(
+                split_topology(),
+                vec![Entry::If(
+                    Expr::value(keys::SPLIT_CONTROLLER_PAUSED),
+                    vec![field("replicas", lit(json!(0)))],
+                    vec![field(
+                        "replicas",
+                        Node::Int(Expr::value(keys::SPLIT_CONTROLLER_REPLICA_COUNT)),
+                    )],
+                )],
+                vec![field("replicas", Node::Int(Expr::value(keys::REPLICA_COUNT)))],
+            ),
             field(
                 "revisionHistoryLimit",
                 Node::Int(Expr::value(keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![match_labels()]),
             Entry::Note(
-                "Recreate with 2+ replicas: old and new pods must never serve webhooks\nside by side. RollingUpdate only with one replica behind\nfeatureGates.singleReplicaRollingUpdate.",
+                "Recreate with 2+ replicas: old and new pods must never serve webhooks\nside by side. RollingUpdate only with one replica behind\nfeatureGates.singleReplicaRollingUpdate. With topology split, always\nRecreate: two controller versions never run at once.",
             ),
-            map("strategy", strategy()),
+            Entry::If(
+                split_topology(),
+                vec![map("strategy", recreate())],
+                vec![map("strategy", strategy())],
+            ),
             map(
                 "template",
                 vec![
-                    map("metadata", pod_metadata()),
-                    map("spec", pod_spec(catalog, release)),
+                    map("metadata", pod_metadata(Role::Controller)),
+                    map("spec", pod_spec(catalog, release, Role::Controller)),
                 ],
             ),
         ],
     ));
     resource("deployment.yaml", None, object)
+}
+
+/// Topology split's webhooks Deployment: rolled out pod by pod, a new pod
+/// ready (its webhook port listening) before an old one goes.
+pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
+    let mut object = role_header(
+        "apps/v1",
+        "Deployment",
+        WEBHOOKS_DEPLOYMENT,
+        vec![Entry::Yaml(
+            "annotations".into(),
+            Expr::value(keys::DEPLOYMENT_ANNOTATIONS),
+        )],
+    );
+    object.push(map(
+        "spec",
+        vec![
+            field(
+                "replicas",
+                Node::Int(Expr::value(keys::SPLIT_WEBHOOKS_REPLICA_COUNT)),
+            ),
+            field(
+                "minReadySeconds",
+                Node::Int(Expr::value(keys::SPLIT_WEBHOOKS_MIN_READY_SECONDS)),
+            ),
+            field(
+                "revisionHistoryLimit",
+                Node::Int(Expr::value(keys::REVISION_HISTORY_LIMIT)),
+            ),
+            map("selector", vec![webhooks_match_labels()]),
+            Entry::Note(
+                "Never below the replica count: a new pod is ready before an old one\ngoes, so the webhook Service always has an endpoint.",
+            ),
+            map(
+                "strategy",
+                vec![
+                    text("type", "RollingUpdate"),
+                    map(
+                        "rollingUpdate",
+                        vec![
+                            json("maxSurge", Expr::value(keys::SPLIT_WEBHOOKS_MAX_SURGE)),
+                            field("maxUnavailable", lit(json!(0))),
+                        ],
+                    ),
+                ],
+            ),
+            map(
+                "template",
+                vec![
+                    map("metadata", pod_metadata(Role::Webhooks)),
+                    map("spec", pod_spec(catalog, release, Role::Webhooks)),
+                ],
+            ),
+        ],
+    ));
+    resource("deployment-webhooks.yaml", Some(split_topology()), object)
+}
+
+/// `type: Recreate` and the explicit null that clears a defaulted
+/// `rollingUpdate` block.
+fn recreate() -> Vec<Entry> {
+    vec![
+        text("type", "Recreate"),
+        Entry::Note(
+            "Explicit null: deletes the rollingUpdate block the API server defaulted\nwhile this Deployment used RollingUpdate (upgrades from 2.12 and older).",
+        ),
+        field("rollingUpdate", lit(Value::Null)),
+    ]
 }
 
 fn strategy() -> Vec<Entry> {
@@ -79,13 +200,7 @@ fn strategy() -> Vec<Entry> {
                 ],
             ),
         ],
-        vec![
-            text("type", "Recreate"),
-            Entry::Note(
-                "Explicit null: deletes the rollingUpdate block the API server defaulted\nwhile this Deployment used RollingUpdate (upgrades from 2.12 and older).",
-            ),
-            field("rollingUpdate", lit(Value::Null)),
-        ],
+        recreate(),
     )]
 }
 
@@ -95,7 +210,7 @@ fn strategy() -> Vec<Entry> {
 /// table (`crate::metadata`) must say the same; a test holds them together.
 #[cfg(test)]
 pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
-    pod_metadata()
+    pod_metadata(Role::Controller)
         .iter()
         .find_map(|entry| match entry {
             Entry::Field(key, Node::Map(entries)) if key == map => {
@@ -106,38 +221,58 @@ pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-fn pod_metadata() -> Vec<Entry> {
+fn pod_metadata(role: Role) -> Vec<Entry> {
+    let mut annotations: Vec<Entry> =
+        std::iter::once(Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)))
+            .chain(
+                crate::metadata::POD_ANNOTATIONS
+                    .iter()
+                    .map(|(key, value)| text(*key, value)),
+            )
+            .collect();
+    if role == Role::Webhooks {
+        // A new token changes the pod template: the webhook pods restart,
+        // one by one, and serve the kinds whose CRDs exist now.
+        annotations.push(when(
+            Expr::value(keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
+            vec![json(
+                REFRESH_ANNOTATION,
+                Expr::value(keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
+            )],
+        ));
+    }
+    let selector = match role {
+        Role::Controller => vec![Entry::Include("selectorLabels")],
+        Role::Webhooks => webhooks_selector_labels(),
+    };
     vec![
-        map(
-            "annotations",
-            std::iter::once(Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)))
-                .chain(
-                    crate::metadata::POD_ANNOTATIONS
-                        .iter()
-                        .map(|(key, value)| text(*key, value)),
-                )
-                .collect(),
-        ),
+        map("annotations", annotations),
         map(
             "labels",
-            vec![
-                Entry::Include("selectorLabels"),
-                json("app.kubernetes.io/name", Expr::Include("name")),
-                json("app.kubernetes.io/version", Expr::AppVersion),
-                when(
-                    Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
-                    vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
-                ),
-                Entry::Splice(Expr::value(keys::POD_LABELS)),
-            ],
+            selector
+                .into_iter()
+                .chain([
+                    json("app.kubernetes.io/name", Expr::Include("name")),
+                    json("app.kubernetes.io/version", Expr::AppVersion),
+                    when(
+                        Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
+                        vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
+                    ),
+                    Entry::Splice(Expr::value(keys::POD_LABELS)),
+                ])
+                .collect(),
         ),
     ]
 }
 
-fn pod_spec(catalog: &Catalog, release: &Release) -> Vec<Entry> {
+fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let optional = |field: &str, key: Key| Entry::Yaml(field.into(), Expr::value(key));
-    vec![
-        json("serviceAccountName", Expr::Include("serviceAccountName")),
+    let service_account = match role {
+        Role::Controller => json("serviceAccountName", Expr::Include("serviceAccountName")),
+        Role::Webhooks => text("serviceAccountName", WEBHOOKS_SERVICE_ACCOUNT),
+    };
+    let mut entries = vec![
+        service_account,
         field("terminationGracePeriodSeconds", lit(json!(10))),
         optional("securityContext", keys::POD_SECURITY_CONTEXT),
         when(
@@ -150,13 +285,42 @@ fn pod_spec(catalog: &Catalog, release: &Release) -> Vec<Entry> {
         optional("nodeSelector", keys::NODE_SELECTOR),
         optional("tolerations", keys::TOLERATIONS),
         optional("affinity", keys::AFFINITY),
+    ];
+    if role == Role::Webhooks {
+        // One node's loss leaves a webhook pod: at most one more per node
+        // than on any other. Counted per revision (pod-template-hash), so
+        // a surge pod never waits for an old one; tainted nodes, where no
+        // pod may go, do not count.
+        entries.push(field(
+            "topologySpreadConstraints",
+            lit(json!([{
+                "labelSelector": {"matchLabels": webhooks_labels_json()},
+                "matchLabelKeys": ["pod-template-hash"],
+                "maxSkew": 1,
+                "nodeTaintsPolicy": "Honor",
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "DoNotSchedule",
+            }])),
+        ));
+    }
+    entries.extend([
         optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
-        list("containers", vec![item(container(catalog, release))]),
+        list("containers", vec![item(container(catalog, release, role))]),
         list("volumes", volumes()),
-    ]
+    ]);
+    entries
 }
 
-fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
+/// The webhook pods' selector labels as a JSON map.
+fn webhooks_labels_json() -> Value {
+    crate::metadata::WEBHOOKS_SELECTOR_LABELS
+        .iter()
+        .map(|(key, value)| ((*key).to_string(), Value::from(*value)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let default_image = Expr::printf(
         &format!("%s:%s{}", release.digest_suffix()),
         vec![
@@ -171,11 +335,11 @@ fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
             tpl(keys::IMAGE_REPOSITORY).or_default(default_image),
         ),
         text("imagePullPolicy", "Always"),
-        list("args", args(catalog)),
-        list("env", env()),
+        list("args", args(catalog, role)),
+        list("env", env(role)),
         list("ports", ports()),
     ];
-    for (field, path, timing) in [
+    for (probe_field, path, timing) in [
         (
             "livenessProbe",
             "/healthz",
@@ -204,7 +368,15 @@ fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
             ],
         ),
     ] {
-        entries.push(map(field, probe(path, timing)));
+        let readiness = probe_field == "readinessProbe";
+        let check = if readiness && role == Role::Webhooks {
+            // Ready once the webhook server listens (the health server,
+            // which answers first, says nothing about it).
+            field("tcpSocket", lit(json!({"port": "webhook-server"})))
+        } else {
+            field("httpGet", lit(json!({"path": path, "port": HEALTH_PORT})))
+        };
+        entries.push(map(probe_field, probe(check, timing)));
     }
     entries.extend([
         Entry::Yaml("resources".into(), Expr::value(keys::RESOURCES)),
@@ -214,6 +386,12 @@ fn container(catalog: &Catalog, release: &Release) -> Vec<Entry> {
         ),
         list("volumeMounts", mounts()),
     ]);
+    if role == Role::Webhooks {
+        entries.push(field(
+            "lifecycle",
+            lit(json!({"preStop": {"sleep": {"seconds": WEBHOOKS_PRE_STOP_SECONDS}}})),
+        ));
+    }
     entries
 }
 
@@ -227,15 +405,12 @@ fn flag(text: &str) -> Item {
     Item::One(lit(Value::from(text)))
 }
 
-fn args(catalog: &Catalog) -> Vec<Item> {
+fn args(catalog: &Catalog, role: Role) -> Vec<Item> {
     let metrics_address = tpl(keys::METRICS_ADDRESS).or_default(Expr::printf(
         "0.0.0.0:%d",
         vec![Expr::value(keys::METRICS_PORT).int64()],
     ));
-    let join = |separator: &str, key: Key| {
-        Expr::Call(Func::Join, vec![Expr::str(separator), Expr::value(key)])
-    };
-    vec![
+    let mut items = vec![
         Item::If(
             Expr::value(keys::METRICS_ENABLE),
             vec![
@@ -257,26 +432,20 @@ fn args(catalog: &Catalog) -> Vec<Item> {
             vec![],
         ),
         flag(&format!("--health-addr=:{HEALTH_PORT}")),
-        flag("--enable-leader-election"),
-        flag("--v=2"),
-        Item::If(
-            Expr::all(vec![Expr::value(keys::INSTALL_CRDS), serves_webhooks()]),
-            vec![
-                arg("--crd-pattern=%s", vec![join(";", keys::CRD_PATTERN)]),
-                // A controller without the flag would exit on it: crdLabels
-                // then has no effect (and `check` says so).
-                Item::If(
-                    Expr::value(keys::CRD_LABELS),
-                    if catalog.controller.defines(CRD_LABELS_FLAG) {
-                        vec![arg("--crd-labels=%s", vec![join(",", keys::CRD_LABELS)])]
-                    } else {
-                        vec![]
-                    },
-                    vec![],
-                ),
-            ],
-            vec![],
-        ),
+    ];
+    // The webhook pods apply no CRDs (a rolling Deployment would write new
+    // storage versions while old pods still serve) and take no part in the
+    // controllers' leader election.
+    let role_flags = match role {
+        Role::Controller => vec![
+            flag("--enable-leader-election"),
+            flag("--v=2"),
+            crd_flags(catalog),
+        ],
+        Role::Webhooks => vec![flag("--crd-management=none"), flag("--v=2")],
+    };
+    items.extend(role_flags);
+    items.extend([
         arg(
             "--webhook-port=%d",
             vec![Expr::value(keys::WEBHOOK_PORT).int64()],
@@ -294,10 +463,37 @@ fn args(catalog: &Catalog) -> Vec<Item> {
             vec![flag("--json-logging")],
             vec![],
         ),
-    ]
+    ]);
+    items
 }
 
-fn env() -> Vec<Item> {
+/// `--crd-pattern` (and `--crd-labels` where the controller defines it),
+/// when the controller installs CRDs.
+fn crd_flags(catalog: &Catalog) -> Item {
+    let join = |separator: &str, key: Key| {
+        Expr::Call(Func::Join, vec![Expr::str(separator), Expr::value(key)])
+    };
+    Item::If(
+        Expr::all(vec![Expr::value(keys::INSTALL_CRDS), serves_webhooks()]),
+        vec![
+            arg("--crd-pattern=%s", vec![join(";", keys::CRD_PATTERN)]),
+            // A controller without the flag would exit on it: crdLabels
+            // then has no effect (and `check` says so).
+            Item::If(
+                Expr::value(keys::CRD_LABELS),
+                if catalog.controller.defines(CRD_LABELS_FLAG) {
+                    vec![arg("--crd-labels=%s", vec![join(",", keys::CRD_LABELS)])]
+                } else {
+                    vec![]
+                },
+                vec![],
+            ),
+        ],
+        vec![],
+    )
+}
+
+fn env(role: Role) -> Vec<Item> {
     let mut items = vec![Item::If(
         Expr::value(keys::GO_MEM_LIMIT),
         vec![item(vec![
@@ -311,10 +507,24 @@ fn env() -> Vec<Item> {
         if optional {
             selector["optional"] = json!(true);
         }
-        items.push(Item::One(lit(json!({
+        let from_secret = Item::One(lit(json!({
             "name": name,
             "valueFrom": {"secretKeyRef": selector}
-        }))));
+        })));
+        let mode = |role: Role| {
+            Item::One(lit(
+                json!({"name": name, "value": split_mode(role).as_str()}),
+            ))
+        };
+        items.push(match (name, role) {
+            // A webhooks-mode pod exits when it sees target namespaces.
+            ("AZURE_TARGET_NAMESPACES", Role::Webhooks) => continue,
+            ("AZURE_OPERATOR_MODE", Role::Webhooks) => mode(role),
+            ("AZURE_OPERATOR_MODE", Role::Controller) => {
+                Item::If(split_topology(), vec![mode(role)], vec![from_secret])
+            }
+            _ => from_secret,
+        });
     }
     items.push(Item::One(lit(json!({
         "name": "POD_NAMESPACE",
@@ -347,13 +557,10 @@ fn ports() -> Vec<Item> {
     ]
 }
 
-/// A probe of the health port at `path`, timed by its period, failure
-/// threshold and timeout keys (the fields are named as the keys are).
-fn probe(path: &str, timing: [Key; 3]) -> Vec<Entry> {
-    let mut entries = vec![field(
-        "httpGet",
-        lit(json!({"path": path, "port": HEALTH_PORT})),
-    )];
+/// A probe by `check`, timed by its period, failure threshold and
+/// timeout keys (the fields are named as the keys are).
+fn probe(check: Entry, timing: [Key; 3]) -> Vec<Entry> {
+    let mut entries = vec![check];
     entries.extend(timing.map(|key| field(key.leaf(), Node::Int(Expr::value(key)))));
     entries
 }

@@ -51,25 +51,48 @@ pub mod names {
     pub const WEBHOOK_CERT_SECRET: &str = "webhook-server-cert";
     /// The Secret cert-manager writes the metrics certificate to.
     pub const METRICS_CERT_SECRET: &str = "metrics-server-cert";
+    /// Topology split's webhooks Deployment.
+    pub const WEBHOOKS_DEPLOYMENT: &str = "azureserviceoperator-webhooks";
+    /// The webhook pods' ServiceAccount.
+    pub const WEBHOOKS_SERVICE_ACCOUNT: &str = "azureserviceoperator-webhooks";
+    /// The webhook pods' PodDisruptionBudget.
+    pub const WEBHOOKS_PDB: &str = "azureserviceoperator-webhooks-pdb";
+    /// The webhook pods' ingress NetworkPolicy.
+    pub const WEBHOOKS_ALLOW_INGRESS: &str = "azure-service-operator-webhooks-allow-ingress";
+    /// The webhook pods' egress NetworkPolicy.
+    pub const WEBHOOKS_ALLOW_EGRESS: &str = "azure-service-operator-webhooks-allow-egress";
+    /// The ClusterRole secure metrics need (token and access reviews).
+    pub const METRICS_AUTH_ROLE: &str = "azureserviceoperator-metrics-auth";
 }
 
-/// Every resource of the chart, in the order Helm installs kinds.
+/// Every resource of the chart, in the order Helm installs kinds. Topology
+/// split's own objects (the webhooks Deployment and what only its pods
+/// use) are rendered only with `topology: split`, each after the single
+/// topology's object of its kind.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
     let mut resources = vec![
         network::ingress_policy(),
         network::egress_policy(),
+        network::webhooks_ingress_policy(),
+        network::webhooks_egress_policy(),
         network::pod_disruption_budget(),
+        network::webhooks_pod_disruption_budget(),
         rbac::service_account(),
+        rbac::webhooks_service_account(),
         settings::settings_secret(),
     ];
     resources.extend(rbac::cluster_roles(catalog));
+    resources.push(rbac::metrics_auth_role(catalog));
     resources.extend(rbac::cluster_role_bindings());
     resources.extend([
+        rbac::webhooks_crd_reader_binding(),
+        rbac::webhooks_metrics_auth_binding(),
         rbac::leader_election_role(catalog),
         rbac::leader_election_role_binding(),
         network::metrics_service(),
         webhooks::webhook_service(),
         deployment::deployment(catalog, release),
+        deployment::webhooks_deployment(catalog, release),
     ]);
     resources.extend(webhooks::webhook_configurations(catalog));
     resources.extend([
@@ -81,6 +104,48 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
     ]);
     resources.extend(admission::admission_policies());
     resources
+}
+
+/// `true` with `topology: split` (`single` when left out).
+pub(crate) fn split_topology() -> Expr {
+    Expr::value_or_default(keys::TOPOLOGY).eq(Expr::str(crate::values::Topology::Split.as_str()))
+}
+
+/// The webhook pods' selector labels, as map entries.
+fn webhooks_selector_labels() -> Vec<Entry> {
+    crate::metadata::WEBHOOKS_SELECTOR_LABELS
+        .iter()
+        .map(|(key, value)| text(*key, value))
+        .collect()
+}
+
+/// `matchLabels` with the webhook pods' selector labels.
+fn webhooks_match_labels() -> Entry {
+    map("matchLabels", webhooks_selector_labels())
+}
+
+/// The labels of an object of the webhooks role: every object's labels,
+/// with the webhook pods' `control-plane` in place of the controller's.
+fn webhooks_object_labels() -> Vec<Entry> {
+    crate::describe::helpers::map_helper("labels")
+        .iter()
+        .flat_map(|entry| match entry {
+            Entry::Include("selectorLabels") => webhooks_selector_labels(),
+            other => vec![other.clone()],
+        })
+        .collect()
+}
+
+/// [`header`] for a namespaced object of the webhooks role.
+fn role_header(api_version: &str, kind: &str, name: &str, more: Vec<Entry>) -> Vec<Entry> {
+    let mut metadata = vec![text("name", name), json("namespace", Expr::Namespace)];
+    metadata.push(map("labels", webhooks_object_labels()));
+    metadata.extend(more);
+    vec![
+        text("apiVersion", api_version),
+        text("kind", kind),
+        map("metadata", metadata),
+    ]
 }
 
 /// The Namespace that install manifests start with (not part of the chart:

@@ -1,10 +1,16 @@
 //! What reaches the controller pods and what they reach: the NetworkPolicies,
-//! the metrics Service and the PodDisruptionBudget.
+//! the metrics Service and the PodDisruptionBudget; with topology split, the
+//! webhook pods' own NetworkPolicies and PodDisruptionBudget.
 
 use serde_json::json;
 
-use super::names::{ALLOW_EGRESS, ALLOW_INGRESS, METRICS_SERVICE, PDB};
-use super::{header, lit, match_labels, resource};
+use super::names::{
+    ALLOW_EGRESS, ALLOW_INGRESS, METRICS_SERVICE, PDB, WEBHOOKS_ALLOW_EGRESS,
+    WEBHOOKS_ALLOW_INGRESS, WEBHOOKS_PDB,
+};
+use super::{
+    header, lit, match_labels, resource, role_header, split_topology, webhooks_match_labels,
+};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Node, Resource};
 use crate::keys::{self, Key};
@@ -36,6 +42,104 @@ pub fn ingress_policy() -> Resource {
     resource(
         "networkpolicy-allow-ingress.yaml",
         Some(Expr::value(keys::NETWORK_POLICIES_ENABLE)),
+        object,
+    )
+}
+
+/// The webhook pods' ingress NetworkPolicy: open to any source, as the
+/// controller's (the API server calls the webhooks).
+pub fn webhooks_ingress_policy() -> Resource {
+    let mut object = role_header(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        WEBHOOKS_ALLOW_INGRESS,
+        vec![],
+    );
+    object.push(map(
+        "spec",
+        vec![
+            map("podSelector", vec![webhooks_match_labels()]),
+            field("policyTypes", lit(json!(["Ingress"]))),
+            field("ingress", lit(json!([{}]))),
+        ],
+    ));
+    resource(
+        "networkpolicy-webhooks-allow-ingress.yaml",
+        Some(Expr::all(vec![
+            Expr::value(keys::NETWORK_POLICIES_ENABLE),
+            split_topology(),
+        ])),
+        object,
+    )
+}
+
+/// The webhook pods' egress NetworkPolicy: DNS and the Kubernetes API only
+/// (they list CRDs and review metrics tokens; they call no Azure API and
+/// no database). 443 anywhere too: the API server's Service port, which
+/// some network plugins judge before translating it to the API server's.
+pub fn webhooks_egress_policy() -> Resource {
+    let mut object = role_header(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        WEBHOOKS_ALLOW_EGRESS,
+        vec![],
+    );
+    object.push(map(
+        "spec",
+        vec![
+            map("podSelector", vec![webhooks_match_labels()]),
+            field("policyTypes", lit(json!(["Egress"]))),
+            list(
+                "egress",
+                vec![
+                    Item::One(lit(json!({"ports": [
+                        {"port": 53, "protocol": "UDP"},
+                        {"port": 53, "protocol": "TCP"}
+                    ]}))),
+                    Item::One(lit(json!({"ports": [{"port": 443, "protocol": "TCP"}]}))),
+                    egress_to(
+                        Node::Int(Expr::value(keys::KUBERNETES_API_PORT)),
+                        Expr::value(keys::KUBERNETES_API_CIDR),
+                    ),
+                ],
+            ),
+        ],
+    ));
+    resource(
+        "networkpolicy-webhooks-allow-egress.yaml",
+        Some(Expr::all(vec![
+            Expr::value(keys::NETWORK_POLICIES_ENABLE),
+            split_topology(),
+        ])),
+        object,
+    )
+}
+
+/// The webhook pods' PodDisruptionBudget: a node drain takes at most
+/// `split.webhooks.podDisruptionBudget.maxUnavailable` of them at once.
+pub fn webhooks_pod_disruption_budget() -> Resource {
+    let mut object = role_header("policy/v1", "PodDisruptionBudget", WEBHOOKS_PDB, vec![]);
+    object.push(map(
+        "spec",
+        vec![
+            json(
+                "maxUnavailable",
+                Expr::value(keys::SPLIT_WEBHOOKS_PDB_MAX_UNAVAILABLE),
+            ),
+            map("selector", vec![webhooks_match_labels()]),
+            Entry::If(
+                Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                vec![json(
+                    "unhealthyPodEvictionPolicy",
+                    Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                )],
+                vec![],
+            ),
+        ],
+    ));
+    resource(
+        "poddisruptionbudget-webhooks.yaml",
+        Some(split_topology()),
         object,
     )
 }

@@ -1,10 +1,14 @@
 //! The ServiceAccount and what it may do: the release's ClusterRoles,
-//! leader election's Role, and their bindings.
+//! leader election's Role, and their bindings; with topology split, the
+//! webhook pods' ServiceAccount, which may read CRDs (and review metrics
+//! tokens) and nothing else: no CRD writes, no lease, no ASO resources.
 
 use serde_json::json;
 
-use super::names::{LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE};
-use super::{catalog_data, header, lit, resource};
+use super::names::{
+    LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE, METRICS_AUTH_ROLE, WEBHOOKS_SERVICE_ACCOUNT,
+};
+use super::{catalog_data, header, lit, resource, role_header, secure_metrics, split_topology};
 use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
@@ -161,5 +165,94 @@ pub fn leader_election_role_binding() -> Resource {
             LEADER_ELECTION_ROLE,
             true,
         ),
+    )
+}
+
+/// The webhook pods' ServiceAccount.
+pub fn webhooks_service_account() -> Resource {
+    let object = role_header("v1", "ServiceAccount", WEBHOOKS_SERVICE_ACCOUNT, vec![]);
+    resource(
+        "serviceaccount-webhooks.yaml",
+        Some(split_topology()),
+        object,
+    )
+}
+
+/// The API groups of the reviews secure metrics make (controller-runtime's
+/// authentication and authorization filter).
+const REVIEW_GROUPS: [&str; 2] = ["authentication.k8s.io", "authorization.k8s.io"];
+
+/// The ClusterRole secure metrics need: the release's CRD manager rules
+/// for token and access reviews, without its CRD writes.
+pub fn metrics_auth_role(catalog: &Catalog) -> Resource {
+    let reviews: Vec<PolicyRule> = catalog
+        .cluster_role("crd-manager-role")
+        .iter()
+        .filter(|rule| {
+            rule.api_groups
+                .iter()
+                .all(|group| REVIEW_GROUPS.contains(&group.as_str()))
+        })
+        .cloned()
+        .collect();
+    let mut object = header(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        METRICS_AUTH_ROLE,
+        false,
+        vec![],
+    );
+    object.push(Entry::Note(
+        "The release's review rules (values/catalog.json, crd-manager-role).",
+    ));
+    object.push(field("rules", rules(&reviews)));
+    resource(
+        "clusterrole-metrics-auth.yaml",
+        Some(Expr::all(vec![split_topology(), secure_metrics()])),
+        object,
+    )
+}
+
+/// A ClusterRoleBinding of the webhook pods' ServiceAccount.
+fn webhooks_binding(file: &str, name: &str, role: &str, when: Expr) -> Resource {
+    let mut object = header(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        name,
+        false,
+        vec![],
+    );
+    object.push(field(
+        "roleRef",
+        lit(json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role})),
+    ));
+    object.push(list(
+        "subjects",
+        vec![item(vec![
+            text("kind", "ServiceAccount"),
+            text("name", WEBHOOKS_SERVICE_ACCOUNT),
+            json("namespace", Expr::Namespace),
+        ])],
+    ));
+    resource(file, Some(when), object)
+}
+
+/// The webhook pods read CRDs at start (to know which kinds to serve).
+pub fn webhooks_crd_reader_binding() -> Resource {
+    webhooks_binding(
+        "clusterrolebinding-webhooks-crd-reader.yaml",
+        &format!("{NAME_PREFIX}webhooks-crd-reader-rolebinding"),
+        &format!("{NAME_PREFIX}crd-reader-role"),
+        split_topology(),
+    )
+}
+
+/// The webhook pods review the tokens of metrics requests.
+pub fn webhooks_metrics_auth_binding() -> Resource {
+    webhooks_binding(
+        "clusterrolebinding-webhooks-metrics-auth.yaml",
+        &format!("{NAME_PREFIX}webhooks-metrics-auth-rolebinding"),
+        METRICS_AUTH_ROLE,
+        Expr::all(vec![split_topology(), secure_metrics()]),
     )
 }

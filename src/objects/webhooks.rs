@@ -8,7 +8,10 @@ use super::names::{
     ISSUER, METRICS_CERT, METRICS_CERT_SECRET, METRICS_SERVICE, SERVING_CERT, WEBHOOK_CERT_SECRET,
     WEBHOOK_SERVICE,
 };
-use super::{catalog_data, header, lit, resource, secure_metrics, serves_webhooks};
+use super::{
+    catalog_data, header, lit, resource, secure_metrics, serves_webhooks, split_topology,
+    webhooks_selector_labels,
+};
 use crate::catalog::{Catalog, Group, NAME_PREFIX, Webhook};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Resource};
@@ -30,7 +33,13 @@ pub fn webhook_service() -> Resource {
                     ),
                 ])],
             ),
-            map("selector", vec![Entry::Include("selectorLabels")]),
+            // The name is in every CRD's conversion config: only the
+            // selector may move to topology split's webhook pods.
+            Entry::If(
+                split_topology(),
+                vec![map("selector", webhooks_selector_labels())],
+                vec![map("selector", vec![Entry::Include("selectorLabels")])],
+            ),
         ],
     ));
     resource("service-webhook.yaml", Some(serves_webhooks()), object)

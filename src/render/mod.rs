@@ -46,6 +46,7 @@ pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
         "single-replica-rolling",
         include_str!("../../values/profiles/single-replica-rolling.yaml"),
     ),
+    ("split", include_str!("../../values/profiles/split.yaml")),
 ];
 
 /// The built-in profiles, sorted by name.
