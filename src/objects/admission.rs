@@ -14,13 +14,14 @@
 
 use serde_json::{Value, json};
 
-use super::names::DEPLOYMENT;
+use super::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
 use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
-use crate::rules::Role;
 use crate::rules::cel::{Subject, validations};
+use crate::rules::{Role, TOPOLOGIES};
+use crate::values::Topology;
 
 /// The API the guard needs; where the cluster does not serve it (before
 /// Kubernetes 1.30) the chart leaves the guard out.
@@ -60,9 +61,6 @@ fn guard_of(role: Role) -> Guard {
     }
 }
 
-/// The split topology's webhooks Deployment.
-const WEBHOOKS_DEPLOYMENT: &str = "azureserviceoperator-webhooks";
-
 /// The policy's field naming the Deployment (a kustomize field path).
 const RESOURCE_NAMES: &str = "spec/matchConstraints/resourceRules/resourceNames";
 /// The scale binding's field naming the Deployment.
@@ -72,12 +70,14 @@ const POLICY_NAME: &str = "spec/policyName";
 /// The label the API server sets on every Namespace to its name.
 const NAMESPACE_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// When the guard is rendered.
-fn enabled() -> Expr {
-    Expr::all(vec![
+/// When the guard is rendered, with `more` conditions of one policy.
+fn enabled(more: Option<Expr>) -> Expr {
+    let mut all = vec![
         Expr::value(keys::ADMISSION_POLICY_ENABLE),
         Expr::ApiServed(POLICY_API),
-    ])
+    ];
+    all.extend(more);
+    Expr::all(all)
 }
 
 /// `SHORT-<release namespace>`.
@@ -95,16 +95,20 @@ fn cluster_header(kind: &str, short: &str) -> Vec<Entry> {
     object
 }
 
-/// A policy on `resource` of `deployment`, with `checks` as validations.
+/// A policy on `subject` of `deployment`, with `checks` as its
+/// validations, rendered when `when` holds.
 fn policy(
     file: &str,
     short: &str,
     deployment: &str,
-    resource_name: &str,
-    operations: Value,
     subject: Subject,
-    checks: Vec<Value>,
+    checks: Entry,
+    when: Expr,
 ) -> Resource {
+    let (resource_name, operations) = match subject {
+        Subject::Deployment => ("deployments", json!(["CREATE", "UPDATE"])),
+        Subject::Scale => ("deployments/scale", json!(["UPDATE"])),
+    };
     let mut spec = vec![
         text("failurePolicy", "Fail"),
         field(
@@ -124,15 +128,62 @@ fn policy(
             lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
         ));
     }
-    spec.push(field("validations", lit(Value::Array(checks))));
+    spec.push(checks);
     let mut object = cluster_header("ValidatingAdmissionPolicy", short);
     object.push(map("spec", spec));
-    resource(file, Some(enabled()), object)
+    resource(file, Some(when), object)
+}
+
+/// True in `topology` (as the Deployments' descriptions test it).
+fn topology_is(topology: Topology) -> Expr {
+    match topology {
+        Topology::Split => super::split_topology(),
+        Topology::Single => !super::split_topology(),
+    }
+}
+
+/// The validations of `role`'s policy on `subject` as the chart renders
+/// them (the rules' conditions on the topology are decided when it
+/// renders: one list, or a choice by topology), and when the policy is
+/// rendered at all; None when no topology has any.
+fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
+    let lists: Vec<(Topology, Value)> = TOPOLOGIES
+        .into_iter()
+        .filter_map(|topology| {
+            let list: Vec<Value> = validations(role, subject, topology)
+                .into_iter()
+                .map(|v| json!({"expression": v.expression, "message": v.message}))
+                .collect();
+            (!list.is_empty()).then(|| (topology, Value::Array(list)))
+        })
+        .collect();
+    let entry = |list: &Value| field("validations", lit(list.clone()));
+    // The first topology's list (the default's) is the one left over when
+    // the others are tested.
+    let (first, others) = lists.split_first()?;
+    let mut checks = entry(&first.1);
+    for (topology, list) in others.iter().rev() {
+        if *list != first.1 {
+            checks = Entry::If(topology_is(*topology), vec![entry(list)], vec![checks]);
+        }
+    }
+    // Rendered only in the topologies that have validations.
+    let mut only: Vec<Expr> = lists
+        .iter()
+        .map(|(topology, _)| topology_is(*topology))
+        .collect();
+    let only = match only.len() {
+        n if n == TOPOLOGIES.len() => None,
+        1 => Some(only.remove(0)),
+        _ => Some(Expr::any(only)),
+    };
+    let when = enabled(only);
+    Some((checks, when))
 }
 
 /// The binding of a policy to the release namespace (`params`: the scale
 /// guard reads the Deployment it scales).
-fn binding(file: &str, short: &str, params: Option<&str>) -> Resource {
+fn binding(file: &str, short: &str, params: Option<&str>, when: Expr) -> Resource {
     let mut spec = vec![
         json("policyName", namespaced_name(short)),
         field("validationActions", lit(json!(["Deny"]))),
@@ -165,7 +216,7 @@ fn binding(file: &str, short: &str, params: Option<&str>) -> Resource {
     }
     let mut object = cluster_header("ValidatingAdmissionPolicyBinding", short);
     object.push(map("spec", spec));
-    resource(file, Some(enabled()), object)
+    resource(file, Some(when), object)
 }
 
 /// kustomize transformer configuration (a base's `configurations:`, which
@@ -210,42 +261,28 @@ pub fn admission_policies() -> Vec<Resource> {
     for role in Role::ALL {
         let guard = guard_of(role);
         let subjects = [
-            (
-                guard.object,
-                "deployments",
-                json!(["CREATE", "UPDATE"]),
-                Subject::Deployment,
-            ),
-            (
-                guard.scale,
-                "deployments/scale",
-                json!(["UPDATE"]),
-                Subject::Scale,
-            ),
+            (guard.object, Subject::Deployment),
+            (guard.scale, Subject::Scale),
         ];
-        for ((short, file), resource_name, operations, subject) in subjects {
-            let checks: Vec<Value> = validations(role, subject)
-                .into_iter()
-                .map(|v| json!({"expression": v.expression, "message": v.message}))
-                .collect();
+        for ((short, file), subject) in subjects {
             // A role without such rules needs no policy.
-            if checks.is_empty() {
+            let Some((checks, when)) = checks(role, subject) else {
                 continue;
-            }
+            };
             policies.push(policy(
                 &format!("admissionpolicy-{file}"),
                 short,
                 guard.deployment,
-                resource_name,
-                operations,
                 subject,
                 checks,
+                when.clone(),
             ));
             let params = (subject == Subject::Scale).then_some(guard.deployment);
             bindings.push(binding(
                 &format!("admissionpolicybinding-{file}"),
                 short,
                 params,
+                when,
             ));
         }
     }

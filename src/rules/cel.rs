@@ -18,7 +18,10 @@
 //! otherwise the request is refused with "retry": every scale that passes
 //! was judged on the strategy it is stored with.
 
+use serde_json::Value;
+
 use super::{Condition, Field, RULES, Role, Rule, RuleKey, Test};
+use crate::values::Topology;
 
 /// What the policy sees: the Deployment itself, or a `scale` request whose
 /// `object` is a Scale and whose `params` is the Deployment it scales.
@@ -54,6 +57,7 @@ enum Read {
     Replicas,
     StrategyType,
     RollingUpdate,
+    MaxSurge,
     MaxUnavailable,
     ManagerArgs,
 }
@@ -68,10 +72,22 @@ const MANAGER_CONTAINER: &str = "manager";
 fn reads(condition: &Condition) -> Option<Read> {
     match *condition {
         Condition::Value(key, _) => match key {
-            RuleKey::ReplicaCount => Some(Read::Replicas),
+            RuleKey::ReplicaCount
+            | RuleKey::WebhooksReplicaCount
+            | RuleKey::ControllerReplicaCount => Some(Read::Replicas),
             RuleKey::StrategyType => Some(Read::StrategyType),
             RuleKey::RollingUpdate => Some(Read::RollingUpdate),
-            RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::Gate => None,
+            // The webhooks' maxUnavailable is always 0, so the API server
+            // cannot catch a maxSurge of 0 there as it does for the pair.
+            RuleKey::WebhooksMaxSurge => Some(Read::MaxSurge),
+            RuleKey::MaxSurge
+            | RuleKey::MaxUnavailable
+            | RuleKey::Gate
+            | RuleKey::ControllerPaused
+            | RuleKey::Multitenant
+            | RuleKey::OperatorMode => None,
+            // Resolved before: see `on_topology`.
+            RuleKey::Topology => None,
         },
         Condition::Object(field, _) => Some(match field {
             Field::StrategyType => Read::StrategyType,
@@ -110,6 +126,7 @@ fn read(field: Read, subject: Subject) -> String {
         Read::RollingUpdate => {
             format!("(has({deployment}.spec.strategy) && has({strategy}.rollingUpdate))")
         }
+        Read::MaxSurge => param("maxSurge"),
         Read::MaxUnavailable => param("maxUnavailable"),
         // The manager containers' argument lists, as a list of lists.
         Read::ManagerArgs => format!(
@@ -131,9 +148,9 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
     let test = match *condition {
         Condition::Value(_, test) | Condition::Object(_, test) => test,
     };
-    // An integer or a percent string is 0 (a percent is never compared
-    // with a number).
-    let zero = |field: &str| format!("(type({field}) == int ? {field} == 0 : {field} == '0%')");
+    // An integer or a percent string is 0 (as text, so that a percent is
+    // never compared with a number).
+    let zero = |field: &str| format!("string({field}) in ['0', '0%']");
     Some(match test {
         Test::AtLeast(n) => format!("{field} >= {n}"),
         Test::AtMost(n) => format!("{field} <= {n}"),
@@ -141,9 +158,9 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
         Test::IsNot(text) => format!("{field} != '{text}'"),
         Test::Set => field,
         Test::Zero => zero(&field),
-        Test::NotZero => format!("!{}", zero(&field)),
+        Test::NotZero => format!("!({})", zero(&field)),
         Test::FlagOn(flag) => {
-            let on = format!("(={})?", super::check::GO_TRUE.join("|"));
+            let on = format!("(=({}))?", super::check::GO_TRUE.join("|"));
             format!(
                 "{field}.exists(args, args.exists(a, a.matches('{}')))",
                 flag_pattern(flag, &on)
@@ -156,7 +173,7 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
                 flag_pattern(flag, "(=.*)?")
             )
         }
-        Test::NotTrue => return None,
+        Test::True | Test::NotTrue => return None,
     })
 }
 
@@ -186,10 +203,11 @@ fn any_of(parts: Vec<String>) -> String {
 /// can be, preceded on `scale` by a freshness check when one of them reads
 /// `params`. A scale request changes only the replica count, so only
 /// alternatives that read it are checked on `scale`.
-pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
-    let alternatives: Vec<(&[Condition], Vec<String>)> = rule
+pub fn rule_validations(rule: &Rule, subject: Subject, topology: Topology) -> Vec<Validation> {
+    let alternatives: Vec<(Vec<Condition>, Vec<String>)> = rule
         .breach
         .iter()
+        .filter_map(|alternative| on_topology(alternative, topology))
         .filter(|alternative| {
             subject == Subject::Deployment || alternative.iter().any(reads_replicas)
         })
@@ -198,7 +216,7 @@ pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
                 .iter()
                 .map(|c| condition(c, subject))
                 .collect::<Option<Vec<String>>>()?;
-            Some((*alternative, cel))
+            Some((alternative, cel))
         })
         .collect();
     if alternatives.is_empty() {
@@ -238,35 +256,39 @@ pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
     out
 }
 
-/// Every validation for `subject` of the Deployment playing `role`, in the
-/// rule table's order.
-pub fn validations(role: Role, subject: Subject) -> Vec<Validation> {
+/// Every validation for `subject` of the Deployment playing `role` in
+/// `topology`, in the rule table's order.
+pub fn validations(role: Role, subject: Subject, topology: Topology) -> Vec<Validation> {
     RULES
         .iter()
         .filter(|rule| rule.roles.contains(&role))
-        .flat_map(|rule| rule_validations(rule, subject))
+        .flat_map(|rule| rule_validations(rule, subject, topology))
         .collect()
+}
+
+/// An alternative as it reads in `topology`: its conditions on the
+/// topology, which the chart knows when it renders the guard, decided
+/// there (None: the alternative cannot hold in that topology).
+fn on_topology(alternative: &[Condition], topology: Topology) -> Option<Vec<Condition>> {
+    let written = Value::from(topology.as_str());
+    let mut rest = Vec::new();
+    for condition in alternative {
+        match *condition {
+            Condition::Value(RuleKey::Topology, test) => {
+                if !test.holds(&written) {
+                    return None;
+                }
+            }
+            other => rest.push(other),
+        }
+    }
+    Some(rest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The rule keys that are fields of the Deployment; the others (the
-    /// feature gate, a value; maxSurge and maxUnavailable, which the API
-    /// server checks itself) have no CEL.
-    const DEPLOYMENT_FIELDS: [RuleKey; 3] = [
-        RuleKey::ReplicaCount,
-        RuleKey::StrategyType,
-        RuleKey::RollingUpdate,
-    ];
-
-    fn value_key(condition: &Condition) -> Option<RuleKey> {
-        match *condition {
-            Condition::Value(key, _) => Some(key),
-            Condition::Object(..) => None,
-        }
-    }
+    use crate::rules::TOPOLOGIES;
 
     fn ids(validations: &[Validation]) -> Vec<&str> {
         validations
@@ -275,52 +297,100 @@ mod tests {
             .collect()
     }
 
+    fn rule(id: &str) -> &'static Rule {
+        RULES.iter().find(|r| r.id == id).unwrap()
+    }
+
+    /// Whether the cluster can see `condition` (read independently of
+    /// [`reads`]: the values keys that render a Deployment field the API
+    /// server does not already police, and every object condition).
+    fn visible(condition: &Condition, subject: Subject) -> bool {
+        match *condition {
+            Condition::Value(key, _) => match subject {
+                Subject::Deployment => matches!(
+                    key,
+                    RuleKey::ReplicaCount
+                        | RuleKey::StrategyType
+                        | RuleKey::RollingUpdate
+                        | RuleKey::WebhooksReplicaCount
+                        | RuleKey::WebhooksMaxSurge
+                        | RuleKey::ControllerReplicaCount
+                ),
+                // The scale guard reads the strategy from params.
+                Subject::Scale => matches!(
+                    key,
+                    RuleKey::ReplicaCount
+                        | RuleKey::StrategyType
+                        | RuleKey::WebhooksReplicaCount
+                        | RuleKey::ControllerReplicaCount
+                ),
+            },
+            Condition::Object(..) => subject == Subject::Deployment,
+        }
+    }
+
+    fn replicas(condition: &Condition) -> bool {
+        matches!(
+            condition,
+            Condition::Value(
+                RuleKey::ReplicaCount
+                    | RuleKey::WebhooksReplicaCount
+                    | RuleKey::ControllerReplicaCount,
+                _
+            )
+        )
+    }
+
+    /// Each policy carries exactly the rules of its role that have an
+    /// alternative, in its topology, whose every condition it can see (on
+    /// `scale`, one that reads the replica count), in table order; on
+    /// `scale`, one that also reads the cached Deployment is first checked
+    /// for a current copy.
     #[test]
     fn the_expressible_rules_become_validations() {
-        let on_fields = |rule: &&Rule| {
-            rule.breach
-                .iter()
-                .flat_map(|alternative| alternative.iter())
-                .all(|c| value_key(c).is_some_and(|key| DEPLOYMENT_FIELDS.contains(&key)))
-        };
-        // The Deployment guard: every rule over its fields, in table order.
-        let controller = |rule: &&Rule| rule.roles.contains(&Role::Controller);
-        let expected: Vec<&str> = RULES
-            .iter()
-            .filter(controller)
-            .filter(on_fields)
-            .map(|r| r.id)
-            .collect();
-        assert!(expected.contains(&"ha-requires-recreate"), "{expected:?}");
-        assert_eq!(
-            ids(&validations(Role::Controller, Subject::Deployment)),
-            expected
-        );
-        // The scale guard: those that read the replica count; one that also
-        // reads the cached Deployment is first checked for a current copy.
-        let mut expected = Vec::new();
-        for rule in RULES.iter().filter(controller).filter(on_fields) {
-            let keys: Vec<RuleKey> = rule
-                .breach
-                .iter()
-                .flat_map(|a| a.iter())
-                .filter_map(value_key)
-                .collect();
-            if keys.contains(&RuleKey::ReplicaCount) {
-                if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {
-                    expected.push(rule.id);
+        let mut seen = 0;
+        for role in Role::ALL {
+            for topology in TOPOLOGIES {
+                for subject in [Subject::Deployment, Subject::Scale] {
+                    let mut expected = Vec::new();
+                    for rule in RULES.iter().filter(|r| r.roles.contains(&role)) {
+                        let checked: Vec<Vec<Condition>> = rule
+                            .breach
+                            .iter()
+                            .filter_map(|a| on_topology(a, topology))
+                            .filter(|a| a.iter().all(|c| visible(c, subject)))
+                            .filter(|a| subject == Subject::Deployment || a.iter().any(replicas))
+                            .collect();
+                        if checked.is_empty() {
+                            continue;
+                        }
+                        if subject == Subject::Scale
+                            && checked.iter().any(|a| a.iter().any(|c| !replicas(c)))
+                        {
+                            expected.push(rule.id);
+                        }
+                        expected.push(rule.id);
+                    }
+                    seen += expected.len();
+                    assert_eq!(
+                        ids(&validations(role, subject, topology)),
+                        expected,
+                        "{role:?} {subject:?} {topology:?}"
+                    );
                 }
-                expected.push(rule.id);
             }
         }
-        let scale = validations(Role::Controller, Subject::Scale);
-        assert_eq!(ids(&scale), expected);
+        assert!(seen >= 8, "only {seen} validations");
+        // The webhooks Deployment exists only in topology split.
+        for subject in [Subject::Deployment, Subject::Scale] {
+            assert!(validations(Role::Webhooks, subject, Topology::Single).is_empty());
+        }
 
-        let ha = RULES
-            .iter()
-            .find(|r| r.id == "ha-requires-recreate")
-            .unwrap();
-        let ha = rule_validations(ha, Subject::Scale);
+        let ha = rule_validations(
+            rule("ha-requires-recreate"),
+            Subject::Scale,
+            Topology::Single,
+        );
         assert_eq!(
             ha[0].expression,
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && !(params.metadata.resourceVersion == oldObject.metadata.resourceVersion))"
@@ -331,12 +401,46 @@ mod tests {
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && (has(params.spec.strategy) && has(params.spec.strategy.type) ? params.spec.strategy.type : 'RollingUpdate') == 'RollingUpdate')"
         );
         // a rule that does not read params needs no fresh copy
-        let positive = RULES
-            .iter()
-            .find(|r| r.id == "replica-count-positive")
-            .unwrap();
-        let positive = rule_validations(positive, Subject::Scale);
+        let positive = rule_validations(
+            rule("replica-count-positive"),
+            Subject::Scale,
+            Topology::Single,
+        );
         assert_eq!(positive.len(), 1);
         assert!(!positive[0].expression.contains("params"));
+        // In topology split the single topology's rules are not checked:
+        // the controller at 0 replicas is paused.
+        assert!(
+            rule_validations(
+                rule("replica-count-positive"),
+                Subject::Deployment,
+                Topology::Split
+            )
+            .is_empty()
+        );
+        // Several alternatives are one validation, any of them refused.
+        let webhooks = rule_validations(
+            rule("split-webhooks-never-unavailable"),
+            Subject::Deployment,
+            Topology::Split,
+        );
+        assert_eq!(webhooks.len(), 1);
+        assert_eq!(webhooks[0].expression.matches(") || (").count(), 3);
+    }
+
+    /// A flag test's pattern is a whole-argument match on one or two
+    /// dashes, with Go's true values.
+    #[test]
+    fn flag_tests_print_whole_argument_patterns() {
+        let on = condition(
+            &Condition::Object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
+            Subject::Deployment,
+        )
+        .unwrap();
+        assert!(
+            on.contains("a.matches('^--?enable-leader-election(=(1|t|T|TRUE|true|True))?$')"),
+            "{on}"
+        );
+        assert!(on.contains("c.name == 'manager'"), "{on}");
     }
 }

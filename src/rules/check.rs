@@ -66,6 +66,7 @@ impl Test {
             Test::Is(text) => value.as_str() == Some(text),
             Test::IsNot(text) => value.as_str() != Some(text),
             Test::Set => !value.is_null(),
+            Test::True => value == &Value::Bool(true),
             Test::NotTrue => value != &Value::Bool(true),
             Test::Zero => value.as_i64() == Some(0) || value.as_str() == Some("0%"),
             Test::NotZero => !Test::Zero.holds(value),

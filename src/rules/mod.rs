@@ -19,6 +19,7 @@ pub use schema::{schema_message, schema_rules};
 use serde_json::Value;
 
 use crate::keys::{self, Key};
+use crate::values::Topology;
 
 /// A key the rules read. Null and absence both mean the chart default
 /// ([`crate::values::default_of`]), at every enforcement point.
@@ -36,6 +37,21 @@ pub enum RuleKey {
     MaxUnavailable,
     /// `featureGates.singleReplicaRollingUpdate` (boolean).
     Gate,
+    /// `topology` (string). In the cluster the chart knows it when it
+    /// renders, so each topology gets the guard of its own rules.
+    Topology,
+    /// `split.webhooks.replicaCount` (integer).
+    WebhooksReplicaCount,
+    /// `split.webhooks.maxSurge` (integer or percent).
+    WebhooksMaxSurge,
+    /// `split.controller.replicaCount` (integer).
+    ControllerReplicaCount,
+    /// `split.controller.paused` (boolean).
+    ControllerPaused,
+    /// `multitenant.enable` (boolean).
+    Multitenant,
+    /// `azureOperatorMode` (string).
+    OperatorMode,
 }
 
 /// What type of value a rule key holds.
@@ -55,13 +71,20 @@ pub enum KeyType {
 
 impl RuleKey {
     /// Every rule key.
-    pub const ALL: [RuleKey; 6] = [
+    pub const ALL: [RuleKey; 13] = [
         RuleKey::ReplicaCount,
         RuleKey::StrategyType,
         RuleKey::RollingUpdate,
         RuleKey::MaxSurge,
         RuleKey::MaxUnavailable,
         RuleKey::Gate,
+        RuleKey::Topology,
+        RuleKey::WebhooksReplicaCount,
+        RuleKey::WebhooksMaxSurge,
+        RuleKey::ControllerReplicaCount,
+        RuleKey::ControllerPaused,
+        RuleKey::Multitenant,
+        RuleKey::OperatorMode,
     ];
 
     /// The values key.
@@ -73,6 +96,13 @@ impl RuleKey {
             RuleKey::MaxSurge => keys::MAX_SURGE,
             RuleKey::MaxUnavailable => keys::MAX_UNAVAILABLE,
             RuleKey::Gate => keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            RuleKey::Topology => keys::TOPOLOGY,
+            RuleKey::WebhooksReplicaCount => keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
+            RuleKey::WebhooksMaxSurge => keys::SPLIT_WEBHOOKS_MAX_SURGE,
+            RuleKey::ControllerReplicaCount => keys::SPLIT_CONTROLLER_REPLICA_COUNT,
+            RuleKey::ControllerPaused => keys::SPLIT_CONTROLLER_PAUSED,
+            RuleKey::Multitenant => keys::MULTITENANT_ENABLE,
+            RuleKey::OperatorMode => keys::AZURE_OPERATOR_MODE,
         }
     }
 
@@ -90,11 +120,15 @@ impl RuleKey {
     /// The type of its values.
     pub fn kind(self) -> KeyType {
         match self {
-            RuleKey::ReplicaCount => KeyType::Int,
-            RuleKey::StrategyType => KeyType::Text,
+            RuleKey::ReplicaCount
+            | RuleKey::WebhooksReplicaCount
+            | RuleKey::ControllerReplicaCount => KeyType::Int,
+            RuleKey::StrategyType | RuleKey::Topology | RuleKey::OperatorMode => KeyType::Text,
             RuleKey::RollingUpdate => KeyType::Any,
-            RuleKey::MaxSurge | RuleKey::MaxUnavailable => KeyType::IntOrPercent,
-            RuleKey::Gate => KeyType::Bool,
+            RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::WebhooksMaxSurge => {
+                KeyType::IntOrPercent
+            }
+            RuleKey::Gate | RuleKey::ControllerPaused | RuleKey::Multitenant => KeyType::Bool,
         }
     }
 }
@@ -113,6 +147,8 @@ pub enum Test {
     IsNot(&'static str),
     /// Set to anything but null.
     Set,
+    /// `true`.
+    True,
     /// Anything but `true`.
     NotTrue,
     /// 0 or "0%".
@@ -157,7 +193,6 @@ const fn when(key: RuleKey, test: Test) -> Condition {
 }
 
 /// A condition on a field of the Deployment (see [`Field`]).
-#[allow(dead_code)]
 const fn object(field: Field, test: Test) -> Condition {
     Condition::Object(field, test)
 }
@@ -241,6 +276,15 @@ impl PartialEq for Rule {
 impl Eq for Rule {}
 
 const CONTROLLER: &[Role] = &[Role::Controller];
+const WEBHOOKS: &[Role] = &[Role::Webhooks];
+const BOTH: &[Role] = &[Role::Controller, Role::Webhooks];
+
+/// The single topology's rules read its keys, which topology split leaves
+/// unused (there the split.* keys count, and the controller at 0 replicas
+/// is paused, not broken).
+const SINGLE: Condition = when(RuleKey::Topology, Test::Is("single"));
+/// Topology split's rules.
+const SPLIT: Condition = when(RuleKey::Topology, Test::Is("split"));
 
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
@@ -252,6 +296,7 @@ pub const RULES: &[Rule] = &[
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
         keys: &[keys::STRATEGY_TYPE, keys::REPLICA_COUNT],
         breach: &[&[
+            SINGLE,
             when(RuleKey::ReplicaCount, Test::AtLeast(2)),
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
         ]],
@@ -270,6 +315,7 @@ pub const RULES: &[Rule] = &[
         help: "remove strategy.rollingUpdate",
         keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
         breach: &[&[
+            SINGLE,
             when(RuleKey::StrategyType, Test::Is("Recreate")),
             when(RuleKey::RollingUpdate, Test::Set),
         ]],
@@ -289,6 +335,7 @@ pub const RULES: &[Rule] = &[
             keys::STRATEGY_TYPE,
         ],
         breach: &[&[
+            SINGLE,
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
             when(RuleKey::Gate, Test::NotTrue),
         ]],
@@ -303,7 +350,7 @@ pub const RULES: &[Rule] = &[
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
         keys: &[keys::REPLICA_COUNT],
-        breach: &[&[when(RuleKey::ReplicaCount, Test::AtMost(0))]],
+        breach: &[&[SINGLE, when(RuleKey::ReplicaCount, Test::AtMost(0))]],
         message: |v| {
             format!(
                 "replicaCount is {}; it must be at least 1",
@@ -319,6 +366,7 @@ pub const RULES: &[Rule] = &[
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
         keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
         breach: &[&[
+            SINGLE,
             when(RuleKey::RollingUpdate, Test::Set),
             when(RuleKey::MaxSurge, Test::Zero),
             when(RuleKey::MaxUnavailable, Test::Zero),
@@ -328,6 +376,116 @@ pub const RULES: &[Rule] = &[
                 "strategy.rollingUpdate.maxSurge is {} and maxUnavailable is {}: a rolling update needs one of them above 0",
                 v.text(RuleKey::MaxSurge),
                 v.text(RuleKey::MaxUnavailable)
+            )
+        },
+    },
+    Rule {
+        id: "split-webhooks-never-unavailable",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0",
+        reason: "the webhook Service sends every admission and conversion request to the webhook pods; with no replica, or a rolling update that must take an old pod away before its replacement is ready (no surge, or maxUnavailable above 0, or Recreate), it has no ready endpoint and the API server refuses every request for an ASO resource",
+        help: "set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered",
+        keys: &[
+            keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
+            keys::SPLIT_WEBHOOKS_MAX_SURGE,
+            keys::TOPOLOGY,
+        ],
+        breach: &[
+            &[SPLIT, when(RuleKey::WebhooksReplicaCount, Test::AtMost(0))],
+            &[SPLIT, when(RuleKey::WebhooksMaxSurge, Test::Zero)],
+            &[
+                SPLIT,
+                object(Field::StrategyType, Test::IsNot("RollingUpdate")),
+            ],
+            &[SPLIT, object(Field::MaxUnavailable, Test::NotZero)],
+        ],
+        message: |v| {
+            format!(
+                "topology is split, split.webhooks.replicaCount is {} and split.webhooks.maxSurge is {}: both must be at least 1, or an update leaves the webhooks with no ready pod",
+                v.text(RuleKey::WebhooksReplicaCount),
+                v.text(RuleKey::WebhooksMaxSurge)
+            )
+        },
+    },
+    Rule {
+        id: "split-webhooks-never-apply-crds",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment's manager container runs with --crd-management=none",
+        reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
+        help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args",
+        keys: &[],
+        breach: &[&[
+            SPLIT,
+            object(Field::ManagerArgs, Test::FlagNot("crd-management", "none")),
+        ]],
+        message: |_| "the webhooks Deployment must run with --crd-management=none".into(),
+    },
+    Rule {
+        id: "split-webhooks-no-leader-election",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment's manager container runs without --enable-leader-election",
+        reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace and can hold it while the controller waits, so no control loop runs",
+        help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered",
+        keys: &[],
+        breach: &[&[
+            SPLIT,
+            object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
+        ]],
+        message: |_| "the webhooks Deployment must run without --enable-leader-election".into(),
+    },
+    Rule {
+        id: "split-controller-never-rolls",
+        roles: CONTROLLER,
+        summary: "with topology: split, the controller Deployment's strategy is Recreate",
+        reason: "a rolling update would start a controller of the new version while the old one still runs: two versions reconciling, and the new one applying CRDs under the old one's feet",
+        help: "keep the controller Deployment's strategy as rendered (type Recreate, no rollingUpdate)",
+        keys: &[],
+        breach: &[&[SPLIT, object(Field::StrategyType, Test::IsNot("Recreate"))]],
+        message: |_| "the controller Deployment must use strategy Recreate".into(),
+    },
+    Rule {
+        id: "split-controller-replicas-positive",
+        roles: CONTROLLER,
+        summary: "with topology: split, split.controller.replicaCount >= 1 unless split.controller.paused is true",
+        reason: "with no controller pod no control loop runs and no CRD is applied; scaling it to 0 is the upgrade's pause, which split.controller.paused says on purpose",
+        help: "set split.controller.replicaCount: 2 (the default) or 1, or split.controller.paused: true to pause the controller",
+        keys: &[keys::SPLIT_CONTROLLER_REPLICA_COUNT, keys::TOPOLOGY],
+        breach: &[&[
+            SPLIT,
+            when(RuleKey::ControllerReplicaCount, Test::AtMost(0)),
+            when(RuleKey::ControllerPaused, Test::NotTrue),
+        ]],
+        message: |v| {
+            format!(
+                "split.controller.replicaCount is {} and split.controller.paused is false; it must be at least 1",
+                v.text(RuleKey::ControllerReplicaCount)
+            )
+        },
+    },
+    Rule {
+        id: "split-no-multitenant",
+        roles: BOTH,
+        summary: "topology: split does not combine with multitenant.enable: true",
+        reason: "multi-tenant mode has its own cluster-wide webhooks Deployment and per-tenant watchers; splitting it too is not supported",
+        help: "set topology: single, or multitenant.enable: false",
+        keys: &[keys::MULTITENANT_ENABLE, keys::TOPOLOGY],
+        breach: &[&[SPLIT, when(RuleKey::Multitenant, Test::True)]],
+        message: |_| {
+            "topology is split and multitenant.enable is true; the two do not combine".into()
+        },
+    },
+    Rule {
+        id: "split-no-operator-mode",
+        roles: BOTH,
+        summary: "with topology: split, azureOperatorMode is left empty",
+        reason: "with topology split each Deployment's operator mode is fixed by its role (webhooks, and watchers-and-webhooks for the controller); the one mode azureOperatorMode sets cannot be both",
+        help: "remove azureOperatorMode (or set it to \"\")",
+        keys: &[keys::AZURE_OPERATOR_MODE, keys::TOPOLOGY],
+        breach: &[&[SPLIT, when(RuleKey::OperatorMode, Test::IsNot(""))]],
+        message: |v| {
+            format!(
+                "topology is split and azureOperatorMode is {:?}; each role's mode is fixed",
+                v.text(RuleKey::OperatorMode)
             )
         },
     },
@@ -345,32 +503,85 @@ pub fn markdown_table() -> String {
     out
 }
 
-/// Where each rule is enforced, as Markdown, for docs/rules.md: every rule
-/// by asogen, the schema and the chart guard; in the cluster, by the
-/// admission policy of each [`cel::Subject`] of its roles' Deployments that
-/// has a validation for it.
+/// Every topology, in the order the guard's choices are rendered.
+pub const TOPOLOGIES: [Topology; 2] = [Topology::Single, Topology::Split];
+
+// A new topology fails to compile here until TOPOLOGIES lists it.
+const _: () = match Topology::Single {
+    Topology::Single | Topology::Split => (),
+};
+
+impl Rule {
+    /// The topologies in which the rule can be broken (its conditions on
+    /// `topology` allow them).
+    pub fn topologies(&self) -> Vec<Topology> {
+        TOPOLOGIES
+            .into_iter()
+            .filter(|topology| {
+                let written = Value::from(topology.as_str());
+                self.breach.iter().any(|alternative| {
+                    alternative.iter().all(|condition| match *condition {
+                        Condition::Value(RuleKey::Topology, test) => test.holds(&written),
+                        _ => true,
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
+/// Topology split's rules as built, as Markdown, for
+/// docs/split-topology.md: what each checks, on which Deployment, and
+/// where.
+pub fn split_table() -> String {
+    let mut out = String::from(
+        "| id | role | rule | values (asogen, schema, chart guard) | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
+    let yes = |yes: bool| if yes { "yes" } else { "no" };
+    let guarded = |rule: &Rule, subject| {
+        yes(!cel::rule_validations(rule, subject, Topology::Split).is_empty())
+    };
+    for rule in RULES
+        .iter()
+        .filter(|rule| rule.topologies() == [Topology::Split])
+    {
+        let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            rule.id,
+            roles.join(", "),
+            rule.summary,
+            yes(!rule.values_breach().is_empty()),
+            guarded(rule, cel::Subject::Deployment),
+            guarded(rule, cel::Subject::Scale),
+        ));
+    }
+    out
+}
+
+/// Where each rule is enforced, as Markdown, for docs/rules.md: by asogen,
+/// the schema and the chart guard when values can break it; in the
+/// cluster, by the admission policy of each [`cel::Subject`] of its roles'
+/// Deployments that has a validation for it.
 pub fn enforcement_table() -> String {
     let mut out = String::from(
-        "| id | role | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- |\n",
+        "| id | role | topology | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- | --- |\n",
     );
+    let yes = |yes: bool| if yes { "yes" } else { "no" };
     let mark = |rule: &Rule, subject| {
-        if cel::rule_validations(rule, subject).is_empty() {
-            "no"
-        } else {
-            "yes"
-        }
+        yes(TOPOLOGIES
+            .into_iter()
+            .any(|topology| !cel::rule_validations(rule, subject, topology).is_empty()))
     };
     for rule in RULES {
         let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
-        let values = if rule.values_breach().is_empty() {
-            "no"
-        } else {
-            "yes"
-        };
+        let topologies: Vec<&str> = rule.topologies().iter().map(|t| t.as_str()).collect();
         out.push_str(&format!(
-            "| `{}` | {} | {values} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} |\n",
             rule.id,
             roles.join(", "),
+            topologies.join(", "),
+            yes(!rule.values_breach().is_empty()),
             mark(rule, cel::Subject::Deployment),
             mark(rule, cel::Subject::Scale),
         ));

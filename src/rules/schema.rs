@@ -24,6 +24,7 @@ fn leaf(test: Test) -> Value {
         Test::Is(text) => json!({"const": text}),
         Test::IsNot(text) => json!({"not": {"const": text}}),
         Test::Set => json!({"not": {"type": "null"}}),
+        Test::True => json!({"const": true}),
         Test::NotTrue => json!({"not": {"const": true}}),
         Test::Zero => json!({"enum": [0, "0%"]}),
         Test::NotZero => json!({"not": {"enum": [0, "0%"]}}),
