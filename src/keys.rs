@@ -244,9 +244,18 @@ keys! {
     SPLIT_WEBHOOKS_PDB = "split.webhooks.podDisruptionBudget";
     SPLIT_WEBHOOKS_PDB_MAX_UNAVAILABLE = "split.webhooks.podDisruptionBudget.maxUnavailable";
     SPLIT_WEBHOOKS_REFRESH_TOKEN = "split.webhooks.refreshToken";
+    SPLIT_WEBHOOKS_RESOURCES = "split.webhooks.resources" [Kubernetes];
+    SPLIT_WEBHOOKS_AFFINITY = "split.webhooks.affinity" [Kubernetes];
+    SPLIT_WEBHOOKS_TOPOLOGY_SPREAD = "split.webhooks.topologySpreadConstraints" [Kubernetes];
+    SPLIT_WEBHOOKS_NODE_SELECTOR = "split.webhooks.nodeSelector";
+    SPLIT_WEBHOOKS_TOLERATIONS = "split.webhooks.tolerations" [Kubernetes];
+    SPLIT_WEBHOOKS_PRIORITY_CLASS_NAME = "split.webhooks.priorityClassName";
     SPLIT_CONTROLLER = "split.controller";
     SPLIT_CONTROLLER_REPLICA_COUNT = "split.controller.replicaCount";
     SPLIT_CONTROLLER_PAUSED = "split.controller.paused";
+    SPLIT_CONTROLLER_RESOURCES = "split.controller.resources" [Kubernetes];
+    SPLIT_CONTROLLER_AFFINITY = "split.controller.affinity" [Kubernetes];
+    SPLIT_CONTROLLER_TOPOLOGY_SPREAD = "split.controller.topologySpreadConstraints" [Kubernetes];
     GLOBAL = "global";
 }
 

@@ -56,7 +56,7 @@ pub const POD_ANNOTATIONS: &[(&str, &str)] =
 
 /// Every values map that becomes labels or annotations, checked as the API
 /// server checks them by asogen, the schema and the chart guard.
-pub const METADATA_VALUES: [MetadataValues; 5] = [
+pub const METADATA_VALUES: [MetadataValues; 6] = [
     MetadataValues {
         key: keys::POD_LABELS,
         kind: MetadataKind::Labels,
@@ -68,6 +68,13 @@ pub const METADATA_VALUES: [MetadataValues; 5] = [
         key: keys::NODE_SELECTOR,
         kind: MetadataKind::Labels,
         lands_on: "the controller pods' nodeSelector",
+        written: &[],
+        selector: &[],
+    },
+    MetadataValues {
+        key: keys::SPLIT_WEBHOOKS_NODE_SELECTOR,
+        kind: MetadataKind::Labels,
+        lands_on: "the webhook pods' nodeSelector",
         written: &[],
         selector: &[],
     },

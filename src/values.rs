@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, EnvVar, LocalObjectReference, PodSecurityContext, ResourceRequirements,
-    SecurityContext, Toleration,
+    SecurityContext, Toleration, TopologySpreadConstraint,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -678,6 +678,19 @@ pub struct SplitWebhooks {
     /// split.webhooks.refreshToken is written into the webhook pods' annotations when not empty: change it to restart the webhook pods after the controller applied CRDs of new kinds (a webhook pod serves only the kinds whose CRDs existed when it started).
     #[schemars(extend("examples" = ["2026-12-04T15:00:00Z"]))]
     pub refresh_token: String,
+    /// split.webhooks.resources are the webhook pods' CPU and memory requests and limits; empty for the top-level resources.
+    pub resources: ResourceRequirements,
+    /// split.webhooks.affinity holds the webhook pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
+    pub affinity: Affinity,
+    /// split.webhooks.topologySpreadConstraints replace the webhook pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// split.webhooks.nodeSelector restricts the nodes the webhook pods may run on; empty for the top-level nodeSelector.
+    pub node_selector: BTreeMap<String, String>,
+    /// split.webhooks.tolerations let the webhook pods schedule onto nodes with matching taints; empty for the top-level tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// split.webhooks.priorityClassName is the PriorityClass of the webhook pods; empty for the top-level priorityClassName.
+    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
+    pub priority_class_name: String,
 }
 
 impl Default for SplitWebhooks {
@@ -688,6 +701,12 @@ impl Default for SplitWebhooks {
             min_ready_seconds: 5,
             pod_disruption_budget: SplitWebhooksDisruptionBudget::default(),
             refresh_token: String::new(),
+            resources: ResourceRequirements::default(),
+            affinity: Affinity::default(),
+            topology_spread_constraints: Vec::new(),
+            node_selector: BTreeMap::new(),
+            tolerations: Vec::new(),
+            priority_class_name: String::new(),
         }
     }
 }
@@ -718,6 +737,12 @@ pub struct SplitController {
     pub replica_count: i32,
     /// split.controller.paused scales the controller Deployment to 0 pods, the first step of an upgrade with Helm: upgrade with it true (the webhooks roll out, no new controller starts early), then again with it false.
     pub paused: bool,
+    /// split.controller.resources are the controller pods' CPU and memory requests and limits; empty for the top-level resources.
+    pub resources: ResourceRequirements,
+    /// split.controller.affinity holds the controller pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
+    pub affinity: Affinity,
+    /// split.controller.topologySpreadConstraints spread the controller pods; empty for none.
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
 }
 
 impl Default for SplitController {
@@ -725,6 +750,9 @@ impl Default for SplitController {
         SplitController {
             replica_count: 2,
             paused: false,
+            resources: ResourceRequirements::default(),
+            affinity: Affinity::default(),
+            topology_spread_constraints: Vec::new(),
         }
     }
 }

@@ -60,32 +60,41 @@ fn apply_install(server: &ApiServer, what: &str, stream: &str, namespace: &str) 
         "{what}: every object applied:\n{}",
         text(&out.stdout)
     );
-    // what was stored is what was sent: read the Deployment back
-    let deployment = objects
+    // what was stored is what was sent: read every Deployment back (the
+    // split topology has two)
+    let deployments: Vec<&Value> = objects
         .iter()
-        .find(|o| o["kind"] == "Deployment")
-        .unwrap_or_else(|| panic!("{what}: no Deployment"));
-    let live: Value = serde_json::from_str(&server.kubectl_ok(
-        &[
-            "get",
-            "deployment",
-            DEPLOYMENT,
-            "-n",
-            namespace,
-            "-o",
-            "json",
-        ],
-        "",
-    ))
-    .unwrap();
-    assert_eq!(
-        live["spec"]["replicas"], deployment["spec"]["replicas"],
-        "{what}"
+        .filter(|o| o["kind"] == "Deployment")
+        .collect();
+    assert!(
+        deployments
+            .iter()
+            .any(|d| d["metadata"]["name"] == DEPLOYMENT),
+        "{what}: no controller Deployment"
     );
-    assert_eq!(
-        live["spec"]["strategy"]["type"], deployment["spec"]["strategy"]["type"],
-        "{what}"
-    );
+    for deployment in deployments {
+        let name = deployment["metadata"]["name"].as_str().unwrap();
+        let live: Value = serde_json::from_str(&server.kubectl_ok(
+            &["get", "deployment", name, "-n", namespace, "-o", "json"],
+            "",
+        ))
+        .unwrap();
+        assert_eq!(
+            live["spec"]["replicas"], deployment["spec"]["replicas"],
+            "{what}: {name}"
+        );
+        let strategy = &deployment["spec"]["strategy"];
+        assert_eq!(
+            live["spec"]["strategy"]["type"], strategy["type"],
+            "{what}: {name}"
+        );
+        if !strategy["rollingUpdate"].is_null() {
+            assert_eq!(
+                live["spec"]["strategy"]["rollingUpdate"], strategy["rollingUpdate"],
+                "{what}: {name}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -102,7 +111,7 @@ fn every_install_manifest_is_accepted() {
         apply_install(server, &path.display().to_string(), &stream, &namespace);
         seen += 1;
     }
-    assert!(seen >= 2, "expected the profiles' manifests, found {seen}");
+    assert!(seen >= 3, "expected the profiles' manifests, found {seen}");
 }
 
 #[test]
@@ -116,6 +125,10 @@ fn the_chart_rendered_by_helm_is_accepted() {
             "single-replica-rolling",
             std::fs::read_to_string(root().join("values/profiles/single-replica-rolling.yaml"))
                 .unwrap(),
+        ),
+        (
+            "split",
+            std::fs::read_to_string(root().join("values/profiles/split.yaml")).unwrap(),
         ),
         (
             "aad-pod-identity",
@@ -189,21 +202,33 @@ fn the_kustomize_base_and_component_are_accepted() {
         .status()
         .unwrap();
     assert!(copy.success());
-    let overlay = dir.path().join("overlay");
-    std::fs::create_dir(&overlay).unwrap();
-    std::fs::write(
-        overlay.join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/single-replica-rolling\n",
-    )
-    .unwrap();
-    let built = kustomize(&overlay);
-    assert!(built.contains("type: RollingUpdate"), "{built}");
-    apply_install(
-        server,
-        "kustomize base + single-replica-rolling",
-        &built,
-        "kustomize-single-replica-rolling",
+    // Every component, each in an overlay of its own, as a user writes it.
+    let mut components: Vec<String> = std::fs::read_dir(generated.join("components"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    components.sort();
+    assert!(
+        components.contains(&"single-replica-rolling".to_string())
+            && components.contains(&"split".to_string()),
+        "{components:?}"
     );
+    for component in components {
+        let overlay = dir.path().join(format!("overlay-{component}"));
+        std::fs::create_dir(&overlay).unwrap();
+        std::fs::write(
+            overlay.join("kustomization.yaml"),
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/{component}\n"),
+        )
+        .unwrap();
+        let built = kustomize(&overlay);
+        apply_install(
+            server,
+            &format!("kustomize base + {component}"),
+            &built,
+            &format!("kustomize-{component}"),
+        );
+    }
 }
 
 // ------------------------------------------------------------ upgrades

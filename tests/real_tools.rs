@@ -180,21 +180,35 @@ fn kustomize_base_and_component_build_the_profile_manifests() {
         .status()
         .unwrap();
     assert!(copy.success());
-    let overlay = dir.path().join("overlay");
-    std::fs::create_dir(&overlay).unwrap();
-    std::fs::write(
-        overlay.join("kustomization.yaml"),
-        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/single-replica-rolling\n",
-    )
-    .unwrap();
-    let built = as_stored(&kustomize(&overlay));
-    let single =
-        std::fs::read_to_string(generated.join("manifests/single-replica-rolling.yaml")).unwrap();
-    assert_same_objects(
-        "base + component vs manifests/single-replica-rolling.yaml",
-        &built,
-        &single,
+    // Every component over the base, in an overlay as a user would write
+    // it, builds its profile's manifest.
+    let mut components: Vec<String> = std::fs::read_dir(generated.join("kustomize/components"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    components.sort();
+    assert!(
+        components.contains(&"single-replica-rolling".to_string())
+            && components.contains(&"split".to_string()),
+        "{components:?}"
     );
+    for component in components {
+        let overlay = dir.path().join(format!("overlay-{component}"));
+        std::fs::create_dir(&overlay).unwrap();
+        std::fs::write(
+            overlay.join("kustomization.yaml"),
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/{component}\n"),
+        )
+        .unwrap();
+        let built = as_stored(&kustomize(&overlay));
+        let manifest =
+            std::fs::read_to_string(generated.join(format!("manifests/{component}.yaml"))).unwrap();
+        assert_same_objects(
+            &format!("base + component vs manifests/{component}.yaml"),
+            &built,
+            &manifest,
+        );
+    }
 }
 
 #[test]

@@ -56,10 +56,18 @@ fn checkov(dir: &Path) -> (BTreeSet<(String, String)>, u64) {
 
 const DEPLOYMENT: &str =
     "Deployment.azureserviceoperator-system.azureserviceoperator-controller-manager";
+/// The split topology's webhooks Deployment (manifests/split.yaml).
+const WEBHOOKS_DEPLOYMENT: &str =
+    "Deployment.azureserviceoperator-system.azureserviceoperator-webhooks";
 
 fn only(ids: &[&str]) -> BTreeSet<(String, String)> {
+    only_on(ids, &[DEPLOYMENT])
+}
+
+/// The checks `ids` failed on each of `deployments`, and nothing else.
+fn only_on(ids: &[&str], deployments: &[&str]) -> BTreeSet<(String, String)> {
     ids.iter()
-        .map(|id| (id.to_string(), DEPLOYMENT.to_string()))
+        .flat_map(|id| deployments.iter().map(|d| (id.to_string(), d.to_string())))
         .collect()
 }
 
@@ -68,13 +76,18 @@ fn checkov_fails_only_the_justified_checks() {
     // CKV_K8S_35 (secrets as env: ASO reads its credential from AZURE_*
     // variables), CKV_K8S_38 (the controller needs its API token) and
     // CKV_K8S_43 (no digest is known before a release): see docs/security.md.
-    for dir in ["generated/manifests", "generated/kustomize/base"] {
+    // The split topology's webhook pods (manifests/split.yaml) take the
+    // same credentials env, list CRDs with their token and run the same image.
+    let justified = ["CKV_K8S_35", "CKV_K8S_38", "CKV_K8S_43"];
+    for (dir, deployments) in [
+        (
+            "generated/manifests",
+            &[DEPLOYMENT, WEBHOOKS_DEPLOYMENT][..],
+        ),
+        ("generated/kustomize/base", &[DEPLOYMENT][..]),
+    ] {
         let (failed, passed) = checkov(&root().join(dir));
-        assert_eq!(
-            failed,
-            only(&["CKV_K8S_35", "CKV_K8S_38", "CKV_K8S_43"]),
-            "{dir}"
-        );
+        assert_eq!(failed, only_on(&justified, deployments), "{dir}");
         assert!(passed > 100, "{dir}: only {passed} checks passed");
     }
     // A release pinned by digest passes the digest check too. (checkov skips
@@ -113,7 +126,7 @@ fn checkov_fails_only_the_justified_checks() {
 /// the pod every profile renders; and the Namespace enforces it.
 #[test]
 fn the_controller_pod_meets_the_restricted_pod_security_standard() {
-    for profile in ["ha", "single-replica-rolling"] {
+    for profile in ["ha", "single-replica-rolling", "split"] {
         let manifest =
             std::fs::read_to_string(root().join(format!("generated/manifests/{profile}.yaml")))
                 .unwrap();
@@ -123,77 +136,84 @@ fn the_controller_pod_meets_the_restricted_pod_security_standard() {
             namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"],
             "restricted"
         );
-        let deployment = objects
+        let deployments: Vec<&Value> = objects
             .values()
-            .find(|o| o["kind"] == "Deployment")
-            .unwrap();
-        let pod = &deployment["spec"]["template"]["spec"];
-        for host in ["hostNetwork", "hostPID", "hostIPC"] {
-            assert_ne!(pod[host], true, "{profile}: {host}");
-        }
-        for volume in pod["volumes"].as_array().unwrap() {
-            let kinds: Vec<&String> = volume
-                .as_object()
-                .unwrap()
-                .keys()
-                .filter(|k| *k != "name")
-                .collect();
-            for kind in kinds {
+            .filter(|o| o["kind"] == "Deployment")
+            .collect();
+        assert_eq!(
+            deployments.len(),
+            1 + usize::from(profile == "split"),
+            "{profile}"
+        );
+        for deployment in deployments {
+            let pod = &deployment["spec"]["template"]["spec"];
+            for host in ["hostNetwork", "hostPID", "hostIPC"] {
+                assert_ne!(pod[host], true, "{profile}: {host}");
+            }
+            for volume in pod["volumes"].as_array().unwrap() {
+                let kinds: Vec<&String> = volume
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .filter(|k| *k != "name")
+                    .collect();
+                for kind in kinds {
+                    assert!(
+                        [
+                            "configMap",
+                            "csi",
+                            "downwardAPI",
+                            "emptyDir",
+                            "ephemeral",
+                            "persistentVolumeClaim",
+                            "projected",
+                            "secret"
+                        ]
+                        .contains(&kind.as_str()),
+                        "{profile}: volume type {kind} is not allowed by restricted"
+                    );
+                }
+            }
+            let pod_context = &pod["securityContext"];
+            for container in pod["containers"].as_array().unwrap() {
+                let context = &container["securityContext"];
+                let either = |field: &str| {
+                    if context[field].is_null() {
+                        pod_context[field].clone()
+                    } else {
+                        context[field].clone()
+                    }
+                };
+                assert_eq!(context["allowPrivilegeEscalation"], false, "{profile}");
+                assert_ne!(context["privileged"], true, "{profile}");
+                assert_eq!(either("runAsNonRoot"), true, "{profile}");
+                assert_ne!(either("runAsUser"), 0, "{profile}");
+                let seccomp = either("seccompProfile")["type"].clone();
                 assert!(
-                    [
-                        "configMap",
-                        "csi",
-                        "downwardAPI",
-                        "emptyDir",
-                        "ephemeral",
-                        "persistentVolumeClaim",
-                        "projected",
-                        "secret"
-                    ]
-                    .contains(&kind.as_str()),
-                    "{profile}: volume type {kind} is not allowed by restricted"
+                    seccomp == "RuntimeDefault" || seccomp == "Localhost",
+                    "{profile}: seccomp {seccomp}"
+                );
+                assert_eq!(
+                    context["capabilities"]["drop"],
+                    serde_json::json!(["ALL"]),
+                    "{profile}"
+                );
+                let added = context["capabilities"]["add"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                assert!(
+                    added.iter().all(|c| c == "NET_BIND_SERVICE"),
+                    "{profile}: adds {added:?}"
+                );
+                assert!(
+                    container["ports"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|p| p["hostPort"].is_null())
                 );
             }
-        }
-        let pod_context = &pod["securityContext"];
-        for container in pod["containers"].as_array().unwrap() {
-            let context = &container["securityContext"];
-            let either = |field: &str| {
-                if context[field].is_null() {
-                    pod_context[field].clone()
-                } else {
-                    context[field].clone()
-                }
-            };
-            assert_eq!(context["allowPrivilegeEscalation"], false, "{profile}");
-            assert_ne!(context["privileged"], true, "{profile}");
-            assert_eq!(either("runAsNonRoot"), true, "{profile}");
-            assert_ne!(either("runAsUser"), 0, "{profile}");
-            let seccomp = either("seccompProfile")["type"].clone();
-            assert!(
-                seccomp == "RuntimeDefault" || seccomp == "Localhost",
-                "{profile}: seccomp {seccomp}"
-            );
-            assert_eq!(
-                context["capabilities"]["drop"],
-                serde_json::json!(["ALL"]),
-                "{profile}"
-            );
-            let added = context["capabilities"]["add"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            assert!(
-                added.iter().all(|c| c == "NET_BIND_SERVICE"),
-                "{profile}: adds {added:?}"
-            );
-            assert!(
-                container["ports"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .all(|p| p["hostPort"].is_null())
-            );
         }
     }
 }

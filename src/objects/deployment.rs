@@ -275,40 +275,93 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         service_account,
         field("terminationGracePeriodSeconds", lit(json!(10))),
         optional("securityContext", keys::POD_SECURITY_CONTEXT),
-        when(
-            Expr::value(keys::PRIORITY_CLASS_NAME),
-            vec![json(
-                "priorityClassName",
-                Expr::value(keys::PRIORITY_CLASS_NAME),
-            )],
-        ),
-        optional("nodeSelector", keys::NODE_SELECTOR),
-        optional("tolerations", keys::TOLERATIONS),
-        optional("affinity", keys::AFFINITY),
+        role_entry(role, keys::PRIORITY_CLASS_NAME, |name| {
+            when(name.clone(), vec![json("priorityClassName", name)])
+        }),
+        role_entry(role, keys::NODE_SELECTOR, |v| {
+            Entry::Yaml("nodeSelector".into(), v)
+        }),
+        role_entry(role, keys::TOLERATIONS, |v| {
+            Entry::Yaml("tolerations".into(), v)
+        }),
+        role_entry(role, keys::AFFINITY, |v| Entry::Yaml("affinity".into(), v)),
     ];
-    if role == Role::Webhooks {
+    let spread = |key: Key| Entry::Yaml("topologySpreadConstraints".into(), Expr::value(key));
+    entries.push(match role {
+        Role::Controller => when(
+            split_topology(),
+            vec![spread(keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD)],
+        ),
         // One node's loss leaves a webhook pod: at most one more per node
         // than on any other. Counted per revision (pod-template-hash), so
         // a surge pod never waits for an old one; tainted nodes, where no
         // pod may go, do not count.
-        entries.push(field(
-            "topologySpreadConstraints",
-            lit(json!([{
-                "labelSelector": {"matchLabels": webhooks_labels_json()},
-                "matchLabelKeys": ["pod-template-hash"],
-                "maxSkew": 1,
-                "nodeTaintsPolicy": "Honor",
-                "topologyKey": "kubernetes.io/hostname",
-                "whenUnsatisfiable": "DoNotSchedule",
-            }])),
-        ));
-    }
+        Role::Webhooks => Entry::If(
+            Expr::value(keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD),
+            vec![spread(keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD)],
+            vec![field(
+                "topologySpreadConstraints",
+                lit(json!([{
+                    "labelSelector": {"matchLabels": webhooks_labels_json()},
+                    "matchLabelKeys": ["pod-template-hash"],
+                    "maxSkew": 1,
+                    "nodeTaintsPolicy": "Honor",
+                    "topologyKey": "kubernetes.io/hostname",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                }])),
+            )],
+        ),
+    });
     entries.extend([
         optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
         list("containers", vec![item(container(catalog, release, role))]),
         list("volumes", volumes()),
     ]);
     entries
+}
+
+/// The key that replaces the top-level `top` for `role`'s pods with
+/// topology split, if it has one.
+fn split_override(role: Role, top: Key) -> Option<Key> {
+    let pairs: &[(Key, Key)] = match role {
+        Role::Webhooks => &[
+            (keys::RESOURCES, keys::SPLIT_WEBHOOKS_RESOURCES),
+            (keys::AFFINITY, keys::SPLIT_WEBHOOKS_AFFINITY),
+            (keys::NODE_SELECTOR, keys::SPLIT_WEBHOOKS_NODE_SELECTOR),
+            (keys::TOLERATIONS, keys::SPLIT_WEBHOOKS_TOLERATIONS),
+            (
+                keys::PRIORITY_CLASS_NAME,
+                keys::SPLIT_WEBHOOKS_PRIORITY_CLASS_NAME,
+            ),
+        ],
+        Role::Controller => &[
+            (keys::RESOURCES, keys::SPLIT_CONTROLLER_RESOURCES),
+            (keys::AFFINITY, keys::SPLIT_CONTROLLER_AFFINITY),
+        ],
+    };
+    pairs
+        .iter()
+        .find(|(key, _)| *key == top)
+        .map(|(_, role_key)| *role_key)
+}
+
+/// An entry `build` writes from `top`'s value, or for `role`'s pods with
+/// topology split from its override when that is set (`default`: an
+/// empty override takes the top-level value). The controller's stays
+/// upstream's with topology single.
+fn role_entry(role: Role, top: Key, build: impl Fn(Expr) -> Entry) -> Entry {
+    let Some(role_key) = split_override(role, top) else {
+        return build(Expr::value(top));
+    };
+    let chosen = Expr::value(role_key).or_default(Expr::value(top));
+    match role {
+        Role::Webhooks => build(chosen),
+        Role::Controller => Entry::If(
+            split_topology(),
+            vec![build(chosen)],
+            vec![build(Expr::value(top))],
+        ),
+    }
 }
 
 /// The webhook pods' selector labels as a JSON map.
@@ -379,7 +432,9 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         entries.push(map(probe_field, probe(check, timing)));
     }
     entries.extend([
-        Entry::Yaml("resources".into(), Expr::value(keys::RESOURCES)),
+        role_entry(role, keys::RESOURCES, |v| {
+            Entry::Yaml("resources".into(), v)
+        }),
         Entry::Yaml(
             "securityContext".into(),
             Expr::value(keys::SECURITY_CONTEXT),

@@ -256,9 +256,9 @@ mod tests {
         for entry in entries {
             match entry {
                 Entry::Field(key, node) => node_paths(node, MAPS.contains(&key.as_str()), out),
-                Entry::Yaml(key, Expr::Values(path)) if MAPS.contains(&key.as_str()) => {
-                    out.push(path.path().to_string());
-                }
+                // A map of the values, or one chosen among several
+                // (`default`: a role's own, else the top-level one).
+                Entry::Yaml(key, expr) if MAPS.contains(&key.as_str()) => expr_keys(expr, out),
                 Entry::Splice(Expr::Values(key)) if inside => out.push(key.path().to_string()),
                 Entry::If(_, then, otherwise) => {
                     metadata_paths(then, inside, out);
@@ -267,6 +267,14 @@ mod tests {
                 Entry::HelmOnly(inner) => metadata_paths(std::slice::from_ref(inner), inside, out),
                 _ => {}
             }
+        }
+    }
+
+    fn expr_keys(expr: &Expr, out: &mut Vec<String>) {
+        match expr {
+            Expr::Values(key) => out.push(key.path().to_string()),
+            Expr::Call(_, args) => args.iter().for_each(|arg| expr_keys(arg, out)),
+            _ => {}
         }
     }
 

@@ -240,26 +240,37 @@ its id and help through `fail`. */}}
 {{- end }}
 {{- end }}
 {{- end }}
-{{- $metadata2 := default dict (get $root "podAnnotations") }}
+{{- $metadata2 := default dict (get (default dict (get (default dict (get $root "split")) "webhooks")) "nodeSelector") }}
 {{- if kindIs "map" $metadata2 }}
-{{- $size := 0 }}
 {{- range $key, $value := $metadata2 }}
+{{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
+{{- $broken = append $broken (printf "label-key: split.webhooks.nodeSelector key %q is not a valid key in the webhook pods' nodeSelector; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- if not (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$" (toString $value)) }}
+{{- $broken = append $broken (printf "label-value: the value of split.webhooks.nodeSelector.%s is not a valid label value in the webhook pods' nodeSelector; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $metadata3 := default dict (get $root "podAnnotations") }}
+{{- if kindIs "map" $metadata3 }}
+{{- $size := 0 }}
+{{- range $key, $value := $metadata3 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
 {{- $broken = append $broken (printf "annotation-key: podAnnotations key %q is not a valid key in the controller pods' annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- $size = add $size (len $key) (len (toString $value)) }}
 {{- end }}
-{{- if not (hasKey $metadata2 "kubectl.kubernetes.io/default-container") }}
+{{- if not (hasKey $metadata3 "kubectl.kubernetes.io/default-container") }}
 {{- $size = add $size 46 }}
 {{- end }}
 {{- if gt $size 262144 }}
 {{- $broken = append $broken (printf "annotations-size: podAnnotations make the controller pods' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
-{{- $metadata3 := default dict (get $root "deploymentAnnotations") }}
-{{- if kindIs "map" $metadata3 }}
+{{- $metadata4 := default dict (get $root "deploymentAnnotations") }}
+{{- if kindIs "map" $metadata4 }}
 {{- $size := 0 }}
-{{- range $key, $value := $metadata3 }}
+{{- range $key, $value := $metadata4 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
 {{- $broken = append $broken (printf "annotation-key: deploymentAnnotations key %q is not a valid key in the Deployment's annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
@@ -269,10 +280,10 @@ its id and help through `fail`. */}}
 {{- $broken = append $broken (printf "annotations-size: deploymentAnnotations make the Deployment's annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
-{{- $metadata4 := default dict (get (default dict (get $root "serviceAccount")) "annotations") }}
-{{- if kindIs "map" $metadata4 }}
+{{- $metadata5 := default dict (get (default dict (get $root "serviceAccount")) "annotations") }}
+{{- if kindIs "map" $metadata5 }}
 {{- $size := 0 }}
-{{- range $key, $value := $metadata4 }}
+{{- range $key, $value := $metadata5 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
 {{- $broken = append $broken (printf "annotation-key: serviceAccount.annotations key %q is not a valid key in the ServiceAccount's annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}

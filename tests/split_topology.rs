@@ -1,0 +1,494 @@
+//! The split topology's objects as asogen renders them: every selector
+//! (Deployment, Service, PodDisruptionBudget, NetworkPolicy, topology
+//! spread) picks the pods of exactly one role, the webhook pods can neither
+//! write CRDs nor take the controllers' lease, each role runs its own
+//! operator mode and flags, and the single topology renders as if the split
+//! did not exist. Each check is a function over the rendered objects, shown
+//! to fail on a render broken the way it guards against.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{asogen, root, text};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const CONTROLLER: &str = "azureserviceoperator-controller-manager";
+const WEBHOOKS: &str = "azureserviceoperator-webhooks";
+const WEBHOOK_SERVICE: &str = "azureserviceoperator-webhook-service";
+
+/// `asogen template` of a values text.
+fn render(values: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("values.yaml");
+    std::fs::write(&file, values).unwrap();
+    let out = asogen(&["template", "-f", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_yaml::Deserializer::from_str(&text(&out.stdout))
+        .map(|document| Value::deserialize(document).unwrap())
+        .filter(|object| !object.is_null())
+        .collect()
+}
+
+/// The split values every check runs over: the profile and the test cases
+/// that choose the split.
+fn split_renders() -> Vec<(String, Vec<Value>)> {
+    let mut files = vec![root().join("values/profiles/split.yaml")];
+    for (path, expect) in common::cases() {
+        let values = std::fs::read_to_string(&path).unwrap();
+        if expect == common::Expect::Valid && values.contains("topology: split") {
+            files.push(path);
+        }
+    }
+    assert!(files.len() >= 3, "{files:?}");
+    files
+        .into_iter()
+        .map(|path| {
+            let values = std::fs::read_to_string(&path).unwrap();
+            (path.display().to_string(), render(&values))
+        })
+        .collect()
+}
+
+fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind}/{name}"))
+}
+
+/// Whether `labels` carry every entry of `match_labels` (an empty selector
+/// selects nothing here: none of ours is empty, and one that were would be
+/// a defect this should report).
+fn selects(match_labels: &Value, labels: &Value) -> bool {
+    let Some(wanted) = match_labels.as_object().filter(|m| !m.is_empty()) else {
+        return false;
+    };
+    wanted
+        .iter()
+        .all(|(key, value)| labels.get(key) == Some(value))
+}
+
+/// Every label selector of the objects, with where it is.
+fn selectors(objects: &[Value]) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for object in objects {
+        let id = format!(
+            "{}/{}",
+            object["kind"].as_str().unwrap(),
+            object["metadata"]["name"].as_str().unwrap()
+        );
+        let spec = &object["spec"];
+        match object["kind"].as_str().unwrap() {
+            "Deployment" => {
+                out.push((id.clone(), spec["selector"]["matchLabels"].clone()));
+                let pod = &spec["template"]["spec"];
+                for (i, spread) in pod["topologySpreadConstraints"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    out.push((
+                        format!("{id} spread {i}"),
+                        spread["labelSelector"]["matchLabels"].clone(),
+                    ));
+                }
+            }
+            "Service" => out.push((id, spec["selector"].clone())),
+            "PodDisruptionBudget" => out.push((id, spec["selector"]["matchLabels"].clone())),
+            "NetworkPolicy" => out.push((id, spec["podSelector"]["matchLabels"].clone())),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The pod labels of each Deployment, by Deployment name (its role).
+fn pod_labels(objects: &[Value]) -> BTreeMap<String, Value> {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap().to_string(),
+                d["spec"]["template"]["metadata"]["labels"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// Selectors that pick the pods of no role or of more than one, and
+/// Deployments whose selector misses their own pods.
+fn selector_problems(objects: &[Value]) -> Vec<String> {
+    let pods = pod_labels(objects);
+    let mut problems = Vec::new();
+    for (id, selector) in selectors(objects) {
+        let roles: Vec<&String> = pods
+            .iter()
+            .filter(|(_, labels)| selects(&selector, labels))
+            .map(|(role, _)| role)
+            .collect();
+        if roles.len() != 1 {
+            problems.push(format!("{id} ({selector}) selects the pods of {roles:?}"));
+        } else if let Some(own) = id.strip_prefix("Deployment/") {
+            let own = own.split(' ').next().unwrap();
+            if roles[0] != own {
+                problems.push(format!("{id} selects the pods of {}", roles[0]));
+            }
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_selector_picks_the_pods_of_exactly_one_role() {
+    for (what, objects) in split_renders() {
+        assert_eq!(
+            pod_labels(&objects).keys().collect::<Vec<_>>(),
+            [CONTROLLER, WEBHOOKS],
+            "{what}"
+        );
+        assert_eq!(selector_problems(&objects), Vec::<String>::new(), "{what}");
+        // The webhook Service sends its traffic to the webhook pods.
+        let service = find(&objects, "Service", WEBHOOK_SERVICE);
+        let pods = pod_labels(&objects);
+        assert!(
+            selects(&service["spec"]["selector"], &pods[WEBHOOKS]),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_shared_selector_is_reported() {
+    let (_, mut objects) = split_renders().remove(0);
+    // The webhook pods labelled as controller pods: the controller's
+    // selector, Services and policies now pick both roles.
+    let webhooks = objects
+        .iter_mut()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == WEBHOOKS)
+        .unwrap();
+    webhooks["spec"]["template"]["metadata"]["labels"]["control-plane"] =
+        json!("controller-manager");
+    let problems = selector_problems(&objects);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with(&format!("Deployment/{CONTROLLER} "))),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with(&format!("Service/{WEBHOOK_SERVICE} "))),
+        "{problems:?}"
+    );
+}
+
+/// The rules a ServiceAccount is granted by the install's bindings, each as
+/// (apiGroup, resource, verb), with the names of the roles that grant them.
+fn grants(objects: &[Value], account: &str, namespace: &str) -> (Vec<String>, Vec<[String; 3]>) {
+    let mut roles = Vec::new();
+    let mut permissions = Vec::new();
+    for binding in objects
+        .iter()
+        .filter(|o| o["kind"] == "ClusterRoleBinding" || o["kind"] == "RoleBinding")
+    {
+        let bound = binding["subjects"].as_array().unwrap().iter().any(|s| {
+            s["kind"] == "ServiceAccount" && s["name"] == account && s["namespace"] == namespace
+        });
+        if !bound {
+            continue;
+        }
+        let role_kind = binding["roleRef"]["kind"].as_str().unwrap();
+        let role_name = binding["roleRef"]["name"].as_str().unwrap();
+        roles.push(role_name.to_string());
+        let role = find(objects, role_kind, role_name);
+        for rule in role["rules"].as_array().unwrap() {
+            for group in rule["apiGroups"].as_array().unwrap() {
+                for resource in rule["resources"].as_array().unwrap() {
+                    for verb in rule["verbs"].as_array().unwrap() {
+                        permissions
+                            .push([group, resource, verb].map(|v| v.as_str().unwrap().into()));
+                    }
+                }
+            }
+        }
+    }
+    roles.sort();
+    (roles, permissions)
+}
+
+/// Write access to CRDs, and the leader election's leases, that an
+/// account's permissions hold.
+fn forbidden_for_webhooks(permissions: &[[String; 3]]) -> Vec<String> {
+    const WRITES: [&str; 5] = ["create", "update", "patch", "delete", "*"];
+    permissions
+        .iter()
+        .filter(|[group, resource, verb]| {
+            let crd_write = group == "apiextensions.k8s.io"
+                && resource.starts_with("customresourcedefinitions")
+                && WRITES.contains(&verb.as_str());
+            let lease = resource == "leases" || resource == "*";
+            let operator = group.ends_with(".azure.com") || group == "*";
+            crd_write || lease || operator
+        })
+        .map(|p| p.join(" "))
+        .collect()
+}
+
+fn service_account(objects: &[Value], deployment: &str) -> String {
+    find(objects, "Deployment", deployment)["spec"]["template"]["spec"]["serviceAccountName"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+const NAMESPACE: &str = "azureserviceoperator-system";
+
+#[test]
+fn webhook_pods_can_neither_write_crds_nor_take_the_lease() {
+    for (what, objects) in split_renders() {
+        let webhooks = service_account(&objects, WEBHOOKS);
+        let controller = service_account(&objects, CONTROLLER);
+        assert_ne!(webhooks, controller, "{what}");
+        let (roles, permissions) = grants(&objects, &webhooks, NAMESPACE);
+        assert!(
+            roles.contains(&"azureserviceoperator-crd-reader-role".to_string()),
+            "{what}: {roles:?}"
+        );
+        assert_eq!(
+            forbidden_for_webhooks(&permissions),
+            Vec::<String>::new(),
+            "{what}: {roles:?}"
+        );
+        for role in ["crd-manager-role", "leader-election-role", "manager-role"] {
+            assert!(
+                !roles.contains(&format!("azureserviceoperator-{role}")),
+                "{what}: {roles:?}"
+            );
+        }
+        // The controller keeps what it needs to apply CRDs and lead.
+        let (roles, _) = grants(&objects, &controller, NAMESPACE);
+        for role in ["crd-manager-role", "leader-election-role", "manager-role"] {
+            assert!(
+                roles.contains(&format!("azureserviceoperator-{role}")),
+                "{what}: {roles:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_crd_manager_binding_of_the_webhook_pods_is_reported() {
+    let (_, mut objects) = split_renders().remove(0);
+    let mut binding = find(
+        &objects,
+        "ClusterRoleBinding",
+        "azureserviceoperator-crd-manager-rolebinding",
+    )
+    .clone();
+    binding["metadata"]["name"] = json!("webhooks-crd-manager");
+    binding["subjects"][0]["name"] = json!(WEBHOOKS);
+    objects.push(binding);
+    let (_, permissions) = grants(&objects, WEBHOOKS, NAMESPACE);
+    let forbidden = forbidden_for_webhooks(&permissions);
+    assert!(
+        forbidden.contains(&"apiextensions.k8s.io customresourcedefinitions create".to_string()),
+        "{forbidden:?}"
+    );
+}
+
+fn container(objects: &[Value], deployment: &str) -> Value {
+    find(objects, "Deployment", deployment)["spec"]["template"]["spec"]["containers"][0].clone()
+}
+
+fn env_value(container: &Value, name: &str) -> Option<Value> {
+    container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == name)
+        .cloned()
+}
+
+fn args(container: &Value) -> Vec<String> {
+    container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn each_role_runs_its_own_mode_and_flags() {
+    for (what, objects) in split_renders() {
+        let webhooks = container(&objects, WEBHOOKS);
+        assert_eq!(
+            env_value(&webhooks, "AZURE_OPERATOR_MODE"),
+            Some(json!({"name": "AZURE_OPERATOR_MODE", "value": "webhooks"})),
+            "{what}"
+        );
+        assert_eq!(
+            env_value(&webhooks, "AZURE_TARGET_NAMESPACES"),
+            None,
+            "{what}"
+        );
+        let flags = args(&webhooks);
+        assert!(
+            flags.contains(&"--crd-management=none".into()),
+            "{what}: {flags:?}"
+        );
+        assert!(
+            !flags.iter().any(
+                |f| f.starts_with("--enable-leader-election") || f.starts_with("--crd-pattern")
+            ),
+            "{what}: {flags:?}"
+        );
+        let controller = container(&objects, CONTROLLER);
+        assert_eq!(
+            env_value(&controller, "AZURE_OPERATOR_MODE"),
+            Some(json!({"name": "AZURE_OPERATOR_MODE", "value": "watchers-and-webhooks"})),
+            "{what}"
+        );
+        let flags = args(&controller);
+        assert!(flags.contains(&"--enable-leader-election".into()), "{what}");
+        assert!(
+            !flags.iter().any(|f| f.starts_with("--crd-management")),
+            "{what}"
+        );
+        // The controller never rolls; the webhooks never go below their count.
+        let spec = |name: &str| find(&objects, "Deployment", name)["spec"].clone();
+        assert_eq!(
+            spec(CONTROLLER)["strategy"],
+            json!({"type": "Recreate", "rollingUpdate": null}),
+            "{what}"
+        );
+        assert_eq!(
+            spec(WEBHOOKS)["strategy"]["type"],
+            "RollingUpdate",
+            "{what}"
+        );
+        assert_eq!(
+            spec(WEBHOOKS)["strategy"]["rollingUpdate"]["maxUnavailable"],
+            0,
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn the_split_keys_reach_their_objects() {
+    let values = std::fs::read_to_string(root().join("tests/cases/own-split-tuned.yaml")).unwrap();
+    let objects = render(&values);
+    let spec = |name: &str| find(&objects, "Deployment", name)["spec"].clone();
+    assert_eq!(spec(CONTROLLER)["replicas"], 0, "paused");
+    assert_eq!(spec(WEBHOOKS)["replicas"], 3);
+    assert_eq!(spec(WEBHOOKS)["minReadySeconds"], 10);
+    assert_eq!(
+        spec(WEBHOOKS)["strategy"]["rollingUpdate"]["maxSurge"],
+        "50%"
+    );
+    assert_eq!(
+        spec(WEBHOOKS)["template"]["metadata"]["annotations"]["asogen/webhooks-refresh-token"],
+        "2026-12-04T15:00:00Z"
+    );
+    let pdb = find(
+        &objects,
+        "PodDisruptionBudget",
+        "azureserviceoperator-webhooks-pdb",
+    );
+    assert_eq!(pdb["spec"]["maxUnavailable"], "34%");
+    // Each role's own placement and resources where set, the top-level
+    // ones where not.
+    let pod = |name: &str| spec(name)["template"]["spec"].clone();
+    assert_eq!(
+        pod(WEBHOOKS)["priorityClassName"],
+        "system-cluster-critical"
+    );
+    assert_eq!(pod(CONTROLLER)["priorityClassName"], "operators");
+    assert_eq!(pod(WEBHOOKS)["nodeSelector"]["node-role"], "webhooks");
+    assert_eq!(
+        pod(CONTROLLER)["nodeSelector"],
+        json!({"kubernetes.io/os": "linux"})
+    );
+    assert_eq!(pod(WEBHOOKS)["tolerations"][0]["value"], "webhooks");
+    assert!(pod(CONTROLLER).get("tolerations").is_none());
+    assert!(pod(WEBHOOKS)["affinity"].get("nodeAffinity").is_some());
+    assert!(pod(CONTROLLER)["affinity"].get("podAntiAffinity").is_some());
+    assert_eq!(
+        pod(WEBHOOKS)["topologySpreadConstraints"][0]["topologyKey"],
+        "topology.kubernetes.io/zone"
+    );
+    assert_eq!(
+        pod(CONTROLLER)["topologySpreadConstraints"][0]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert_eq!(
+        container(&objects, WEBHOOKS)["resources"],
+        json!({"requests": {"cpu": "50m", "memory": "64Mi"}})
+    );
+    assert_eq!(
+        container(&objects, CONTROLLER)["resources"],
+        json!({"limits": {"cpu": "1", "memory": "1Gi"}})
+    );
+
+    let defaults = render("topology: split\n");
+    let spec = |name: &str| find(&defaults, "Deployment", name)["spec"].clone();
+    assert_eq!(spec(CONTROLLER)["replicas"], 2);
+    assert_eq!(spec(WEBHOOKS)["replicas"], 2);
+    assert!(
+        spec(WEBHOOKS)["template"]["metadata"]["annotations"]
+            .get("asogen/webhooks-refresh-token")
+            .is_none()
+    );
+    // Without overrides both roles take the top-level resources, and the
+    // webhook pods their own spread by hostname; the controller none.
+    assert_eq!(
+        container(&defaults, WEBHOOKS)["resources"],
+        container(&defaults, CONTROLLER)["resources"]
+    );
+    assert_eq!(
+        spec(WEBHOOKS)["template"]["spec"]["topologySpreadConstraints"][0]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert!(
+        spec(CONTROLLER)["template"]["spec"]
+            .get("topologySpreadConstraints")
+            .is_none()
+    );
+    // Secure metrics off: no review rules for the webhook pods.
+    let plain = render("topology: split\nmetrics:\n  secure: false\n");
+    assert!(
+        !plain
+            .iter()
+            .any(|o| o["metadata"]["name"] == "azureserviceoperator-metrics-auth")
+    );
+    assert!(
+        defaults
+            .iter()
+            .any(|o| o["metadata"]["name"] == "azureserviceoperator-metrics-auth")
+    );
+}
+
+#[test]
+fn the_single_topology_renders_as_if_the_split_did_not_exist() {
+    let plain = render("");
+    assert_eq!(render("topology: single\n"), plain);
+    // The split's keys are read only with topology split.
+    assert_eq!(
+        render(
+            "topology: single\nsplit:\n  webhooks:\n    replicaCount: 5\n    refreshToken: x\n  controller:\n    paused: true\n"
+        ),
+        plain
+    );
+    assert_eq!(pod_labels(&plain).keys().collect::<Vec<_>>(), [CONTROLLER]);
+    let service = find(&plain, "Service", WEBHOOK_SERVICE);
+    assert_eq!(
+        service["spec"]["selector"],
+        json!({"control-plane": "controller-manager"})
+    );
+}
