@@ -62,6 +62,13 @@ fn helm_accepts_exactly_the_valid_cases_and_renders_the_same_objects() {
                     "{file}: the guard accepted it"
                 );
                 let message = text(&guard.stderr);
+                // An expected id the table lacks is a rule that is gone.
+                for id in &ids {
+                    assert!(
+                        message.contains(&format!("{id}:")),
+                        "{file}: the guard does not name {id}:\n{message}"
+                    );
+                }
                 for rule in asogen::rules::RULES {
                     assert_eq!(
                         message.contains(&format!("{}:", rule.id)),
@@ -266,6 +273,16 @@ fn the_editor_agrees_on_every_case_and_names_the_rule_ids() {
                 "{file}: the editor shows no error"
             ),
             Expect::Rules(ids) => {
+                // An expected id the table lacks is a rule that is gone.
+                for id in ids {
+                    assert!(
+                        mine.iter().any(|d| d["message"]
+                            .as_str()
+                            .unwrap_or("")
+                            .starts_with(&format!("{id}:"))),
+                        "{file}: the editor does not show {id}: {mine:?}"
+                    );
+                }
                 for rule in asogen::rules::RULES {
                     let shown = mine.iter().any(|d| {
                         d["message"]
