@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::rules::{self, Violation};
-use crate::values::{IntOrPercent, StrategyType, Values};
+use crate::values::{IntOrPercent, StrategyType, Topology, Values};
 
 /// The versions of one release. The one place they live: Chart.yaml, the
 /// `app.kubernetes.io/version` label and the default image all read them from here.
@@ -60,15 +60,36 @@ pub enum Strategy {
     },
 }
 
+/// The Deployments of a topology, in the form their rules make valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// One Deployment that runs the control loop and serves the webhooks.
+    Single {
+        /// At least one replica.
+        replicas: NonZeroU32,
+        /// The update strategy, valid for the replica count.
+        strategy: Strategy,
+    },
+    /// The webhooks Deployment (rolling, never below its replica count)
+    /// beside the controller Deployment (always Recreate).
+    Split {
+        /// At least one webhook pod.
+        webhooks: NonZeroU32,
+        /// Webhook pods above the count during an update, never 0
+        /// (maxUnavailable is always 0).
+        webhooks_max_surge: IntOrPercent,
+        /// The controller pods; None while paused.
+        controller: Option<NonZeroU32>,
+    },
+}
+
 /// A deployment that may be rendered.
 #[derive(Debug, Clone)]
 pub struct Model {
     /// The values it was built from (shape-checked).
     pub values: Values,
-    /// At least one replica.
-    pub replicas: NonZeroU32,
-    /// The update strategy, valid for the replica count.
-    pub strategy: Strategy,
+    /// The Deployments, as the topology lays them out.
+    pub shape: Shape,
     /// The namespace of every namespaced object.
     pub namespace: String,
     /// The API groups and kinds the operator serves.
@@ -89,25 +110,45 @@ impl Model {
         if !broken.is_empty() {
             return Err(broken);
         }
-        // The rules guarantee replicaCount >= 1; the schema bounds it above.
-        let replicas = u32::try_from(values.replica_count)
-            .ok()
-            .and_then(NonZeroU32::new)
-            .expect("replica-count-positive holds");
-        let strategy = match values.strategy.kind {
-            StrategyType::Recreate => Strategy::Recreate,
-            StrategyType::RollingUpdate => {
-                let params = values.strategy.rolling_update.clone().unwrap_or_default();
-                Strategy::RollingUpdate {
-                    max_surge: params.max_surge,
-                    max_unavailable: params.max_unavailable,
-                }
-            }
+        // The rules guarantee each count >= 1 where it is read; the schema
+        // bounds it above.
+        let positive = |count: i64, rule: &str| {
+            u32::try_from(count)
+                .ok()
+                .and_then(NonZeroU32::new)
+                .unwrap_or_else(|| panic!("{rule} holds"))
+        };
+        let shape = match values.topology {
+            Topology::Single => Shape::Single {
+                replicas: positive(values.replica_count, "replica-count-positive"),
+                strategy: match values.strategy.kind {
+                    StrategyType::Recreate => Strategy::Recreate,
+                    StrategyType::RollingUpdate => {
+                        let params = values.strategy.rolling_update.clone().unwrap_or_default();
+                        Strategy::RollingUpdate {
+                            max_surge: params.max_surge,
+                            max_unavailable: params.max_unavailable,
+                        }
+                    }
+                },
+            },
+            Topology::Split => Shape::Split {
+                webhooks: positive(
+                    values.split.webhooks.replica_count.into(),
+                    "split-webhooks-never-unavailable",
+                ),
+                webhooks_max_surge: values.split.webhooks.max_surge.clone(),
+                controller: (!values.split.controller.paused).then(|| {
+                    positive(
+                        values.split.controller.replica_count.into(),
+                        "split-controller-replicas-positive",
+                    )
+                }),
+            },
         };
         Ok(Model {
             values,
-            replicas,
-            strategy,
+            shape,
             namespace: namespace.to_string(),
             catalog,
             release,

@@ -55,6 +55,15 @@ fn the_rules_page_says_where_each_rule_is_enforced() {
 }
 
 #[test]
+fn the_split_design_lists_the_split_rules_as_built() {
+    doc_block(
+        "docs/split-topology.md",
+        "split-rules",
+        asogen::rules::split_table(),
+    );
+}
+
+#[test]
 fn the_docs_list_every_intended_difference_from_the_release() {
     let entries = differences();
     assert!(!entries.is_empty());

@@ -1,11 +1,12 @@
-//! The in-cluster guard: two ValidatingAdmissionPolicies with their
-//! bindings, whose validations are the rules in CEL ([`crate::rules::cel`]).
-//! One checks the controller Deployment on every create and update (an
-//! upgrade, `kubectl edit`, `kubectl apply`); the other checks its `scale`
-//! subresource (`kubectl scale`, an autoscaler), which a policy on the
-//! Deployment does not see, reading the Deployment's strategy as its
-//! parameter. Both are cluster-scoped, so their names carry the release
-//! namespace: two installs never share one.
+//! The in-cluster guard: ValidatingAdmissionPolicies with their bindings,
+//! whose validations are the rules in CEL ([`crate::rules::cel`]), two per
+//! role ([`Role`]) that has rules the cluster can check, each matching the
+//! Deployment of that role by name. One checks the Deployment on every
+//! create and update (an upgrade, `kubectl edit`, `kubectl apply`); the
+//! other checks its `scale` subresource (`kubectl scale`, an autoscaler),
+//! which a policy on the Deployment does not see, reading the Deployment's
+//! strategy as its parameter. All are cluster-scoped, so their names carry
+//! the release namespace: two installs never share one.
 //!
 //! The guard names the Deployment, the policies and the namespace in fields
 //! kustomize knows nothing of; [`kustomize_references`] tells it, so an
@@ -13,12 +14,14 @@
 
 use serde_json::{Value, json};
 
-use super::names::DEPLOYMENT;
+use super::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
 use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
 use crate::rules::cel::{Subject, validations};
+use crate::rules::{Role, TOPOLOGIES};
+use crate::values::Topology;
 
 /// The API the guard needs; where the cluster does not serve it (before
 /// Kubernetes 1.30) the chart leaves the guard out.
@@ -26,9 +29,37 @@ const POLICY_API: &str = "admissionregistration.k8s.io/v1/ValidatingAdmissionPol
 const GROUP: &str = "admissionregistration.k8s.io";
 const API_VERSION: &str = "admissionregistration.k8s.io/v1";
 
-/// The short names of the two guards.
-const DEPLOYMENT_GUARD: &str = "azureserviceoperator-deployment-guard";
-const SCALE_GUARD: &str = "azureserviceoperator-scale-guard";
+/// The guard of one role: the Deployment it checks, and the short names
+/// and files of its two policies (a binding's file is its policy's with
+/// `admissionpolicybinding-`).
+struct Guard {
+    deployment: &'static str,
+    /// Checks the Deployment.
+    object: (&'static str, &'static str),
+    /// Checks its `scale` subresource.
+    scale: (&'static str, &'static str),
+}
+
+/// Which Deployment plays `role`, and the names of its guard. The
+/// controller's keep the names they had before there were roles, so an
+/// upgrade replaces them in place.
+fn guard_of(role: Role) -> Guard {
+    match role {
+        Role::Controller => Guard {
+            deployment: DEPLOYMENT,
+            object: ("azureserviceoperator-deployment-guard", "deployment.yaml"),
+            scale: ("azureserviceoperator-scale-guard", "scale.yaml"),
+        },
+        Role::Webhooks => Guard {
+            deployment: WEBHOOKS_DEPLOYMENT,
+            object: ("azureserviceoperator-webhooks-guard", "webhooks.yaml"),
+            scale: (
+                "azureserviceoperator-webhooks-scale-guard",
+                "webhooks-scale.yaml",
+            ),
+        },
+    }
+}
 
 /// The policy's field naming the Deployment (a kustomize field path).
 const RESOURCE_NAMES: &str = "spec/matchConstraints/resourceRules/resourceNames";
@@ -39,12 +70,14 @@ const POLICY_NAME: &str = "spec/policyName";
 /// The label the API server sets on every Namespace to its name.
 const NAMESPACE_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// When the guard is rendered.
-fn enabled() -> Expr {
-    Expr::all(vec![
+/// When the guard is rendered, with `more` conditions of one policy.
+fn enabled(more: Option<Expr>) -> Expr {
+    let mut all = vec![
         Expr::value(keys::ADMISSION_POLICY_ENABLE),
         Expr::ApiServed(POLICY_API),
-    ])
+    ];
+    all.extend(more);
+    Expr::all(all)
 }
 
 /// `SHORT-<release namespace>`.
@@ -62,14 +95,20 @@ fn cluster_header(kind: &str, short: &str) -> Vec<Entry> {
     object
 }
 
-/// A policy on `resource` of the controller Deployment.
+/// A policy on `subject` of `deployment`, with `checks` as its
+/// validations, rendered when `when` holds.
 fn policy(
     file: &str,
     short: &str,
-    resource_name: &str,
-    operations: Value,
+    deployment: &str,
     subject: Subject,
+    checks: Entry,
+    when: Expr,
 ) -> Resource {
+    let (resource_name, operations) = match subject {
+        Subject::Deployment => ("deployments", json!(["CREATE", "UPDATE"])),
+        Subject::Scale => ("deployments/scale", json!(["UPDATE"])),
+    };
     let mut spec = vec![
         text("failurePolicy", "Fail"),
         field(
@@ -79,7 +118,7 @@ fn policy(
                 "apiVersions": ["v1"],
                 "operations": operations,
                 "resources": [resource_name],
-                "resourceNames": [DEPLOYMENT],
+                "resourceNames": [deployment],
             }]})),
         ),
     ];
@@ -89,19 +128,62 @@ fn policy(
             lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
         ));
     }
-    let checks: Vec<Value> = validations(subject)
-        .into_iter()
-        .map(|v| json!({"expression": v.expression, "message": v.message}))
-        .collect();
-    spec.push(field("validations", lit(Value::Array(checks))));
+    spec.push(checks);
     let mut object = cluster_header("ValidatingAdmissionPolicy", short);
     object.push(map("spec", spec));
-    resource(file, Some(enabled()), object)
+    resource(file, Some(when), object)
+}
+
+/// True in `topology` (as the Deployments' descriptions test it).
+fn topology_is(topology: Topology) -> Expr {
+    match topology {
+        Topology::Split => super::split_topology(),
+        Topology::Single => !super::split_topology(),
+    }
+}
+
+/// The validations of `role`'s policy on `subject` as the chart renders
+/// them (the rules' conditions on the topology are decided when it
+/// renders: one list, or a choice by topology), and when the policy is
+/// rendered at all; None when no topology has any.
+fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
+    let lists: Vec<(Topology, Value)> = TOPOLOGIES
+        .into_iter()
+        .filter_map(|topology| {
+            let list: Vec<Value> = validations(role, subject, topology)
+                .into_iter()
+                .map(|v| json!({"expression": v.expression, "message": v.message}))
+                .collect();
+            (!list.is_empty()).then(|| (topology, Value::Array(list)))
+        })
+        .collect();
+    let entry = |list: &Value| field("validations", lit(list.clone()));
+    // The first topology's list (the default's) is the one left over when
+    // the others are tested.
+    let (first, others) = lists.split_first()?;
+    let mut checks = entry(&first.1);
+    for (topology, list) in others.iter().rev() {
+        if *list != first.1 {
+            checks = Entry::If(topology_is(*topology), vec![entry(list)], vec![checks]);
+        }
+    }
+    // Rendered only in the topologies that have validations.
+    let mut only: Vec<Expr> = lists
+        .iter()
+        .map(|(topology, _)| topology_is(*topology))
+        .collect();
+    let only = match only.len() {
+        n if n == TOPOLOGIES.len() => None,
+        1 => Some(only.remove(0)),
+        _ => Some(Expr::any(only)),
+    };
+    let when = enabled(only);
+    Some((checks, when))
 }
 
 /// The binding of a policy to the release namespace (`params`: the scale
-/// guard reads the controller Deployment).
-fn binding(file: &str, short: &str, params: bool) -> Resource {
+/// guard reads the Deployment it scales).
+fn binding(file: &str, short: &str, params: Option<&str>, when: Expr) -> Resource {
     let mut spec = vec![
         json("policyName", namespaced_name(short)),
         field("validationActions", lit(json!(["Deny"]))),
@@ -116,14 +198,14 @@ fn binding(file: &str, short: &str, params: bool) -> Resource {
             )],
         ),
     ];
-    if params {
+    if let Some(deployment) = params {
         spec.push(map(
             "paramRef",
             vec![
                 // No namespace: the request's, which the namespace selector
                 // above makes the release namespace (one name less for a
                 // kustomize overlay to follow).
-                text("name", DEPLOYMENT),
+                text("name", deployment),
                 // A scale request always has its Deployment (the API server
                 // reads it directly when its cache has none yet), so a
                 // missing one means this binding names the wrong object:
@@ -134,7 +216,7 @@ fn binding(file: &str, short: &str, params: bool) -> Resource {
     }
     let mut object = cluster_header("ValidatingAdmissionPolicyBinding", short);
     object.push(map("spec", spec));
-    resource(file, Some(enabled()), object)
+    resource(file, Some(when), object)
 }
 
 /// kustomize transformer configuration (a base's `configurations:`, which
@@ -170,29 +252,40 @@ pub fn kustomize_references() -> Value {
     })
 }
 
-/// The guard's four objects: the policies, then their bindings (the order
-/// Helm installs kinds it does not list: by kind).
+/// The guard's objects: for each role with rules the cluster can check,
+/// its policies, then the bindings (the order Helm installs kinds it does
+/// not list: by kind).
 pub fn admission_policies() -> Vec<Resource> {
-    vec![
-        policy(
-            "admissionpolicy-deployment.yaml",
-            DEPLOYMENT_GUARD,
-            "deployments",
-            json!(["CREATE", "UPDATE"]),
-            Subject::Deployment,
-        ),
-        policy(
-            "admissionpolicy-scale.yaml",
-            SCALE_GUARD,
-            "deployments/scale",
-            json!(["UPDATE"]),
-            Subject::Scale,
-        ),
-        binding(
-            "admissionpolicybinding-deployment.yaml",
-            DEPLOYMENT_GUARD,
-            false,
-        ),
-        binding("admissionpolicybinding-scale.yaml", SCALE_GUARD, true),
-    ]
+    let mut policies = Vec::new();
+    let mut bindings = Vec::new();
+    for role in Role::ALL {
+        let guard = guard_of(role);
+        let subjects = [
+            (guard.object, Subject::Deployment),
+            (guard.scale, Subject::Scale),
+        ];
+        for ((short, file), subject) in subjects {
+            // A role without such rules needs no policy.
+            let Some((checks, when)) = checks(role, subject) else {
+                continue;
+            };
+            policies.push(policy(
+                &format!("admissionpolicy-{file}"),
+                short,
+                guard.deployment,
+                subject,
+                checks,
+                when.clone(),
+            ));
+            let params = (subject == Subject::Scale).then_some(guard.deployment);
+            bindings.push(binding(
+                &format!("admissionpolicybinding-{file}"),
+                short,
+                params,
+                when,
+            ));
+        }
+    }
+    policies.extend(bindings);
+    policies
 }

@@ -18,7 +18,10 @@
 //! otherwise the request is refused with "retry": every scale that passes
 //! was judged on the strategy it is stored with.
 
-use super::{Condition, RULES, Rule, RuleKey, Test};
+use serde_json::Value;
+
+use super::{Condition, Field, RULES, Role, Rule, RuleKey, Test};
+use crate::values::Topology;
 
 /// What the policy sees: the Deployment itself, or a `scale` request whose
 /// `object` is a Scale and whose `params` is the Deployment it scales.
@@ -48,113 +51,244 @@ pub struct Validation {
     pub message: String,
 }
 
-/// The CEL that reads `key` on `subject`, with the API server's default
-/// when the field is missing; None for a key the Deployment does not carry
-/// (the feature gate is a value, not a field) or that the API server
-/// already validates itself (maxSurge and maxUnavailable both 0 is refused
-/// by its own Deployment validation).
-fn read(key: RuleKey, subject: Subject) -> Option<String> {
+/// A field of the Deployment the guard reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Replicas,
+    StrategyType,
+    RollingUpdate,
+    MaxSurge,
+    MaxUnavailable,
+    ManagerArgs,
+}
+
+/// The container whose arguments are the operator's flags.
+const MANAGER_CONTAINER: &str = "manager";
+
+/// The field a condition reads in the cluster; None for a values key with
+/// no field on the Deployment (the feature gate is a value, not a field)
+/// or whose rule the API server already validates itself (maxSurge and
+/// maxUnavailable both 0 is refused by its own Deployment validation).
+fn reads(condition: &Condition) -> Option<Read> {
+    match *condition {
+        Condition::Value(key, _) => match key {
+            RuleKey::ReplicaCount
+            | RuleKey::WebhooksReplicaCount
+            | RuleKey::ControllerReplicaCount => Some(Read::Replicas),
+            RuleKey::StrategyType => Some(Read::StrategyType),
+            RuleKey::RollingUpdate => Some(Read::RollingUpdate),
+            // The webhooks' maxUnavailable is always 0, so the API server
+            // cannot catch a maxSurge of 0 there as it does for the pair.
+            RuleKey::WebhooksMaxSurge => Some(Read::MaxSurge),
+            RuleKey::MaxSurge
+            | RuleKey::MaxUnavailable
+            | RuleKey::Gate
+            | RuleKey::ControllerPaused
+            | RuleKey::Multitenant
+            | RuleKey::OperatorMode => None,
+            // Resolved before: see `on_topology`.
+            RuleKey::Topology => None,
+        },
+        Condition::Object(field, _) => Some(match field {
+            Field::StrategyType => Read::StrategyType,
+            Field::MaxUnavailable => Read::MaxUnavailable,
+            Field::ManagerArgs => Read::ManagerArgs,
+        }),
+    }
+}
+
+/// The CEL that reads `field` on `subject`, with the API server's default
+/// when the field is missing.
+fn read(field: Read, subject: Subject) -> String {
     // The Deployment: the object, or the scale request's params.
     let deployment = match subject {
         Subject::Deployment => "object",
         Subject::Scale => "params",
     };
     let strategy = format!("{deployment}.spec.strategy");
-    Some(match key {
+    let rolling = format!("{strategy}.rollingUpdate");
+    // A field of the rolling update parameters, 25% when left out.
+    let param = |name: &str| {
+        format!(
+            "(has({deployment}.spec.strategy) && has({rolling}) && has({rolling}.{name}) ? {rolling}.{name} : '25%')"
+        )
+    };
+    match field {
         // A Scale carries the new count as spec.replicas too, but leaves
         // it out when it is 0 (the field is not a pointer there).
-        RuleKey::ReplicaCount => match subject {
+        Read::Replicas => match subject {
             Subject::Deployment => "(has(object.spec.replicas) ? object.spec.replicas : 1)".into(),
             Subject::Scale => "(has(object.spec.replicas) ? object.spec.replicas : 0)".into(),
         },
-        RuleKey::StrategyType => format!(
+        Read::StrategyType => format!(
             "(has({deployment}.spec.strategy) && has({strategy}.type) ? {strategy}.type : 'RollingUpdate')"
         ),
-        RuleKey::RollingUpdate => {
+        Read::RollingUpdate => {
             format!("(has({deployment}.spec.strategy) && has({strategy}.rollingUpdate))")
         }
-        RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::Gate => return None,
-    })
+        Read::MaxSurge => param("maxSurge"),
+        Read::MaxUnavailable => param("maxUnavailable"),
+        // The manager containers' argument lists, as a list of lists.
+        Read::ManagerArgs => format!(
+            "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, has(c.args) ? c.args : [])"
+        ),
+    }
+}
+
+/// An RE2 pattern for an argument that sets `flag` (one or two dashes),
+/// followed by `rest` (a pattern for `=VALUE`). Flag names are letters and
+/// dashes, which need no quoting (a unit test holds the table to it).
+fn flag_pattern(flag: &str, rest: &str) -> String {
+    format!("^--?{flag}{rest}$")
 }
 
 /// The CEL for one condition, or None when it cannot be read.
 fn condition(condition: &Condition, subject: Subject) -> Option<String> {
-    let field = read(condition.key, subject)?;
-    Some(match condition.test {
+    let field = read(reads(condition)?, subject);
+    let test = match *condition {
+        Condition::Value(_, test) | Condition::Object(_, test) => test,
+    };
+    // An integer or a percent string is 0 (as text, so that a percent is
+    // never compared with a number).
+    let zero = |field: &str| format!("string({field}) in ['0', '0%']");
+    Some(match test {
         Test::AtLeast(n) => format!("{field} >= {n}"),
         Test::AtMost(n) => format!("{field} <= {n}"),
         Test::Is(text) => format!("{field} == '{text}'"),
+        Test::IsNot(text) => format!("{field} != '{text}'"),
         Test::Set => field,
-        Test::NotTrue | Test::Zero => return None,
+        Test::Zero => zero(&field),
+        Test::NotZero => format!("!({})", zero(&field)),
+        Test::FlagOn(flag) => {
+            let on = format!("(=({}))?", super::check::GO_TRUE.join("|"));
+            format!(
+                "{field}.exists(args, args.exists(a, a.matches('{}')))",
+                flag_pattern(flag, &on)
+            )
+        }
+        Test::FlagNot(flag, setting) => {
+            let wanted = format!("--{flag}={setting}");
+            format!(
+                "{field}.exists(args, !args.exists(a, a == '{wanted}') || args.exists(a, a != '{wanted}' && a.matches('{}')))",
+                flag_pattern(flag, "(=.*)?")
+            )
+        }
+        Test::True | Test::NotTrue => return None,
     })
 }
 
-/// Whether `key` is read from the scale request's `params` (the cached
-/// Deployment) rather than from the request itself.
-fn reads_params(key: RuleKey, subject: Subject) -> bool {
-    subject == Subject::Scale && key != RuleKey::ReplicaCount
+/// Whether `condition` is read from the scale request's `params` (the
+/// cached Deployment) rather than from the request itself.
+fn reads_params(condition: &Condition, subject: Subject) -> bool {
+    subject == Subject::Scale && reads(condition) != Some(Read::Replicas)
+}
+
+/// Whether `condition` reads the replica count, the one field a scale
+/// request changes.
+fn reads_replicas(condition: &Condition) -> bool {
+    reads(condition) == Some(Read::Replicas)
+}
+
+/// CEL that holds when any of `parts` (each a conjunction) holds.
+fn any_of(parts: Vec<String>) -> String {
+    if parts.len() == 1 {
+        return parts.into_iter().next().unwrap_or_default();
+    }
+    let parts: Vec<String> = parts.into_iter().map(|part| format!("({part})")).collect();
+    parts.join(" || ")
 }
 
 /// The validations for one rule on `subject`: none when the rule cannot be
-/// checked there, else the rule, preceded on `scale` by its freshness
-/// check when it reads `params`. A scale request changes only the replica
-/// count, so only rules that read it are checked on `scale`.
-pub fn rule_validations(rule: &Rule, subject: Subject) -> Vec<Validation> {
-    if subject == Subject::Scale && !rule.breach.iter().any(|c| c.key == RuleKey::ReplicaCount) {
-        return Vec::new();
-    }
-    let Some(breach) = rule
+/// checked there, else the rule over the alternatives of its breach that
+/// can be, preceded on `scale` by a freshness check when one of them reads
+/// `params`. A scale request changes only the replica count, so only
+/// alternatives that read it are checked on `scale`.
+pub fn rule_validations(rule: &Rule, subject: Subject, topology: Topology) -> Vec<Validation> {
+    let alternatives: Vec<(Vec<Condition>, Vec<String>)> = rule
         .breach
         .iter()
-        .map(|c| condition(c, subject))
-        .collect::<Option<Vec<String>>>()
-    else {
+        .filter_map(|alternative| on_topology(alternative, topology))
+        .filter(|alternative| {
+            subject == Subject::Deployment || alternative.iter().any(reads_replicas)
+        })
+        .filter_map(|alternative| {
+            let cel = alternative
+                .iter()
+                .map(|c| condition(c, subject))
+                .collect::<Option<Vec<String>>>()?;
+            Some((alternative, cel))
+        })
+        .collect();
+    if alternatives.is_empty() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
-    if rule.breach.iter().any(|c| reads_params(c.key, subject)) {
-        // Refused while the rule's other conditions hold and the copy is
-        // stale: then the verdict would rest on a strategy that may be gone.
-        let mut stale: Vec<String> = rule
-            .breach
-            .iter()
-            .zip(&breach)
-            .filter(|(c, _)| !reads_params(c.key, subject))
-            .map(|(_, cel)| cel.clone())
-            .collect();
-        stale.push(format!("!({PARAMS_CURRENT})"));
+    // Refused while an alternative's other conditions hold and the copy is
+    // stale: then the verdict would rest on a strategy that may be gone.
+    let stale: Vec<String> = alternatives
+        .iter()
+        .filter(|(alternative, _)| alternative.iter().any(|c| reads_params(c, subject)))
+        .map(|(alternative, cel)| {
+            let mut parts: Vec<String> = alternative
+                .iter()
+                .zip(cel)
+                .filter(|(c, _)| !reads_params(c, subject))
+                .map(|(_, cel)| cel.clone())
+                .collect();
+            parts.push(format!("!({PARAMS_CURRENT})"));
+            parts.join(" && ")
+        })
+        .collect();
+    if !stale.is_empty() {
         out.push(Validation {
-            expression: format!("!({})", stale.join(" && ")),
+            expression: format!("!({})", any_of(stale)),
             message: format!("{}: {NOT_CURRENT}", rule.id),
         });
     }
+    let breach = alternatives
+        .into_iter()
+        .map(|(_, cel)| cel.join(" && "))
+        .collect();
     out.push(Validation {
-        expression: format!("!({})", breach.join(" && ")),
+        expression: format!("!({})", any_of(breach)),
         message: format!("{}: {}; {}", rule.id, rule.summary, rule.help),
     });
     out
 }
 
-/// Every validation for `subject`, in the rule table's order.
-pub fn validations(subject: Subject) -> Vec<Validation> {
+/// Every validation for `subject` of the Deployment playing `role` in
+/// `topology`, in the rule table's order.
+pub fn validations(role: Role, subject: Subject, topology: Topology) -> Vec<Validation> {
     RULES
         .iter()
-        .flat_map(|rule| rule_validations(rule, subject))
+        .filter(|rule| rule.roles.contains(&role))
+        .flat_map(|rule| rule_validations(rule, subject, topology))
         .collect()
+}
+
+/// An alternative as it reads in `topology`: its conditions on the
+/// topology, which the chart knows when it renders the guard, decided
+/// there (None: the alternative cannot hold in that topology).
+fn on_topology(alternative: &[Condition], topology: Topology) -> Option<Vec<Condition>> {
+    let written = Value::from(topology.as_str());
+    let mut rest = Vec::new();
+    for condition in alternative {
+        match *condition {
+            Condition::Value(RuleKey::Topology, test) => {
+                if !test.holds(&written) {
+                    return None;
+                }
+            }
+            other => rest.push(other),
+        }
+    }
+    Some(rest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The rule keys that are fields of the Deployment; the others (the
-    /// feature gate, a value; maxSurge and maxUnavailable, which the API
-    /// server checks itself) have no CEL.
-    const DEPLOYMENT_FIELDS: [RuleKey; 3] = [
-        RuleKey::ReplicaCount,
-        RuleKey::StrategyType,
-        RuleKey::RollingUpdate,
-    ];
+    use crate::rules::TOPOLOGIES;
 
     fn ids(validations: &[Validation]) -> Vec<&str> {
         validations
@@ -163,37 +297,100 @@ mod tests {
             .collect()
     }
 
+    fn rule(id: &str) -> &'static Rule {
+        RULES.iter().find(|r| r.id == id).unwrap()
+    }
+
+    /// Whether the cluster can see `condition` (read independently of
+    /// [`reads`]: the values keys that render a Deployment field the API
+    /// server does not already police, and every object condition).
+    fn visible(condition: &Condition, subject: Subject) -> bool {
+        match *condition {
+            Condition::Value(key, _) => match subject {
+                Subject::Deployment => matches!(
+                    key,
+                    RuleKey::ReplicaCount
+                        | RuleKey::StrategyType
+                        | RuleKey::RollingUpdate
+                        | RuleKey::WebhooksReplicaCount
+                        | RuleKey::WebhooksMaxSurge
+                        | RuleKey::ControllerReplicaCount
+                ),
+                // The scale guard reads the strategy from params.
+                Subject::Scale => matches!(
+                    key,
+                    RuleKey::ReplicaCount
+                        | RuleKey::StrategyType
+                        | RuleKey::WebhooksReplicaCount
+                        | RuleKey::ControllerReplicaCount
+                ),
+            },
+            Condition::Object(..) => subject == Subject::Deployment,
+        }
+    }
+
+    fn replicas(condition: &Condition) -> bool {
+        matches!(
+            condition,
+            Condition::Value(
+                RuleKey::ReplicaCount
+                    | RuleKey::WebhooksReplicaCount
+                    | RuleKey::ControllerReplicaCount,
+                _
+            )
+        )
+    }
+
+    /// Each policy carries exactly the rules of its role that have an
+    /// alternative, in its topology, whose every condition it can see (on
+    /// `scale`, one that reads the replica count), in table order; on
+    /// `scale`, one that also reads the cached Deployment is first checked
+    /// for a current copy.
     #[test]
     fn the_expressible_rules_become_validations() {
-        let on_fields = |rule: &&Rule| {
-            rule.breach
-                .iter()
-                .all(|c| DEPLOYMENT_FIELDS.contains(&c.key))
-        };
-        // The Deployment guard: every rule over its fields, in table order.
-        let expected: Vec<&str> = RULES.iter().filter(on_fields).map(|r| r.id).collect();
-        assert!(expected.contains(&"ha-requires-recreate"), "{expected:?}");
-        assert_eq!(ids(&validations(Subject::Deployment)), expected);
-        // The scale guard: those that read the replica count; one that also
-        // reads the cached Deployment is first checked for a current copy.
-        let mut expected = Vec::new();
-        for rule in RULES.iter().filter(on_fields) {
-            let keys: Vec<RuleKey> = rule.breach.iter().map(|c| c.key).collect();
-            if keys.contains(&RuleKey::ReplicaCount) {
-                if keys.iter().any(|key| *key != RuleKey::ReplicaCount) {
-                    expected.push(rule.id);
+        let mut seen = 0;
+        for role in Role::ALL {
+            for topology in TOPOLOGIES {
+                for subject in [Subject::Deployment, Subject::Scale] {
+                    let mut expected = Vec::new();
+                    for rule in RULES.iter().filter(|r| r.roles.contains(&role)) {
+                        let checked: Vec<Vec<Condition>> = rule
+                            .breach
+                            .iter()
+                            .filter_map(|a| on_topology(a, topology))
+                            .filter(|a| a.iter().all(|c| visible(c, subject)))
+                            .filter(|a| subject == Subject::Deployment || a.iter().any(replicas))
+                            .collect();
+                        if checked.is_empty() {
+                            continue;
+                        }
+                        if subject == Subject::Scale
+                            && checked.iter().any(|a| a.iter().any(|c| !replicas(c)))
+                        {
+                            expected.push(rule.id);
+                        }
+                        expected.push(rule.id);
+                    }
+                    seen += expected.len();
+                    assert_eq!(
+                        ids(&validations(role, subject, topology)),
+                        expected,
+                        "{role:?} {subject:?} {topology:?}"
+                    );
                 }
-                expected.push(rule.id);
             }
         }
-        let scale = validations(Subject::Scale);
-        assert_eq!(ids(&scale), expected);
+        assert!(seen >= 8, "only {seen} validations");
+        // The webhooks Deployment exists only in topology split.
+        for subject in [Subject::Deployment, Subject::Scale] {
+            assert!(validations(Role::Webhooks, subject, Topology::Single).is_empty());
+        }
 
-        let ha = RULES
-            .iter()
-            .find(|r| r.id == "ha-requires-recreate")
-            .unwrap();
-        let ha = rule_validations(ha, Subject::Scale);
+        let ha = rule_validations(
+            rule("ha-requires-recreate"),
+            Subject::Scale,
+            Topology::Single,
+        );
         assert_eq!(
             ha[0].expression,
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && !(params.metadata.resourceVersion == oldObject.metadata.resourceVersion))"
@@ -204,12 +401,46 @@ mod tests {
             "!((has(object.spec.replicas) ? object.spec.replicas : 0) >= 2 && (has(params.spec.strategy) && has(params.spec.strategy.type) ? params.spec.strategy.type : 'RollingUpdate') == 'RollingUpdate')"
         );
         // a rule that does not read params needs no fresh copy
-        let positive = RULES
-            .iter()
-            .find(|r| r.id == "replica-count-positive")
-            .unwrap();
-        let positive = rule_validations(positive, Subject::Scale);
+        let positive = rule_validations(
+            rule("replica-count-positive"),
+            Subject::Scale,
+            Topology::Single,
+        );
         assert_eq!(positive.len(), 1);
         assert!(!positive[0].expression.contains("params"));
+        // In topology split the single topology's rules are not checked:
+        // the controller at 0 replicas is paused.
+        assert!(
+            rule_validations(
+                rule("replica-count-positive"),
+                Subject::Deployment,
+                Topology::Split
+            )
+            .is_empty()
+        );
+        // Several alternatives are one validation, any of them refused.
+        let webhooks = rule_validations(
+            rule("split-webhooks-never-unavailable"),
+            Subject::Deployment,
+            Topology::Split,
+        );
+        assert_eq!(webhooks.len(), 1);
+        assert_eq!(webhooks[0].expression.matches(") || (").count(), 3);
+    }
+
+    /// A flag test's pattern is a whole-argument match on one or two
+    /// dashes, with Go's true values.
+    #[test]
+    fn flag_tests_print_whole_argument_patterns() {
+        let on = condition(
+            &Condition::Object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
+            Subject::Deployment,
+        )
+        .unwrap();
+        assert!(
+            on.contains("a.matches('^--?enable-leader-election(=(1|t|T|TRUE|true|True))?$')"),
+            "{on}"
+        );
+        assert!(on.contains("c.name == 'manager'"), "{on}");
     }
 }

@@ -64,11 +64,52 @@ impl Test {
             Test::AtLeast(n) => value.as_i64().is_some_and(|v| v >= n),
             Test::AtMost(n) => value.as_i64().is_some_and(|v| v <= n),
             Test::Is(text) => value.as_str() == Some(text),
+            Test::IsNot(text) => value.as_str() != Some(text),
             Test::Set => !value.is_null(),
+            Test::True => value == &Value::Bool(true),
             Test::NotTrue => value != &Value::Bool(true),
             Test::Zero => value.as_i64() == Some(0) || value.as_str() == Some("0%"),
+            Test::NotZero => !Test::Zero.holds(value),
+            Test::FlagOn(flag) => args(value).any(|arg| flag_on(flag, arg)),
+            Test::FlagNot(flag, setting) => {
+                let wanted = format!("--{flag}={setting}");
+                !args(value).any(|arg| arg == wanted)
+                    || args(value).any(|arg| sets_flag(flag, arg) && arg != wanted)
+            }
         }
     }
+}
+
+/// The strings of a list of arguments.
+fn args(value: &Value) -> impl Iterator<Item = &str> {
+    value
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
+/// Whether `arg` sets `flag` (Go's flag package: one or two dashes, with
+/// or without `=VALUE`).
+pub(super) fn sets_flag(flag: &str, arg: &str) -> bool {
+    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
+    name.is_some_and(|name| name == flag || name.starts_with(&format!("{flag}=")))
+}
+
+/// The values Go's `strconv.ParseBool` reads as true, which a boolean flag
+/// takes after `=`.
+pub(super) const GO_TRUE: [&str; 6] = ["1", "t", "T", "TRUE", "true", "True"];
+
+/// Whether `arg` turns the boolean `flag` on.
+fn flag_on(flag: &str, arg: &str) -> bool {
+    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
+    name.is_some_and(|name| {
+        name == flag
+            || name
+                .strip_prefix(flag)
+                .and_then(|rest| rest.strip_prefix('='))
+                .is_some_and(|value| GO_TRUE.contains(&value))
+    })
 }
 
 /// A broken rule, with a message that names the values involved.
@@ -87,9 +128,11 @@ pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
     RULES
         .iter()
         .filter(|rule| {
-            rule.breach
-                .iter()
-                .all(|condition| condition.test.holds(inputs.get(condition.key)))
+            rule.values_breach().iter().any(|alternative| {
+                alternative
+                    .iter()
+                    .all(|(key, test)| test.holds(inputs.get(*key)))
+            })
         })
         .map(|rule| Violation {
             rule: *rule,
@@ -120,4 +163,44 @@ pub fn touches_rule_key(key: &str) -> bool {
             || rule_key.starts_with(&format!("{key}."))
             || key.starts_with(&format!("{rule_key}."))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The flag tests read arguments as Go's flag package does.
+    #[test]
+    fn flag_tests_read_arguments_as_go_does() {
+        let on = Test::FlagOn("enable-leader-election");
+        for args in [
+            json!(["--enable-leader-election"]),
+            json!(["-enable-leader-election"]),
+            json!(["--v=2", "--enable-leader-election=true"]),
+            json!(["--enable-leader-election=T"]),
+        ] {
+            assert!(on.holds(&args), "{args}");
+        }
+        for args in [
+            json!([]),
+            json!(["--enable-leader-election=false"]),
+            json!(["--enable-leader-election-x"]),
+            json!(["enable-leader-election"]),
+            json!(null),
+        ] {
+            assert!(!on.holds(&args), "{args}");
+        }
+        let not_none = Test::FlagNot("crd-management", "none");
+        assert!(!not_none.holds(&json!(["--v=2", "--crd-management=none"])));
+        for args in [
+            json!([]),
+            json!(["--crd-management=auto"]),
+            json!(["--crd-management=none", "--crd-management=auto"]),
+            json!(["--crd-management=none", "-crd-management", "auto"]),
+            json!(["--crd-management", "none"]),
+        ] {
+            assert!(not_none.holds(&args), "{args}");
+        }
+    }
 }

@@ -111,8 +111,13 @@ fn condition(key: RuleKey, test: Test) -> Expr {
             assert_eq!(key.kind(), KeyType::Any, "Set tests keys of type Any");
             v
         }
+        Test::IsNot(expected) => call(Func::Ne, vec![text(v), Expr::str(expected)]),
+        Test::True => text(v).eq(Expr::str("true")),
         Test::NotTrue => call(Func::Ne, vec![text(v), Expr::str("true")]),
         Test::Zero => call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
+        Test::NotZero => !call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
+        // Tests on arguments are tests on fields, never on values.
+        Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
     }
 }
 
@@ -160,16 +165,29 @@ fn rules_guard() -> Vec<Stmt> {
     }
     body.push(Stmt::let_("broken", empty_list()));
     for rule in RULES {
-        let mut conditions: Vec<Expr> = rule
-            .breach
-            .iter()
-            .map(|c| condition(c.key, c.test))
-            .collect();
-        let test = if conditions.len() == 1 {
-            conditions.remove(0)
-        } else {
-            Expr::all(conditions)
+        let one_of = |mut exprs: Vec<Expr>, join: fn(Vec<Expr>) -> Expr| {
+            if exprs.len() == 1 {
+                exprs.remove(0)
+            } else {
+                join(exprs)
+            }
         };
+        let alternatives: Vec<Expr> = rule
+            .values_breach()
+            .into_iter()
+            .map(|alternative| {
+                let conditions = alternative
+                    .into_iter()
+                    .map(|(key, test)| condition(key, test))
+                    .collect();
+                one_of(conditions, Expr::all)
+            })
+            .collect();
+        // A rule values cannot break has nothing to check here.
+        if alternatives.is_empty() {
+            continue;
+        }
+        let test = one_of(alternatives, Expr::any);
         body.push(Stmt::when(
             test,
             vec![report(Expr::str(schema_message(rule)))],
@@ -709,6 +727,83 @@ mod tests {
         // Both verdicts occur, often.
         assert!(
             refused > cases / 4 && refused < cases,
+            "{refused} of {cases} refused"
+        );
+    }
+
+    #[test]
+    fn the_guard_breaks_the_split_rules_asogen_breaks() {
+        let catalog = catalog();
+        let guard = guard(CHART, &catalog);
+        let served = crds::served_groups(&catalog);
+        // Each key: left out (None), null, or a value.
+        let topologies = [
+            None,
+            Some(json!(null)),
+            Some(json!("single")),
+            Some(json!("split")),
+        ];
+        let webhooks = [None, Some(json!(0)), Some(json!(3))];
+        let surges = [
+            None,
+            Some(json!(0)),
+            Some(json!("0%")),
+            Some(json!("50%")),
+            Some(json!(1)),
+        ];
+        let controllers = [None, Some(json!(0)), Some(json!(1))];
+        let paused = [None, Some(json!(true)), Some(json!(false))];
+        let tenants = [None, Some(json!(true))];
+        let modes = [None, Some(json!("webhooks"))];
+        let set = |map: &mut Value, path: &[&str], value: &Option<Value>| {
+            let Some(value) = value else { return };
+            let (leaf, parents) = path.split_last().unwrap();
+            let mut node = map;
+            for part in parents {
+                node = node
+                    .as_object_mut()
+                    .unwrap()
+                    .entry(*part)
+                    .or_insert_with(|| json!({}));
+            }
+            node[*leaf] = value.clone();
+        };
+        let (mut cases, mut refused) = (0, 0);
+        for topology in &topologies {
+            for webhook in &webhooks {
+                for surge in &surges {
+                    for controller in &controllers {
+                        for pause in &paused {
+                            for tenant in &tenants {
+                                for mode in &modes {
+                                    let mut case = json!({});
+                                    set(&mut case, &["topology"], topology);
+                                    set(&mut case, &["split", "webhooks", "replicaCount"], webhook);
+                                    set(&mut case, &["split", "webhooks", "maxSurge"], surge);
+                                    set(
+                                        &mut case,
+                                        &["split", "controller", "replicaCount"],
+                                        controller,
+                                    );
+                                    set(&mut case, &["split", "controller", "paused"], pause);
+                                    set(&mut case, &["multitenant", "enable"], tenant);
+                                    set(&mut case, &["azureOperatorMode"], mode);
+                                    assert_agree(&guard, &case, &served);
+                                    cases += 1;
+                                    refused += usize::from(
+                                        !asogen_refusals(&as_helm_reads(&case, false), &served)
+                                            .is_empty(),
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Both verdicts occur, often (most cases are of topology single).
+        assert!(
+            refused > cases / 8 && refused < cases,
             "{refused} of {cases} refused"
         );
     }

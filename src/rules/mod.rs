@@ -19,6 +19,7 @@ pub use schema::{schema_message, schema_rules};
 use serde_json::Value;
 
 use crate::keys::{self, Key};
+use crate::values::Topology;
 
 /// A key the rules read. Null and absence both mean the chart default
 /// ([`crate::values::default_of`]), at every enforcement point.
@@ -36,6 +37,21 @@ pub enum RuleKey {
     MaxUnavailable,
     /// `featureGates.singleReplicaRollingUpdate` (boolean).
     Gate,
+    /// `topology` (string). In the cluster the chart knows it when it
+    /// renders, so each topology gets the guard of its own rules.
+    Topology,
+    /// `split.webhooks.replicaCount` (integer).
+    WebhooksReplicaCount,
+    /// `split.webhooks.maxSurge` (integer or percent).
+    WebhooksMaxSurge,
+    /// `split.controller.replicaCount` (integer).
+    ControllerReplicaCount,
+    /// `split.controller.paused` (boolean).
+    ControllerPaused,
+    /// `multitenant.enable` (boolean).
+    Multitenant,
+    /// `azureOperatorMode` (string).
+    OperatorMode,
 }
 
 /// What type of value a rule key holds.
@@ -55,13 +71,20 @@ pub enum KeyType {
 
 impl RuleKey {
     /// Every rule key.
-    pub const ALL: [RuleKey; 6] = [
+    pub const ALL: [RuleKey; 13] = [
         RuleKey::ReplicaCount,
         RuleKey::StrategyType,
         RuleKey::RollingUpdate,
         RuleKey::MaxSurge,
         RuleKey::MaxUnavailable,
         RuleKey::Gate,
+        RuleKey::Topology,
+        RuleKey::WebhooksReplicaCount,
+        RuleKey::WebhooksMaxSurge,
+        RuleKey::ControllerReplicaCount,
+        RuleKey::ControllerPaused,
+        RuleKey::Multitenant,
+        RuleKey::OperatorMode,
     ];
 
     /// The values key.
@@ -73,6 +96,13 @@ impl RuleKey {
             RuleKey::MaxSurge => keys::MAX_SURGE,
             RuleKey::MaxUnavailable => keys::MAX_UNAVAILABLE,
             RuleKey::Gate => keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            RuleKey::Topology => keys::TOPOLOGY,
+            RuleKey::WebhooksReplicaCount => keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
+            RuleKey::WebhooksMaxSurge => keys::SPLIT_WEBHOOKS_MAX_SURGE,
+            RuleKey::ControllerReplicaCount => keys::SPLIT_CONTROLLER_REPLICA_COUNT,
+            RuleKey::ControllerPaused => keys::SPLIT_CONTROLLER_PAUSED,
+            RuleKey::Multitenant => keys::MULTITENANT_ENABLE,
+            RuleKey::OperatorMode => keys::AZURE_OPERATOR_MODE,
         }
     }
 
@@ -90,16 +120,21 @@ impl RuleKey {
     /// The type of its values.
     pub fn kind(self) -> KeyType {
         match self {
-            RuleKey::ReplicaCount => KeyType::Int,
-            RuleKey::StrategyType => KeyType::Text,
+            RuleKey::ReplicaCount
+            | RuleKey::WebhooksReplicaCount
+            | RuleKey::ControllerReplicaCount => KeyType::Int,
+            RuleKey::StrategyType | RuleKey::Topology | RuleKey::OperatorMode => KeyType::Text,
             RuleKey::RollingUpdate => KeyType::Any,
-            RuleKey::MaxSurge | RuleKey::MaxUnavailable => KeyType::IntOrPercent,
-            RuleKey::Gate => KeyType::Bool,
+            RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::WebhooksMaxSurge => {
+                KeyType::IntOrPercent
+            }
+            RuleKey::Gate | RuleKey::ControllerPaused | RuleKey::Multitenant => KeyType::Bool,
         }
     }
 }
 
-/// A test on one key's value (after defaults).
+/// A test on one key's value (after defaults), or on a field of the
+/// Deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Test {
     /// An integer >= N.
@@ -108,25 +143,83 @@ pub enum Test {
     AtMost(i64),
     /// Equal to the string.
     Is(&'static str),
+    /// Anything but the string.
+    IsNot(&'static str),
     /// Set to anything but null.
     Set,
+    /// `true`.
+    True,
     /// Anything but `true`.
     NotTrue,
     /// 0 or "0%".
     Zero,
+    /// Neither 0 nor "0%".
+    NotZero,
+    /// A list of command-line arguments that turns the boolean flag (its
+    /// name without dashes) on.
+    FlagOn(&'static str),
+    /// A list of command-line arguments without `--FLAG=VALUE` (given as
+    /// `(FLAG, VALUE)`), or that also sets the flag some other way.
+    FlagNot(&'static str, &'static str),
 }
 
-/// One condition of a breach: a test on a key.
+/// A field of the Deployment that a rule reads in the cluster and no
+/// values key sets: the objects render it, fixed for the rule's role, and
+/// only an edit in the cluster can change it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Condition {
-    /// The key tested.
-    pub key: RuleKey,
-    /// What the key's value (after defaults) must pass for the condition to hold.
-    pub test: Test,
+pub enum Field {
+    /// `spec.strategy.type` (the API server's default: RollingUpdate).
+    StrategyType,
+    /// `spec.strategy.rollingUpdate.maxUnavailable` (integer or percent;
+    /// the API server's default: 25%).
+    MaxUnavailable,
+    /// The `args` of the operator's container.
+    ManagerArgs,
+}
+
+/// One condition of a breach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// A test on a values key's value (after defaults); in the cluster, on
+    /// the field of the Deployment that the key renders, where there is one.
+    Value(RuleKey, Test),
+    /// A test on a field of the Deployment that no values key sets: only
+    /// the in-cluster guard can see it broken.
+    Object(Field, Test),
 }
 
 const fn when(key: RuleKey, test: Test) -> Condition {
-    Condition { key, test }
+    Condition::Value(key, test)
+}
+
+/// A condition on a field of the Deployment (see [`Field`]).
+const fn object(field: Field, test: Test) -> Condition {
+    Condition::Object(field, test)
+}
+
+/// The Deployment a rule is about, by what its pods do: the in-cluster
+/// guard of a role checks that role's Deployment (`objects::admission`
+/// says which Deployment plays which role).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The Deployment that runs the control loop: the only one in the
+    /// single topology, where its pods serve the webhooks too.
+    Controller,
+    /// The split topology's Deployment that only serves the webhooks.
+    Webhooks,
+}
+
+impl Role {
+    /// Every role, in the order their guards are rendered.
+    pub const ALL: [Role; 2] = [Role::Controller, Role::Webhooks];
+
+    /// The role's name in docs and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Controller => "controller",
+            Role::Webhooks => "webhooks",
+        }
+    }
 }
 
 /// A rule of the table.
@@ -134,6 +227,8 @@ const fn when(key: RuleKey, test: Test) -> Condition {
 pub struct Rule {
     /// Stable id, shown at every enforcement point.
     pub id: &'static str,
+    /// The Deployments the rule is about.
+    pub roles: &'static [Role],
     /// The rule in one sentence (README, schema descriptions).
     pub summary: &'static str,
     /// Why the rule exists (README).
@@ -143,10 +238,32 @@ pub struct Rule {
     /// The keys the rule is reported on, in order of preference: the
     /// first one a values file sets is where the error points.
     pub keys: &'static [Key],
-    /// The rule is broken when every condition holds.
-    pub breach: &'static [Condition],
+    /// The rule is broken when every condition of one of these
+    /// alternatives holds (most rules have one).
+    pub breach: &'static [&'static [Condition]],
     /// The message, naming the values involved.
     pub message: fn(&RuleInputs) -> String,
+}
+
+impl Rule {
+    /// The alternatives of the breach that values can reach (every
+    /// condition on a values key), as (key, test) pairs: what asogen, the
+    /// schema and the chart guard check. The others hold only when the
+    /// Deployment was changed in the cluster.
+    pub fn values_breach(&self) -> Vec<Vec<(RuleKey, Test)>> {
+        self.breach
+            .iter()
+            .filter_map(|alternative| {
+                alternative
+                    .iter()
+                    .map(|condition| match *condition {
+                        Condition::Value(key, test) => Some((key, test)),
+                        Condition::Object(..) => None,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 /// Rules are the same when their ids are.
@@ -158,18 +275,31 @@ impl PartialEq for Rule {
 
 impl Eq for Rule {}
 
+const CONTROLLER: &[Role] = &[Role::Controller];
+const WEBHOOKS: &[Role] = &[Role::Webhooks];
+const BOTH: &[Role] = &[Role::Controller, Role::Webhooks];
+
+/// The single topology's rules read its keys, which topology split leaves
+/// unused (there the split.* keys count, and the controller at 0 replicas
+/// is paused, not broken).
+const SINGLE: Condition = when(RuleKey::Topology, Test::Is("single"));
+/// Topology split's rules.
+const SPLIT: Condition = when(RuleKey::Topology, Test::Is("split"));
+
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
     Rule {
         id: "ha-requires-recreate",
+        roles: CONTROLLER,
         summary: "replicaCount > 1 requires strategy.type: Recreate",
         reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
         keys: &[keys::STRATEGY_TYPE, keys::REPLICA_COUNT],
-        breach: &[
+        breach: &[&[
+            SINGLE,
             when(RuleKey::ReplicaCount, Test::AtLeast(2)),
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
-        ],
+        ]],
         message: |v| {
             format!(
                 "replicaCount is {}, so strategy.type must be Recreate (got RollingUpdate)",
@@ -179,20 +309,23 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "recreate-forbids-rolling-update",
+        roles: CONTROLLER,
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
         keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
-        breach: &[
+        breach: &[&[
+            SINGLE,
             when(RuleKey::StrategyType, Test::Is("Recreate")),
             when(RuleKey::RollingUpdate, Test::Set),
-        ],
+        ]],
         message: |_| {
             "strategy.type is Recreate, so strategy.rollingUpdate must be absent (the API server refuses both together)".into()
         },
     },
     Rule {
         id: "rolling-update-needs-feature-gate",
+        roles: CONTROLLER,
         summary: "strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true",
         reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
@@ -201,21 +334,23 @@ pub const RULES: &[Rule] = &[
             keys::FEATURE_GATES,
             keys::STRATEGY_TYPE,
         ],
-        breach: &[
+        breach: &[&[
+            SINGLE,
             when(RuleKey::StrategyType, Test::Is("RollingUpdate")),
             when(RuleKey::Gate, Test::NotTrue),
-        ],
+        ]],
         message: |_| {
             "strategy.type is RollingUpdate, which needs featureGates.singleReplicaRollingUpdate: true (got false)".into()
         },
     },
     Rule {
         id: "replica-count-positive",
+        roles: CONTROLLER,
         summary: "replicaCount >= 1",
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
         keys: &[keys::REPLICA_COUNT],
-        breach: &[when(RuleKey::ReplicaCount, Test::AtMost(0))],
+        breach: &[&[SINGLE, when(RuleKey::ReplicaCount, Test::AtMost(0))]],
         message: |v| {
             format!(
                 "replicaCount is {}; it must be at least 1",
@@ -225,20 +360,132 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "rolling-update-makes-progress",
+        roles: CONTROLLER,
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
         keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
-        breach: &[
+        breach: &[&[
+            SINGLE,
             when(RuleKey::RollingUpdate, Test::Set),
             when(RuleKey::MaxSurge, Test::Zero),
             when(RuleKey::MaxUnavailable, Test::Zero),
-        ],
+        ]],
         message: |v| {
             format!(
                 "strategy.rollingUpdate.maxSurge is {} and maxUnavailable is {}: a rolling update needs one of them above 0",
                 v.text(RuleKey::MaxSurge),
                 v.text(RuleKey::MaxUnavailable)
+            )
+        },
+    },
+    Rule {
+        id: "split-webhooks-never-unavailable",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0",
+        reason: "the webhook Service sends every admission and conversion request to the webhook pods; with no replica, or a rolling update that must take an old pod away before its replacement is ready (no surge, or maxUnavailable above 0, or Recreate), it has no ready endpoint and the API server refuses every request for an ASO resource",
+        help: "set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered",
+        keys: &[
+            keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
+            keys::SPLIT_WEBHOOKS_MAX_SURGE,
+            keys::TOPOLOGY,
+        ],
+        breach: &[
+            &[SPLIT, when(RuleKey::WebhooksReplicaCount, Test::AtMost(0))],
+            &[SPLIT, when(RuleKey::WebhooksMaxSurge, Test::Zero)],
+            &[
+                SPLIT,
+                object(Field::StrategyType, Test::IsNot("RollingUpdate")),
+            ],
+            &[SPLIT, object(Field::MaxUnavailable, Test::NotZero)],
+        ],
+        message: |v| {
+            format!(
+                "topology is split, split.webhooks.replicaCount is {} and split.webhooks.maxSurge is {}: both must be at least 1, or an update leaves the webhooks with no ready pod",
+                v.text(RuleKey::WebhooksReplicaCount),
+                v.text(RuleKey::WebhooksMaxSurge)
+            )
+        },
+    },
+    Rule {
+        id: "split-webhooks-never-apply-crds",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment's manager container runs with --crd-management=none",
+        reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
+        help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args",
+        keys: &[],
+        breach: &[&[
+            SPLIT,
+            object(Field::ManagerArgs, Test::FlagNot("crd-management", "none")),
+        ]],
+        message: |_| "the webhooks Deployment must run with --crd-management=none".into(),
+    },
+    Rule {
+        id: "split-webhooks-no-leader-election",
+        roles: WEBHOOKS,
+        summary: "with topology: split, the webhooks Deployment's manager container runs without --enable-leader-election",
+        reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace and can hold it while the controller waits, so no control loop runs",
+        help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered",
+        keys: &[],
+        breach: &[&[
+            SPLIT,
+            object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
+        ]],
+        message: |_| "the webhooks Deployment must run without --enable-leader-election".into(),
+    },
+    Rule {
+        id: "split-controller-never-rolls",
+        roles: CONTROLLER,
+        summary: "with topology: split, the controller Deployment's strategy is Recreate",
+        reason: "a rolling update would start a controller of the new version while the old one still runs: two versions reconciling, and the new one applying CRDs under the old one's feet",
+        help: "keep the controller Deployment's strategy as rendered (type Recreate, no rollingUpdate)",
+        keys: &[],
+        breach: &[&[SPLIT, object(Field::StrategyType, Test::IsNot("Recreate"))]],
+        message: |_| "the controller Deployment must use strategy Recreate".into(),
+    },
+    Rule {
+        id: "split-controller-replicas-positive",
+        roles: CONTROLLER,
+        summary: "with topology: split, split.controller.replicaCount >= 1 unless split.controller.paused is true",
+        reason: "with no controller pod no control loop runs and no CRD is applied; scaling it to 0 is the upgrade's pause, which split.controller.paused says on purpose",
+        help: "set split.controller.replicaCount: 2 (the default) or 1, or split.controller.paused: true to pause the controller",
+        keys: &[keys::SPLIT_CONTROLLER_REPLICA_COUNT, keys::TOPOLOGY],
+        breach: &[&[
+            SPLIT,
+            when(RuleKey::ControllerReplicaCount, Test::AtMost(0)),
+            when(RuleKey::ControllerPaused, Test::NotTrue),
+        ]],
+        message: |v| {
+            format!(
+                "split.controller.replicaCount is {} and split.controller.paused is false; it must be at least 1",
+                v.text(RuleKey::ControllerReplicaCount)
+            )
+        },
+    },
+    Rule {
+        id: "split-no-multitenant",
+        roles: BOTH,
+        summary: "topology: split does not combine with multitenant.enable: true",
+        reason: "multi-tenant mode has its own cluster-wide webhooks Deployment and per-tenant watchers; splitting it too is not supported",
+        help: "set topology: single, or multitenant.enable: false",
+        keys: &[keys::MULTITENANT_ENABLE, keys::TOPOLOGY],
+        breach: &[&[SPLIT, when(RuleKey::Multitenant, Test::True)]],
+        message: |_| {
+            "topology is split and multitenant.enable is true; the two do not combine".into()
+        },
+    },
+    Rule {
+        id: "split-no-operator-mode",
+        roles: BOTH,
+        summary: "with topology: split, azureOperatorMode is left empty",
+        reason: "with topology split each Deployment's operator mode is fixed by its role (webhooks, and watchers-and-webhooks for the controller); the one mode azureOperatorMode sets cannot be both",
+        help: "remove azureOperatorMode (or set it to \"\")",
+        keys: &[keys::AZURE_OPERATOR_MODE, keys::TOPOLOGY],
+        breach: &[&[SPLIT, when(RuleKey::OperatorMode, Test::IsNot(""))]],
+        message: |v| {
+            format!(
+                "topology is split and azureOperatorMode is {:?}; each role's mode is fixed",
+                v.text(RuleKey::OperatorMode)
             )
         },
     },
@@ -256,24 +503,85 @@ pub fn markdown_table() -> String {
     out
 }
 
-/// Where each rule is enforced, as Markdown, for docs/rules.md: every rule
-/// by asogen, the schema and the chart guard; in the cluster, by the
-/// admission policy of each [`cel::Subject`] that has a validation for it.
+/// Every topology, in the order the guard's choices are rendered.
+pub const TOPOLOGIES: [Topology; 2] = [Topology::Single, Topology::Split];
+
+// A new topology fails to compile here until TOPOLOGIES lists it.
+const _: () = match Topology::Single {
+    Topology::Single | Topology::Split => (),
+};
+
+impl Rule {
+    /// The topologies in which the rule can be broken (its conditions on
+    /// `topology` allow them).
+    pub fn topologies(&self) -> Vec<Topology> {
+        TOPOLOGIES
+            .into_iter()
+            .filter(|topology| {
+                let written = Value::from(topology.as_str());
+                self.breach.iter().any(|alternative| {
+                    alternative.iter().all(|condition| match *condition {
+                        Condition::Value(RuleKey::Topology, test) => test.holds(&written),
+                        _ => true,
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
+/// Topology split's rules as built, as Markdown, for
+/// docs/split-topology.md: what each checks, on which Deployment, and
+/// where.
+pub fn split_table() -> String {
+    let mut out = String::from(
+        "| id | role | rule | values (asogen, schema, chart guard) | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
+    let yes = |yes: bool| if yes { "yes" } else { "no" };
+    let guarded = |rule: &Rule, subject| {
+        yes(!cel::rule_validations(rule, subject, Topology::Split).is_empty())
+    };
+    for rule in RULES
+        .iter()
+        .filter(|rule| rule.topologies() == [Topology::Split])
+    {
+        let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {} |\n",
+            rule.id,
+            roles.join(", "),
+            rule.summary,
+            yes(!rule.values_breach().is_empty()),
+            guarded(rule, cel::Subject::Deployment),
+            guarded(rule, cel::Subject::Scale),
+        ));
+    }
+    out
+}
+
+/// Where each rule is enforced, as Markdown, for docs/rules.md: by asogen,
+/// the schema and the chart guard when values can break it; in the
+/// cluster, by the admission policy of each [`cel::Subject`] of its roles'
+/// Deployments that has a validation for it.
 pub fn enforcement_table() -> String {
     let mut out = String::from(
-        "| id | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- |\n",
+        "| id | role | topology | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- | --- |\n",
     );
+    let yes = |yes: bool| if yes { "yes" } else { "no" };
     let mark = |rule: &Rule, subject| {
-        if cel::rule_validations(rule, subject).is_empty() {
-            "no"
-        } else {
-            "yes"
-        }
+        yes(TOPOLOGIES
+            .into_iter()
+            .any(|topology| !cel::rule_validations(rule, subject, topology).is_empty()))
     };
     for rule in RULES {
+        let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
+        let topologies: Vec<&str> = rule.topologies().iter().map(|t| t.as_str()).collect();
         out.push_str(&format!(
-            "| `{}` | yes | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} |\n",
             rule.id,
+            roles.join(", "),
+            topologies.join(", "),
+            yes(!rule.values_breach().is_empty()),
             mark(rule, cel::Subject::Deployment),
             mark(rule, cel::Subject::Scale),
         ));
@@ -303,5 +611,60 @@ mod tests {
             }
         }
         assert!(named >= RULES.len(), "only {named} keys named");
+    }
+
+    /// Each test fits what it tests: flag tests only on the arguments and
+    /// with names the CEL needs not quote, arguments only with flag tests,
+    /// `Set` only on keys of any type; and a rule that values can break
+    /// has keys to report it on.
+    #[test]
+    fn every_condition_fits_its_key() {
+        let plain_flag = |flag: &str| {
+            !flag.is_empty() && flag.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        };
+        for rule in RULES {
+            for condition in rule
+                .breach
+                .iter()
+                .flat_map(|alternative| alternative.iter())
+            {
+                match *condition {
+                    Condition::Value(key, test) => {
+                        assert!(
+                            !matches!(test, Test::FlagOn(_) | Test::FlagNot(..)),
+                            "rule {}: a flag test on a values key",
+                            rule.id
+                        );
+                        assert_eq!(
+                            test == Test::Set,
+                            key.kind() == KeyType::Any,
+                            "rule {}: Set goes with keys of any type",
+                            rule.id
+                        );
+                    }
+                    Condition::Object(field, test) => match test {
+                        Test::FlagOn(flag) | Test::FlagNot(flag, _) => {
+                            assert_eq!(field, Field::ManagerArgs, "rule {}", rule.id);
+                            assert!(plain_flag(flag), "rule {}: flag {flag:?}", rule.id);
+                        }
+                        _ => assert_ne!(field, Field::ManagerArgs, "rule {}", rule.id),
+                    },
+                }
+            }
+            if !rule.values_breach().is_empty() {
+                assert!(!rule.keys.is_empty(), "rule {} has no keys", rule.id);
+            }
+        }
+    }
+
+    /// Every rule is about at least one Deployment, each named once.
+    #[test]
+    fn every_rule_names_its_roles() {
+        for rule in RULES {
+            assert!(!rule.roles.is_empty(), "rule {} has no role", rule.id);
+            let mut roles = rule.roles.to_vec();
+            roles.dedup();
+            assert_eq!(roles.len(), rule.roles.len(), "rule {}", rule.id);
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Condition, KeyType, RULES, Rule, RuleKey, Test};
+use super::{KeyType, RULES, Rule, RuleKey, Test};
 use crate::keys::Key;
 
 /// The message an editor or Helm shows for a rule: the id first, then the
@@ -22,9 +22,14 @@ fn leaf(test: Test) -> Value {
         Test::AtLeast(n) => json!({"type": "integer", "minimum": n}),
         Test::AtMost(n) => json!({"type": "integer", "maximum": n}),
         Test::Is(text) => json!({"const": text}),
+        Test::IsNot(text) => json!({"not": {"const": text}}),
         Test::Set => json!({"not": {"type": "null"}}),
+        Test::True => json!({"const": true}),
         Test::NotTrue => json!({"not": {"const": true}}),
         Test::Zero => json!({"enum": [0, "0%"]}),
+        Test::NotZero => json!({"not": {"enum": [0, "0%"]}}),
+        // Tests on arguments are tests on fields, never on values.
+        Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
     }
 }
 
@@ -43,10 +48,10 @@ fn absent(path: &str) -> Value {
 
 /// A condition holds: on the written value, or on the chart default when
 /// the file leaves the key out (null counts as left out).
-fn holds(condition: &Condition) -> Value {
-    let written = at(condition.key.path(), leaf(condition.test));
-    if condition.test.holds(&condition.key.default()) {
-        json!({"anyOf": [absent(condition.key.path()), written]})
+fn holds((key, test): &(RuleKey, Test)) -> Value {
+    let written = at(key.path(), leaf(*test));
+    if test.holds(&key.default()) {
+        json!({"anyOf": [absent(key.path()), written]})
     } else {
         written
     }
@@ -75,7 +80,25 @@ fn fail_at(key: Key, message: &str, id: &str) -> Value {
 /// One rule: for each key it may be reported on, "breached, this key
 /// written, the keys before it not" makes this key fail with the message.
 fn rule_schemas(rule: &Rule) -> Vec<Value> {
-    let breach: Vec<Value> = rule.breach.iter().map(holds).collect();
+    // One alternative is spliced in as its conditions; several are anyOf.
+    let alternatives: Vec<Vec<Value>> = rule
+        .values_breach()
+        .iter()
+        .map(|alternative| alternative.iter().map(holds).collect())
+        .collect();
+    if alternatives.is_empty() {
+        return Vec::new();
+    }
+    let breach: Vec<Value> = match <[Vec<Value>; 1]>::try_from(alternatives) {
+        Ok([only]) => only,
+        Err(many) => {
+            let any: Vec<Value> = many
+                .into_iter()
+                .map(|conditions| json!({"allOf": conditions}))
+                .collect();
+            vec![json!({"anyOf": any})]
+        }
+    };
     let message = schema_message(rule);
     rule.keys
         .iter()
