@@ -46,6 +46,10 @@ pub enum Command {
     /// per apply path (kubectl, Helm 3, Helm 4, server-side apply), and print the fix.
     /// Exit 0 safe, 1 refused on some path, 2 bad input.
     UpgradeCheck(UpgradeCheckArgs),
+    /// Print the steps of an upgrade for your apply path (helm, flux, argo, kubectl) and
+    /// topology: what each step applies, what it waits for, and the commands to run.
+    /// `--manifest N` prints the objects step N applies.
+    UpgradePlan(UpgradePlanArgs),
     /// Classify every change between two artifact sets (generated/ folders, chart
     /// folders or install manifests) and write the release notes' "Upgrade notes".
     Diff(DiffArgs),
@@ -193,6 +197,53 @@ pub struct UpgradeCheckArgs {
     #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
           default_value_t = ReportFormat::Human)]
     pub format: ReportFormat,
+}
+
+/// `asogen upgrade-plan`.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct UpgradePlanArgs {
+    /// How you apply the install.
+    #[arg(long = "via", value_enum, value_name = "PATH")]
+    pub via: PlanVia,
+    /// Values files and `--set` expressions, as Helm takes them.
+    #[command(flatten)]
+    pub values: ValuesFlags,
+    /// The namespace of namespaced objects.
+    #[arg(short = 'n', long, default_value = DEFAULT_NAMESPACE)]
+    pub namespace: String,
+    /// Print the objects step N applies (a YAML stream), not the plan.
+    #[arg(long, value_name = "N")]
+    pub manifest: Option<usize>,
+    /// The topology of the live install, when it differs from the values':
+    /// the plan migrates (single to split, or back) at the same version.
+    #[arg(long, value_enum, value_name = "TOPOLOGY")]
+    pub from: Option<FromTopology>,
+    /// Output format of the plan: human or json.
+    #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
+          default_value_t = ReportFormat::Human, conflicts_with = "manifest")]
+    pub format: ReportFormat,
+}
+
+/// The live install's topology, as `upgrade-plan --from` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FromTopology {
+    /// One Deployment (upstream's shape).
+    Single,
+    /// A webhooks Deployment and a controller Deployment.
+    Split,
+}
+
+/// An apply path, as `upgrade-plan --via` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanVia {
+    /// One Helm release, `helm upgrade --wait`.
+    Helm,
+    /// Flux kustomize-controller: Kustomizations with dependsOn and wait.
+    Flux,
+    /// Argo CD: one sync ordered by sync waves.
+    Argo,
+    /// kubectl apply, then kubectl rollout status.
+    Kubectl,
 }
 
 /// `asogen diff`.

@@ -542,3 +542,206 @@ fn an_invalid_profile_stops_render_and_writes_nothing() {
         }
     }
 }
+
+/// The plan `upgrade-plan` prints as JSON for these arguments.
+fn plan_json(args: &[&str]) -> Value {
+    let mut all = vec!["upgrade-plan", "-o", "json"];
+    all.extend(args);
+    let out = asogen(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_str(&text(&out.stdout)).unwrap()
+}
+
+/// The objects `upgrade-plan --manifest N` prints.
+fn plan_manifest(args: &[&str], n: &str) -> Vec<Value> {
+    let mut all = vec!["upgrade-plan", "--manifest", n];
+    all.extend(args);
+    let out = asogen(&all);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    common::objects(&text(&out.stdout)).into_values().collect()
+}
+
+#[test]
+fn upgrade_plan_for_a_single_install_is_one_step_on_every_path() {
+    for via in ["helm", "flux", "argo", "kubectl"] {
+        let plan = plan_json(&["--via", via, "-n", "ops"]);
+        assert_eq!(plan["topology"], "single", "{via}");
+        let steps = plan["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 1, "{via}: {plan:#}");
+        assert_eq!(steps[0]["part"], "all");
+        assert_eq!(
+            steps[0]["wait"],
+            serde_json::json!(["azureserviceoperator-controller-manager"])
+        );
+        // step 1's objects are the install, as template renders it
+        let manifest = plan_manifest(&["--via", via, "-n", "ops"], "1");
+        let template = asogen(&["template", "-n", "ops"]);
+        let mut expected: Vec<Value> = common::objects(&text(&template.stdout))
+            .into_values()
+            .collect();
+        let mut got = manifest;
+        let key = |o: &Value| o.to_string();
+        expected.sort_by_key(key);
+        got.sort_by_key(key);
+        assert_eq!(got, expected, "{via}");
+    }
+    let out = asogen(&[
+        "upgrade-plan",
+        "--via",
+        "kubectl",
+        "-n",
+        "ops",
+        "-f",
+        "values/profiles/single-replica-rolling.yaml",
+    ]);
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("$ asogen upgrade-plan --via kubectl -n ops -f values/profiles/single-replica-rolling.yaml --manifest 1 | kubectl apply -f -\n")
+            && human.contains("$ kubectl rollout status deployment/azureserviceoperator-controller-manager -n ops --timeout=10m\n"),
+        "{human}"
+    );
+}
+
+#[test]
+fn upgrade_plan_refuses_what_it_cannot_plan() {
+    let out = asogen(&["upgrade-plan", "--via", "kubectl", "--manifest", "7"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "there is no step 7\nhelp: run `asogen upgrade-plan --via kubectl` without --manifest"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = asogen(&[
+        "upgrade-plan",
+        "--via",
+        "kubectl",
+        "--set",
+        "strategy.type=RollingUpdate",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("ha-requires-recreate"));
+    let out = asogen(&["upgrade-plan", "--via", "ansible"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("[possible values: helm, flux, argo, kubectl]"));
+    let out = asogen(&["upgrade-plan"]);
+    assert_eq!(out.status.code(), Some(2), "--via is required");
+}
+
+#[test]
+fn upgrade_plan_is_in_the_help_and_the_completions() {
+    let help = text(&asogen(&["--help"]).stdout);
+    assert!(help.contains("\n  upgrade-plan "), "{help}");
+    for shell in ["bash", "zsh", "fish"] {
+        let script = text(&asogen(&["completions", shell]).stdout);
+        assert!(script.contains("upgrade-plan"), "{shell}");
+        assert!(script.contains("kubectl"), "{shell}: the --via values");
+    }
+}
+
+/// The split's plan: the webhooks before the controller on every path, and
+/// each step's objects are the install's (nothing lost, nothing added but
+/// the step's values and Argo CD's waves).
+#[test]
+fn upgrade_plan_for_a_split_install_orders_the_webhooks_first() {
+    let split = ["-f", "values/profiles/split.yaml", "-n", "ops"];
+    let with = |via: &'static str| {
+        let mut args = vec!["--via", via];
+        args.extend(split);
+        args
+    };
+    let names = |objects: &[Value], kind: &str| -> Vec<String> {
+        objects
+            .iter()
+            .filter(|o| o["kind"] == kind)
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut template_args = vec!["template"];
+    template_args.extend(split);
+    let install: Vec<Value> = common::objects(&text(&asogen(&template_args).stdout))
+        .into_values()
+        .collect();
+    // kubectl and Flux: the webhooks part, then the controller part, then
+    // (only when kinds were added) the webhooks part again
+    for via in ["kubectl", "flux"] {
+        let plan = plan_json(&with(via));
+        assert_eq!(plan["topology"], "split");
+        let steps = plan["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 3, "{via}: {plan:#}");
+        assert_eq!(
+            steps[0]["wait"],
+            serde_json::json!(["azureserviceoperator-webhooks"])
+        );
+        assert_eq!(
+            steps[1]["wait"],
+            serde_json::json!(["azureserviceoperator-controller-manager"])
+        );
+        assert_eq!(steps[2]["when"], "kinds-added");
+        let first = plan_manifest(&with(via), "1");
+        let second = plan_manifest(&with(via), "2");
+        assert_eq!(
+            names(&first, "Deployment"),
+            ["azureserviceoperator-webhooks"]
+        );
+        assert_eq!(
+            names(&second, "Deployment"),
+            ["azureserviceoperator-controller-manager"]
+        );
+        assert_eq!(
+            first.len() + second.len(),
+            install.len(),
+            "{via}: every object once"
+        );
+        let refresh = plan_manifest(&with(via), "3");
+        let deployment = &refresh[refresh
+            .iter()
+            .position(|o| o["kind"] == "Deployment")
+            .unwrap()];
+        let token = &steps[2]["set"][0];
+        assert_eq!(token["key"], "split.webhooks.refreshToken");
+        assert_eq!(
+            deployment["spec"]["template"]["metadata"]["annotations"]["asogen/webhooks-refresh-token"],
+            token["value"],
+            "{via}: the refresh token is on the webhook pods"
+        );
+    }
+    // Helm: step 1 holds the controller at zero replicas, step 2 releases it
+    let paused = plan_manifest(&with("helm"), "1");
+    let resumed = plan_manifest(&with("helm"), "2");
+    let replicas = |objects: &[Value]| {
+        objects
+            .iter()
+            .find(|o| {
+                o["kind"] == "Deployment"
+                    && o["metadata"]["name"] == "azureserviceoperator-controller-manager"
+            })
+            .map(|o| o["spec"]["replicas"].clone())
+            .unwrap()
+    };
+    assert_eq!(replicas(&paused), 0);
+    assert_eq!(replicas(&resumed), 2);
+    assert_eq!(paused.len(), install.len());
+    // Argo CD: one sync, every object in a wave, the webhooks before the controller
+    let argo = plan_manifest(&with("argo"), "1");
+    assert_eq!(argo.len(), install.len());
+    let wave = |name: &str| -> i64 {
+        let o = argo
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == name)
+            .unwrap();
+        o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        argo.iter()
+            .all(|o| o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"].is_string())
+    );
+    assert!(
+        wave("azureserviceoperator-webhooks") < wave("azureserviceoperator-controller-manager")
+    );
+}

@@ -19,45 +19,134 @@ mod timeline;
 
 use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
 use scenario::{
-    SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, STEP_LIMIT, TOPOLOGIES, UPSTREAM, change,
-    upgrade,
+    Run, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, SPLIT_SHARED_SELECTOR,
+    SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, TOPOLOGIES, Topology, UPSTREAM, change, migrate,
+    upgrade, upgrade_reversed,
 };
 
-/// Upstream's Recreate takes every webhook pod down at once (the downtime
-/// the maintainers described), and never runs two controller versions.
-fn upstream_recreate(path: &ApplyPath) {
-    let run = upgrade(&UPSTREAM, path, STEP_LIMIT);
+/// The upgrade of `topology` through every path, the paths at once (each
+/// in its own namespace, with its own node agent): the invariants are
+/// about order, not speed, and the rollouts mostly wait.
+fn on_every_path(topology: &Topology) -> Vec<(&'static ApplyPath, Run)> {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = PATHS
+            .iter()
+            .map(|path| (path, s.spawn(move || upgrade(topology, path, STEP_LIMIT))))
+            .collect();
+        runs.into_iter()
+            .map(|(path, run)| {
+                let run = run
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (path, run)
+            })
+            .collect()
+    })
+}
+
+/// The split keeps I1, I2 and I3 on every path: the webhooks Deployment
+/// rolls out (never without a ready endpoint) before a controller pod of
+/// the new version applies the CRDs, and the controller's Recreate never
+/// runs two versions.
+fn split_keeps_the_invariants(topology: &Topology) {
+    for (path, run) in on_every_path(topology) {
+        let o = &run.observation;
+        let why = format!("via {}: {}", path.name, run.describe());
+        assert!(
+            matches!(run.outcome, Outcome::Done),
+            "every step completes {why}"
+        );
+        assert!(o.completed, "the upgrade completes {why}");
+        assert!(o.crd_epoch, "the new controller wrote its CRDs {why}");
+        assert_eq!(o.zero_endpoints_ms, 0, "I1 holds {why}");
+        assert_eq!(o.stale_pods, 0, "I2 holds {why}");
+        assert_eq!(o.controller_versions, 1, "I3 holds {why}");
+        assert_eq!(o.leader_versions, 1, "one leader version at a time {why}");
+    }
+}
+
+#[test]
+fn split_with_2_webhook_replicas_keeps_the_invariants_on_every_path() {
+    split_keeps_the_invariants(&SPLIT_2);
+}
+
+#[test]
+fn split_with_3_webhook_replicas_keeps_the_invariants_on_every_path() {
+    split_keeps_the_invariants(&SPLIT_3);
+}
+
+/// Negative: webhook pods that apply CRDs (`--crd-management` left out)
+/// write the new version's CRDs from the first surge pod, while old
+/// webhook pods are still endpoints: I2 is broken, and the harness sees it.
+#[test]
+fn split_whose_webhook_pods_apply_crds_breaks_version_safety() {
+    let run = upgrade(&SPLIT_WEBHOOKS_APPLY_CRDS, &KUBECTL, STEP_LIMIT);
     let o = &run.observation;
     let why = run.describe();
-    assert!(o.completed, "the upgrade completes: {why}");
     assert!(o.crd_epoch, "the new version wrote its CRDs: {why}");
     assert!(
-        o.zero_endpoints_ms > 0,
-        "I1 is broken: no webhook endpoint for a while: {why}"
+        o.stale_pods > 0,
+        "I2 is broken: old webhook pods after the CRD epoch: {why}"
     );
+    assert!(o.stale_ms > 0, "{why}");
+}
+
+/// Negative: the split's plan run backwards (the controller first): the
+/// new controller writes its CRDs while every webhook endpoint is of the
+/// old version, so I2 is broken; the order is what keeps it.
+#[test]
+fn split_with_the_controller_first_breaks_version_safety() {
+    let run = upgrade_reversed(&SPLIT_2, &KUBECTL, STEP_LIMIT);
+    let o = &run.observation;
+    let why = run.describe();
+    assert!(o.crd_epoch, "the new controller wrote its CRDs: {why}");
+    assert!(
+        o.stale_pods >= 2,
+        "I2 is broken by every old webhook pod: {why}"
+    );
+    assert!(o.stale_ms > 0, "{why}");
+}
+
+/// Negative: a webhook Service that selects the controller pods too. The
+/// harness sees the overlap (controller pods are webhook endpoints); with
+/// the plan's order it breaks none of I1 to I3, since the old controller
+/// pods are gone (Recreate) before a new one writes the CRDs: the order,
+/// not the selector, is what keeps I2 (docs/rollout-harness.md).
+#[test]
+fn split_with_a_shared_selector_routes_webhooks_to_the_controller() {
+    let run = upgrade(&SPLIT_SHARED_SELECTOR, &KUBECTL, STEP_LIMIT);
+    let o = &run.observation;
+    let why = run.describe();
+    let routed = run.timeline.routed_since(0);
+    assert!(
+        routed.contains("azureserviceoperator-controller-manager")
+            && routed.contains("azureserviceoperator-webhooks"),
+        "the Service routes to both roles: {routed:?} {why}"
+    );
+    assert!(o.completed && o.crd_epoch, "{why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
     assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
     assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
-    assert_eq!(o.leader_versions, 1, "one leader version at a time: {why}");
 }
 
+/// Upstream's Recreate takes every webhook pod down at once (the downtime
+/// the maintainers described), and never runs two controller versions:
+/// on every path, the paths at once.
 #[test]
-fn upstream_recreate_via_kubectl() {
-    upstream_recreate(&KUBECTL);
-}
-
-#[test]
-fn upstream_recreate_via_helm() {
-    upstream_recreate(&PATHS[1]);
-}
-
-#[test]
-fn upstream_recreate_via_flux() {
-    upstream_recreate(&PATHS[2]);
-}
-
-#[test]
-fn upstream_recreate_via_argo_waves() {
-    upstream_recreate(&PATHS[3]);
+fn upstream_recreate_on_every_path() {
+    for (path, run) in on_every_path(&UPSTREAM) {
+        let o = &run.observation;
+        let why = format!("via {}: {}", path.name, run.describe());
+        assert!(o.completed, "the upgrade completes {why}");
+        assert!(o.crd_epoch, "the new version wrote its CRDs {why}");
+        assert!(
+            o.zero_endpoints_ms > 0,
+            "I1 is broken: no webhook endpoint for a while {why}"
+        );
+        assert_eq!(o.stale_pods, 0, "I2 holds {why}");
+        assert_eq!(o.controller_versions, 1, "I3 holds {why}");
+        assert_eq!(o.leader_versions, 1, "one leader version at a time {why}");
+    }
 }
 
 /// docs/split-topology.md F12: with leader election the surge pod waits for
@@ -90,7 +179,7 @@ fn single_replica_rolling_with_leader_election_never_completes() {
 #[test]
 fn single_replica_rolling_without_a_version_change_completes() {
     let extra = ["--set-string", "podAnnotations.harness/change=1"];
-    let run = change(&SINGLE_ROLLING, &KUBECTL, None, &extra, STEP_LIMIT);
+    let run = change(&SINGLE_ROLLING, &KUBECTL, None, &extra, STEP_LIMIT, false);
     let why = run.describe();
     assert!(
         matches!(run.outcome, Outcome::Done),
@@ -133,8 +222,7 @@ fn table() {
     );
     println!("| --- | --- | --- | --- | --- | --- |");
     for topology in &TOPOLOGIES {
-        for path in &PATHS {
-            let run = upgrade(topology, path, STEP_LIMIT);
+        for (path, run) in on_every_path(topology) {
             let [zero, stale, versions, time] = run.observation.cells();
             println!(
                 "| {} | {} | {zero} | {stale} | {versions} | {time} |",
@@ -142,4 +230,58 @@ fn table() {
             );
         }
     }
+}
+
+/// The migrations of docs/split-topology.md section 3, at the same
+/// version, through the plan `upgrade-plan --from` prints: single to split
+/// and back keep the webhook Service routed to ready pods all along (I1)
+/// and never run two controller versions (I3), on kubectl and on Argo CD's
+/// waves at once.
+#[test]
+fn migrations_to_split_and_back_keep_webhooks_up() {
+    let runs: Vec<(String, Run)> = std::thread::scope(|s| {
+        let cases = [
+            (&UPSTREAM, &SPLIT_2, &KUBECTL),
+            (&SPLIT_2, &UPSTREAM, &KUBECTL),
+            (&UPSTREAM, &SPLIT_2, &PATHS[3]),
+            (&SPLIT_2, &UPSTREAM, &PATHS[3]),
+        ];
+        let handles: Vec<_> = cases
+            .into_iter()
+            .map(|(from, to, path)| {
+                let what = format!("{} to {} via {}", from.name, to.name, path.name);
+                (what, s.spawn(move || migrate(from, to, path, true)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(what, h)| {
+                let run = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                (what, run)
+            })
+            .collect()
+    });
+    for (what, run) in runs {
+        let o = &run.observation;
+        let why = format!("{what}: {}", run.describe());
+        assert!(matches!(run.outcome, Outcome::Done), "{why}");
+        assert!(o.completed, "the migration completes: {why}");
+        assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
+        assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
+        assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+    }
+}
+
+/// Negative: moving a single install to split with the split's upgrade
+/// plan instead of the migration plan points the webhook Service at the
+/// new webhook pods before they are ready: I1 is broken.
+#[test]
+fn migration_with_the_upgrade_plan_breaks_webhook_availability() {
+    let run = migrate(&UPSTREAM, &SPLIT_2, &KUBECTL, false);
+    let o = &run.observation;
+    let why = run.describe();
+    assert!(
+        o.zero_endpoints_ms > 0,
+        "I1 is broken: no webhook endpoint for a while: {why}"
+    );
 }

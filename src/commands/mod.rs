@@ -16,6 +16,7 @@ pub mod schema;
 pub mod show;
 pub mod template;
 pub mod upgrade_check;
+pub mod upgrade_plan;
 pub mod validate;
 
 use std::fmt::Display;
@@ -166,6 +167,7 @@ pub fn run_command<W: Write>(command: Command, stdout: &mut Stdout<W>) -> Result
         Command::Schema => schema::run(stdout),
         Command::Show(args) => show::run(args.what, stdout)?,
         Command::UpgradeCheck(args) => upgrade_check::run(&args, stdout)?,
+        Command::UpgradePlan(args) => upgrade_plan::run(&args, stdout)?,
         Command::Diff(args) => diff::run(&args, stdout)?,
         Command::Release(args) => release::run(&ReleaseConfig::from_env(args)?)?,
         Command::Catalog(args) => match args.action {

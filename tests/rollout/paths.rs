@@ -1,18 +1,21 @@
-//! The apply paths of docs/split-topology.md section 7, as data: how each
-//! applier writes objects (its field manager and patch type, as
-//! tests/apiserver.rs and docs/upgrading.md imitate them with kubectl), in
-//! which groups (one pass, or Argo CD's sync waves) and what it waits for
-//! between and after them. A topology of several Deployments gets its
-//! order from the same data.
+//! The apply paths of docs/split-topology.md section 7: how each applier
+//! writes objects (its field manager and patch type, as tests/apiserver.rs
+//! and docs/upgrading.md imitate them with kubectl) and how it waits. The
+//! steps, their objects and what each waits for are not written here: they
+//! are the plan `asogen upgrade-plan --via PATH -o json` prints
+//! (src/features/plan.rs), and each step's objects are what
+//! `asogen upgrade-plan --manifest N` prints for it, as the user runs them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cluster::Agent;
 use crate::common::apiserver::ApiServer;
-use crate::common::text;
+use crate::common::{asogen, text};
+use crate::timeline::Generations;
 
 /// How an applier writes objects.
 #[derive(Debug, Clone, Copy)]
@@ -34,25 +37,15 @@ pub enum Write {
     },
 }
 
-/// What an applier waits for after a group of objects.
+/// How an applier waits for the Deployments a step names.
 #[derive(Debug, Clone, Copy)]
 pub enum Wait {
-    /// `kubectl rollout status` of each Deployment of the group.
+    /// `kubectl rollout status` of each.
     RolloutStatus,
-    /// Every Deployment of the group rolled out (observedGeneration caught
-    /// up, updated == available == replicas, no pod of another version):
-    /// Helm's `--wait`, Flux's `wait` (kstatus), Argo CD's health.
+    /// Each rolled out (observedGeneration caught up, updated == available
+    /// == replicas, no pod of another version): Helm's `--wait`, Flux's
+    /// `wait` (kstatus), Argo CD's health.
     Healthy,
-}
-
-/// How the objects are grouped into steps.
-#[derive(Debug, Clone, Copy)]
-pub enum Groups {
-    /// Everything in one pass.
-    OnePass,
-    /// Argo CD's sync waves: by the `argocd.argoproj.io/sync-wave`
-    /// annotation (0 when absent), lowest first.
-    SyncWaves,
 }
 
 /// One apply path.
@@ -60,11 +53,11 @@ pub enum Groups {
 pub struct ApplyPath {
     /// Its name in the table.
     pub name: &'static str,
+    /// Its name for `asogen upgrade-plan --via`.
+    pub via: &'static str,
     /// How it writes.
     pub write: Write,
-    /// Its steps.
-    pub groups: Groups,
-    /// What it waits for after each step.
+    /// How it waits.
     pub wait: Wait,
 }
 
@@ -72,32 +65,32 @@ pub struct ApplyPath {
 pub const PATHS: [ApplyPath; 4] = [
     ApplyPath {
         name: "kubectl",
+        via: "kubectl",
         write: Write::ClientSide {
             manager: "kubectl-client-side-apply",
         },
-        groups: Groups::OnePass,
         wait: Wait::RolloutStatus,
     },
     ApplyPath {
         name: "Helm",
+        via: "helm",
         write: Write::HelmThreeWay,
-        groups: Groups::OnePass,
         wait: Wait::Healthy,
     },
     ApplyPath {
         name: "Flux (server-side apply)",
+        via: "flux",
         write: Write::ServerSide {
             manager: "kustomize-controller",
         },
-        groups: Groups::OnePass,
         wait: Wait::Healthy,
     },
     ApplyPath {
         name: "Argo CD (sync waves)",
+        via: "argo",
         write: Write::ClientSide {
             manager: "argocd-controller",
         },
-        groups: Groups::SyncWaves,
         wait: Wait::Healthy,
     },
 ];
@@ -105,100 +98,201 @@ pub const PATHS: [ApplyPath; 4] = [
 /// The kubectl path.
 pub const KUBECTL: ApplyPath = PATHS[0];
 
-/// How a step ended.
+/// How the steps ended.
 #[derive(Debug)]
 pub enum Outcome {
     /// Every step's wait ended well.
     Done,
-    /// A wait gave up: which group, and why.
+    /// A wait gave up: which step, and why.
     GaveUp(String),
 }
 
+/// The plan as `asogen upgrade-plan -o json` prints it: the fields the
+/// harness acts on.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Plan {
+    /// "single" or "split".
+    pub topology: String,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Step {
+    /// `--manifest N` prints its objects.
+    pub number: usize,
+    /// "always", or "kinds-added" (the webhook refresh).
+    pub when: String,
+    /// The order of its sync waves, when it has them: its objects are
+    /// applied one wave at a time.
+    pub waves: Option<String>,
+    /// The Deployments whose rollout it waits for.
+    pub wait: Vec<String>,
+    /// What it deletes after its waits (a migration's leftovers).
+    pub delete: Vec<ObjectRef>,
+}
+
+/// An object a step deletes.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace ("" when cluster-scoped).
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// What the harness changes in what asogen renders, before applying it.
+pub type Tweak = fn(&mut [Value]);
+
+/// A plan to run: `asogen upgrade-plan` arguments for one install.
+pub struct Planned<'a> {
+    /// `asogen template`-style values arguments (`-f`, `--set`, `-n`).
+    pub args: &'a [String],
+    /// Changes to the objects (what-ifs and negative tests).
+    pub tweak: Option<Tweak>,
+    /// Whether to run the steps only needed when kinds were added.
+    pub with_refresh: bool,
+    /// Whether to run the steps last to first (a negative test: the
+    /// controller before the webhooks).
+    pub reversed: bool,
+    /// The live topology, for a migration (`upgrade-plan --from`).
+    pub from: Option<&'a str>,
+}
+
+impl Planned<'_> {
+    fn plan_command(&self, path: &ApplyPath, extra: &[&str]) -> Vec<String> {
+        let mut args: Vec<String> = vec!["upgrade-plan".into(), "--via".into(), path.via.into()];
+        if let Some(from) = self.from {
+            args.extend(["--from".into(), from.into()]);
+        }
+        args.extend(self.args.iter().cloned());
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    }
+
+    fn asogen(&self, args: &[String]) -> String {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = asogen(&args);
+        assert!(
+            out.status.success(),
+            "asogen {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// The plan the command prints for `path`.
+    pub fn plan(&self, path: &ApplyPath) -> Plan {
+        let json = self.asogen(&self.plan_command(path, &["-o", "json"]));
+        serde_json::from_str(&json).expect("upgrade-plan -o json prints a plan")
+    }
+
+    /// The namespaced objects of step `n` (cluster-scoped ones, webhook
+    /// configurations, ClusterRoles and admission policies, take no part
+    /// in a rollout and would be shared between scenarios), tweaked.
+    pub fn objects(&self, path: &ApplyPath, namespace: &str, n: usize) -> Vec<Value> {
+        let n = n.to_string();
+        let yaml = self.asogen(&self.plan_command(path, &["--manifest", &n]));
+        let mut objects: Vec<Value> = serde_yaml::Deserializer::from_str(&yaml)
+            .map(|d| Value::deserialize(d).expect("upgrade-plan --manifest prints YAML"))
+            .filter(|o| o["metadata"]["namespace"] == namespace)
+            .collect();
+        if let Some(tweak) = self.tweak {
+            tweak(&mut objects);
+        }
+        objects
+    }
+}
+
 impl ApplyPath {
-    /// Installs `objects` into `namespace`: each group written, then waited for.
-    pub fn install(
-        &self,
-        server: &ApiServer,
-        agent: &mut Agent,
-        namespace: &str,
-        objects: &[Value],
-        version: &str,
-        limit: Duration,
-    ) -> Outcome {
-        self.steps(server, agent, namespace, objects, version, limit, true)
-    }
-
-    /// Upgrades to `objects`; each wait gives up after `limit`.
-    pub fn upgrade(
-        &self,
-        server: &ApiServer,
-        agent: &mut Agent,
-        namespace: &str,
-        objects: &[Value],
-        version: &str,
-        limit: Duration,
-    ) -> Outcome {
-        self.steps(server, agent, namespace, objects, version, limit, false)
-    }
-
+    /// Runs the plan `planned` prints for this path: each step's objects
+    /// written (wave by wave where the step has waves), then its
+    /// Deployments waited for; each wait gives up after `limit`. `first`
+    /// when nothing is installed yet.
     #[allow(clippy::too_many_arguments)]
-    fn steps(
+    pub fn run(
         &self,
         server: &ApiServer,
         agent: &mut Agent,
         namespace: &str,
-        objects: &[Value],
+        planned: &Planned,
         version: &str,
         limit: Duration,
         first: bool,
     ) -> Outcome {
-        for (wave, group) in self.group(objects) {
-            self.write(server, namespace, &group, first);
-            let deployments: Vec<String> = group
-                .iter()
-                .filter(|o| o["kind"] == "Deployment")
-                .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
-                .collect();
-            if deployments.is_empty() {
-                continue;
+        let plan = planned.plan(self);
+        let mut steps: Vec<&Step> = plan
+            .steps
+            .iter()
+            .filter(|step| step.when == "always" || planned.with_refresh)
+            .collect();
+        if planned.reversed {
+            steps.reverse();
+        }
+        for (i, step) in steps.into_iter().enumerate() {
+            let objects = planned.objects(self, namespace, step.number);
+            for (wave, group) in waves(&objects, step.waves.is_some()) {
+                // a later step finds the objects of the first one
+                self.write(server, namespace, &group, first && i == 0);
+                let deployments: Vec<String> = group
+                    .iter()
+                    .filter(|o| o["kind"] == "Deployment")
+                    .filter_map(|o| o["metadata"]["name"].as_str())
+                    .filter(|name| step.wait.iter().any(|w| w == name))
+                    .map(str::to_string)
+                    .collect();
+                if !self.wait(server, agent, namespace, &deployments, version, limit) {
+                    return Outcome::GaveUp(format!(
+                        "step {} wave {wave}: {deployments:?} not rolled out to {version} within {} s",
+                        step.number,
+                        limit.as_secs()
+                    ));
+                }
             }
-            let ok = match self.wait {
-                Wait::RolloutStatus => deployments.iter().all(|name| {
-                    let timeout = format!("--timeout={}s", limit.as_secs());
-                    let target = format!("deployment/{name}");
-                    let out = server.kubectl(
-                        &["rollout", "status", &target, "-n", namespace, &timeout],
-                        "",
-                    );
-                    out.status.success()
-                }),
-                Wait::Healthy => agent
-                    .wait_for(limit, |t| t.rolled_out(version, Some(&deployments)))
-                    .is_some(),
-            };
-            if !ok {
-                return Outcome::GaveUp(format!(
-                    "wave {wave}: {deployments:?} not rolled out to {version} within {} s",
-                    limit.as_secs()
-                ));
+            // cluster-scoped objects were never applied
+            for o in step.delete.iter().filter(|o| !o.namespace.is_empty()) {
+                let target = format!("{}/{}", o.kind.to_lowercase(), o.name);
+                server.kubectl_ok(&["delete", &target, "-n", namespace, "--wait=false"], "");
             }
         }
         Outcome::Done
     }
 
-    /// The steps: (wave, objects), in order.
-    fn group(&self, objects: &[Value]) -> Vec<(i64, Vec<Value>)> {
-        let mut waves: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
-        for o in objects {
-            let wave = match self.groups {
-                Groups::OnePass => 0,
-                Groups::SyncWaves => o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
-                    .as_str()
-                    .map_or(0, |w| w.parse().expect("a sync wave is an integer")),
-            };
-            waves.entry(wave).or_default().push(o.clone());
+    /// Waits for the rollout of `deployments`; false when it gave up.
+    fn wait(
+        &self,
+        server: &ApiServer,
+        agent: &mut Agent,
+        namespace: &str,
+        deployments: &[String],
+        version: &str,
+        limit: Duration,
+    ) -> bool {
+        if deployments.is_empty() {
+            return true;
         }
-        waves.into_iter().collect()
+        match self.wait {
+            Wait::RolloutStatus => deployments.iter().all(|name| {
+                let timeout = format!("--timeout={}s", limit.as_secs());
+                let target = format!("deployment/{name}");
+                let out = server.kubectl(
+                    &["rollout", "status", &target, "-n", namespace, &timeout],
+                    "",
+                );
+                out.status.success()
+            }),
+            Wait::Healthy => {
+                let written = generations(server, namespace);
+                agent
+                    .wait_for(limit, |t| {
+                        t.rolled_out_since(version, Some(deployments), &written)
+                    })
+                    .is_some()
+            }
+        }
     }
 
     /// Writes one group; `first` when the objects are new.
@@ -230,4 +324,40 @@ impl ApplyPath {
             text(&out.stderr)
         );
     }
+}
+
+/// Each live Deployment's generation (what the last write made), as a
+/// health check reads it (kstatus, Argo CD: observedGeneration must catch
+/// up with it).
+pub fn generations(server: &ApiServer, namespace: &str) -> Generations {
+    let out = server.kubectl_ok(&["get", "deployments", "-n", namespace, "-o", "json"], "");
+    let list: Value = serde_json::from_str(&out).expect("kubectl prints JSON");
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["metadata"]["name"].as_str().unwrap().to_string(),
+                d["metadata"]["generation"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The objects in the groups they are applied in: one, or by the
+/// `argocd.argoproj.io/sync-wave` annotation (0 when absent), lowest first.
+fn waves(objects: &[Value], by_wave: bool) -> Vec<(i64, Vec<Value>)> {
+    let mut waves: BTreeMap<i64, Vec<Value>> = BTreeMap::new();
+    for o in objects {
+        let wave = if by_wave {
+            o["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+                .as_str()
+                .map_or(0, |w| w.parse().expect("a sync wave is an integer"))
+        } else {
+            0
+        };
+        waves.entry(wave).or_default().push(o.clone());
+    }
+    waves.into_iter().collect()
 }

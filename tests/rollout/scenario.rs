@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::install_crds;
 use crate::common::{asogen, text};
-use crate::paths::{ApplyPath, Outcome};
+use crate::paths::{ApplyPath, Outcome, Planned, Tweak, generations};
 use crate::timeline::{Observation, Timeline};
 
 /// The release before the catalog's: what the upgrade starts from. Only
@@ -28,19 +28,21 @@ pub const STEP_LIMIT: Duration = Duration::from_secs(45);
 pub struct Topology {
     /// Its name in the table.
     pub name: &'static str,
-    /// Arguments to `asogen template` (run in the repository root).
+    /// Values arguments (run in the repository root).
     pub args: &'static [&'static str],
-    /// False to take `--enable-leader-election` out of the rendered
-    /// Deployment: not a shape asogen offers (2.20.0 always passes it), the
-    /// what-if of docs/split-topology.md F12.
-    pub leader_election: bool,
+    /// The topology `asogen upgrade-plan` must see in them.
+    pub shape: &'static str,
+    /// What the harness changes in the rendered objects: a shape asogen
+    /// does not render (a what-if or a negative test), or None.
+    pub tweak: Option<Tweak>,
 }
 
 /// Upstream 2.20.0's defaults: 2 replicas, Recreate, leader election.
 pub const UPSTREAM: Topology = Topology {
     name: "upstream 2.20.0 (2 replicas, Recreate)",
     args: &[],
-    leader_election: true,
+    shape: "single",
+    tweak: None,
 };
 
 /// The single-replica-rolling profile: 1 replica, RollingUpdate
@@ -48,64 +50,194 @@ pub const UPSTREAM: Topology = Topology {
 pub const SINGLE_ROLLING: Topology = Topology {
     name: "single-replica rolling",
     args: &["-f", "values/profiles/single-replica-rolling.yaml"],
-    leader_election: true,
+    shape: "single",
+    tweak: None,
 };
 
-/// The same without leader election (what-if).
+/// The same without leader election (what-if: 2.20.0 always passes it).
 pub const SINGLE_ROLLING_WITHOUT_ELECTION: Topology = Topology {
     name: "single-replica rolling, no leader election (what-if)",
     args: &["-f", "values/profiles/single-replica-rolling.yaml"],
-    leader_election: false,
+    shape: "single",
+    tweak: Some(without_leader_election),
 };
 
-/// The topologies available today.
-pub const TOPOLOGIES: [Topology; 3] = [UPSTREAM, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION];
+/// The split profile with 2 webhook replicas (and 2 controller replicas).
+pub const SPLIT_2: Topology = Topology {
+    name: "split, 2 webhook replicas",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=2",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// The split profile with 3 webhook replicas.
+pub const SPLIT_3: Topology = Topology {
+    name: "split, 3 webhook replicas",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=3",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// Negative: the split whose webhook pods apply CRDs (`--crd-management`
+/// left out, so `auto`), as `split-webhooks-never-apply-crds` forbids.
+pub const SPLIT_WEBHOOKS_APPLY_CRDS: Topology = Topology {
+    name: "split, webhook pods apply CRDs (negative)",
+    tweak: Some(webhooks_apply_crds),
+    ..SPLIT_2
+};
+
+/// Negative: the split whose webhook Service selects the controller pods
+/// too (a label both roles carry), as `split-selectors-disjoint` forbids.
+pub const SPLIT_SHARED_SELECTOR: Topology = Topology {
+    name: "split, webhook Service selects controller pods too (negative)",
+    tweak: Some(shared_selector),
+    ..SPLIT_2
+};
+
+/// The topologies of the table.
+pub const TOPOLOGIES: [Topology; 5] = [
+    UPSTREAM,
+    SINGLE_ROLLING,
+    SINGLE_ROLLING_WITHOUT_ELECTION,
+    SPLIT_2,
+    SPLIT_3,
+];
+
+/// The webhook pods' `control-plane` label in the split.
+const WEBHOOKS_ROLE: &str = "webhooks";
 
 const ELECTION_FLAG: &str = "--enable-leader-election";
 
-impl Topology {
-    /// The namespaced objects of the install into `namespace`, at image tag
-    /// `tag` (the catalog's when None), with `extra` arguments to `asogen
-    /// template`. Cluster-scoped objects (webhook
-    /// configurations, ClusterRoles, admission policies) play no part in a
-    /// rollout and would be shared by the scenarios, so they are left out.
-    pub fn render(&self, namespace: &str, tag: Option<&str>, extra: &[&str]) -> Vec<Value> {
-        let mut args = vec!["template", "-n", namespace];
-        args.extend(self.args);
-        args.extend(extra);
-        let set = tag.map(|t| format!("image.tag={t}"));
-        if let Some(set) = &set {
-            args.extend(["--set", set]);
+/// The manager containers of the Deployments among `objects` whose pod
+/// template has `role` as its `control-plane` label (every one when None).
+pub fn managers<'a>(
+    objects: &'a mut [Value],
+    role: Option<&'a str>,
+) -> impl Iterator<Item = &'a mut Value> + 'a {
+    objects
+        .iter_mut()
+        .filter(|o| o["kind"] == "Deployment")
+        .filter(move |o| {
+            role.is_none_or(|r| o["spec"]["template"]["metadata"]["labels"]["control-plane"] == r)
+        })
+        .flat_map(|o| {
+            o["spec"]["template"]["spec"]["containers"]
+                .as_array_mut()
+                .unwrap()
+        })
+        .filter(|c| c["name"] == "manager")
+}
+
+/// Removes `flag` (exactly, or as `flag=...`) from the args of the manager
+/// containers `managers` yields; how many it removed.
+pub fn remove_flag<'a>(containers: impl Iterator<Item = &'a mut Value>, flag: &str) -> usize {
+    let mut removed = 0;
+    for c in containers {
+        if let Some(args) = c["args"].as_array_mut() {
+            let before = args.len();
+            args.retain(|a| {
+                a.as_str()
+                    .is_none_or(|a| a != flag && !a.starts_with(&format!("{flag}=")))
+            });
+            removed += before - args.len();
         }
-        let out = asogen(&args);
+    }
+    removed
+}
+
+fn without_leader_election(objects: &mut [Value]) {
+    // a step without a Deployment (some plans have them) has no flag
+    remove_flag(managers(objects, None), ELECTION_FLAG);
+}
+
+fn webhooks_apply_crds(objects: &mut [Value]) {
+    remove_flag(managers(objects, Some(WEBHOOKS_ROLE)), "--crd-management");
+}
+
+/// A label every operator pod carries, of either role.
+const SHARED_LABEL: (&str, &str) = ("app.kubernetes.io/name", "azure-service-operator");
+
+fn shared_selector(objects: &mut [Value]) {
+    for o in objects.iter_mut() {
+        if o["kind"] == "Service" && o["metadata"]["name"] == WEBHOOK_SERVICE {
+            o["spec"]["selector"] = serde_json::json!({SHARED_LABEL.0: SHARED_LABEL.1});
+        }
+    }
+}
+
+impl Topology {
+    /// Its arguments for `asogen upgrade-plan` into `namespace`, at image
+    /// tag `tag` (the catalog's when None), with `extra` arguments.
+    pub fn args(&self, namespace: &str, tag: Option<&str>, extra: &[&str]) -> Vec<String> {
+        let mut args: Vec<String> = vec!["-n".into(), namespace.into()];
+        args.extend(self.args.iter().map(|a| a.to_string()));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        if let Some(tag) = tag {
+            args.extend(["--set".into(), format!("image.tag={tag}")]);
+        }
+        args
+    }
+
+    /// The whole install `asogen template` renders for `args`, namespaced
+    /// objects only, tweaked.
+    pub fn render(&self, args: &[String], namespace: &str) -> Vec<Value> {
+        let mut all = vec!["template".to_string()];
+        all.extend(args.iter().cloned());
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = asogen(&all);
         assert!(
             out.status.success(),
-            "asogen {args:?}: {}",
+            "asogen {all:?}: {}",
             text(&out.stderr)
         );
         let mut objects: Vec<Value> = serde_yaml::Deserializer::from_str(&text(&out.stdout))
             .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
             .filter(|o| o["metadata"]["namespace"] == namespace)
             .collect();
-        if !self.leader_election {
-            let mut removed = 0;
-            for o in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
-                for c in o["spec"]["template"]["spec"]["containers"]
-                    .as_array_mut()
-                    .unwrap()
-                {
-                    if let Some(args) = c["args"].as_array_mut() {
-                        let before = args.len();
-                        args.retain(|a| a != ELECTION_FLAG);
-                        removed += before - args.len();
-                    }
-                }
-            }
-            assert!(removed > 0, "{}: no {ELECTION_FLAG} to remove", self.name);
+        if let Some(tweak) = self.tweak {
+            let rendered = objects.clone();
+            tweak(&mut objects);
+            assert_ne!(
+                objects, rendered,
+                "{}: the tweak changes nothing",
+                self.name
+            );
         }
         objects
     }
 }
+
+/// The Deployments whose pods the webhook Service selects: its selector's
+/// labels are all on their pod template.
+pub fn webhook_deployments(objects: &[Value]) -> Vec<String> {
+    let service = objects
+        .iter()
+        .find(|o| o["kind"] == "Service" && o["metadata"]["name"] == WEBHOOK_SERVICE)
+        .expect("the install has the webhook Service");
+    let selector = service["spec"]["selector"].as_object().unwrap();
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .filter(|o| {
+            let labels = &o["spec"]["template"]["metadata"]["labels"];
+            selector.iter().all(|(k, v)| &labels[k] == v)
+        })
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The webhook Service's name (upstream's, in the CRDs' conversion stanza).
+pub const WEBHOOK_SERVICE: &str = "azureserviceoperator-webhook-service";
 
 /// The image tag of the manager container of the rendered Deployments.
 pub fn version_of(objects: &[Value]) -> String {
@@ -167,58 +299,137 @@ impl Run {
 /// the catalog's tag through `path`, and observes until the rollout ends or
 /// `limit` passes after the upgrade's last write.
 pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
-    change(topology, path, Some(PREVIOUS_TAG), &[], limit)
+    change(topology, path, Some(PREVIOUS_TAG), &[], limit, false)
+}
+
+/// [`upgrade`] with the plan's steps run last to first.
+pub fn upgrade_reversed(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
+    change(topology, path, Some(PREVIOUS_TAG), &[], limit, true)
 }
 
 /// Installs `topology` at image tag `from` (the catalog's when None), then
-/// applies it at the catalog's tag with `extra` arguments to `asogen
-/// template`, through `path`, and observes as [`upgrade`] does.
+/// applies it at the catalog's tag with `extra` values arguments, each
+/// through the plan `asogen upgrade-plan --via PATH` prints, and observes
+/// as [`upgrade`] does; the upgrade's steps last to first when `reversed`.
 pub fn change(
     topology: &Topology,
     path: &ApplyPath,
     from: Option<&str>,
     extra: &[&str],
     limit: Duration,
+    reversed: bool,
+) -> Run {
+    scenario(
+        topology, topology, path, from, extra, limit, reversed, false,
+    )
+}
+
+/// Installs `install` at the catalog's tag, then moves it to the topology
+/// `to` at the same tag through `path`: with the migration plan
+/// (`upgrade-plan --from`) when `with_migration_plan`, else with `to`'s
+/// plain upgrade plan (a negative test).
+pub fn migrate(
+    install: &Topology,
+    to: &Topology,
+    path: &ApplyPath,
+    with_migration_plan: bool,
+) -> Run {
+    scenario(
+        install,
+        to,
+        path,
+        None,
+        &[],
+        STEP_LIMIT,
+        false,
+        with_migration_plan,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scenario(
+    install: &Topology,
+    to: &Topology,
+    path: &ApplyPath,
+    from: Option<&str>,
+    extra: &[&str],
+    limit: Duration,
+    reversed: bool,
+    migration: bool,
 ) -> Run {
     let server = control_plane();
     install_crds(server);
-    let namespace = server.fresh_namespace(&format!("rollout-{}", path.name));
+    let namespace = server.fresh_namespace(&format!("rollout-{}", path.via));
     // no serviceaccount-controller runs: pods need their ServiceAccount,
     // which the install brings, and nothing else
-    let previous = topology.render(&namespace, from, &[]);
-    let current = topology.render(&namespace, None, extra);
+    let previous_args = install.args(&namespace, from, &[]);
+    let current_args = to.args(&namespace, None, extra);
+    let previous = install.render(&previous_args, &namespace);
+    let current = to.render(&current_args, &namespace);
     let (before, target) = (version_of(&previous), version_of(&current));
     if from.is_some() {
         assert_ne!(before, target, "the catalog's tag is the previous one");
     }
+    let routed = webhook_deployments(&previous);
     let mut agent = Agent::start(server, &namespace, &TIMING);
-    let installed = path.install(
-        server, &mut agent, &namespace, &previous, &before, STEP_LIMIT,
+    let installing = Planned {
+        args: &previous_args,
+        tweak: install.tweak,
+        with_refresh: false,
+        reversed: false,
+        from: None,
+    };
+    assert_eq!(
+        installing.plan(path).topology,
+        install.shape,
+        "{}",
+        install.name
+    );
+    let installed = path.run(
+        server,
+        &mut agent,
+        &namespace,
+        &installing,
+        &before,
+        STEP_LIMIT,
+        true,
     );
     assert!(
         matches!(installed, Outcome::Done),
         "{} via {}: the install did not roll out: {installed:?}; events: {}",
-        topology.name,
+        install.name,
         path.name,
         agent.events().display()
     );
-    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&before));
+    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&before, &routed));
     assert!(
         settled.is_some(),
-        "{} via {}: the webhook Service never routed to every Ready pod; events: {}",
-        topology.name,
+        "{} via {}: the webhook Service never routed to every Ready pod of {routed:?}; events: {}",
+        install.name,
         path.name,
         agent.events().display()
     );
     let start = now_ms();
-    let outcome = path.upgrade(server, &mut agent, &namespace, &current, &target, limit);
+    let upgrade = Planned {
+        args: &current_args,
+        tweak: to.tweak,
+        with_refresh: false,
+        reversed,
+        from: migration.then_some(install.shape),
+    };
+    let outcome = path.run(
+        server, &mut agent, &namespace, &upgrade, &target, limit, false,
+    );
+    let written = generations(server, &namespace);
     // the path's last wait may end before the agent's last sample
     let timeline = agent
-        .wait_for(Duration::from_secs(5), |t| t.rolled_out(&target, None))
+        .wait_for(Duration::from_secs(5), |t| {
+            t.rolled_out_since(&target, None, &written)
+        })
         .unwrap_or_else(|| agent.timeline());
     Run {
         start,
-        observation: timeline.observe(start, now_ms(), &target),
+        observation: timeline.observe(start, now_ms(), &target, &written),
         outcome,
         timeline,
         agent,

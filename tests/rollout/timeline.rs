@@ -51,6 +51,8 @@ pub struct Endpoint {
 /// A pod in a non-terminal phase.
 #[derive(Debug, Clone, Deserialize)]
 pub struct PodState {
+    /// Its name.
+    pub pod: String,
     /// The Deployment it belongs to.
     pub deployment: String,
     /// Its version (the manager image's tag).
@@ -68,6 +70,8 @@ pub struct PodState {
 pub struct DeploymentState {
     /// Its name.
     pub name: String,
+    /// metadata.generation as the agent's informer last saw it.
+    pub generation: i64,
     /// observedGeneration caught up and updated == available == replicas.
     pub complete: bool,
 }
@@ -112,13 +116,26 @@ impl Timeline {
     /// that version and not terminating (a sample taken before the
     /// controller saw a new generation still says complete).
     pub fn rolled_out(&self, version: &str, deployments: Option<&[String]>) -> bool {
+        self.rolled_out_since(version, deployments, &Generations::new())
+    }
+
+    /// [`Timeline::rolled_out`], counting a Deployment only once the agent
+    /// saw at least the generation `written` names for it (what the last
+    /// write made): without it a sample taken just after a write that
+    /// keeps the version can still show the old generation complete.
+    pub fn rolled_out_since(
+        &self,
+        version: &str,
+        deployments: Option<&[String]>,
+        written: &Generations,
+    ) -> bool {
         let Some((pods, states)) = self.last_sample() else {
             return false;
         };
         let chosen = |name: &str| deployments.is_none_or(|names| names.iter().any(|n| n == name));
         let scoped: Vec<_> = states.iter().filter(|d| chosen(&d.name)).collect();
         !scoped.is_empty()
-            && scoped.iter().all(|d| d.complete)
+            && scoped.iter().all(|d| d.complete && caught_up(d, written))
             && pods
                 .iter()
                 .filter(|p| chosen(&p.deployment))
@@ -126,17 +143,43 @@ impl Timeline {
     }
 
     /// Whether `version` rolled out everywhere and the webhook Service
-    /// routes to every Ready pod (the EndpointSlice controller follows the
-    /// pods a moment later): the steady state an upgrade starts from.
-    pub fn settled(&self, version: &str) -> bool {
+    /// routes to every Ready pod of `routed` (the Deployments it selects;
+    /// the EndpointSlice controller follows the pods a moment later): the
+    /// steady state an upgrade starts from.
+    pub fn settled(&self, version: &str, routed: &[String]) -> bool {
         let endpoints = self.events.iter().rev().find_map(|e| match e {
             Event::Sample { endpoints, .. } => Some(endpoints.len()),
             _ => None,
         });
-        let ready = self
-            .last_sample()
-            .map_or(0, |(pods, _)| pods.iter().filter(|p| p.ready).count());
+        let ready = self.last_sample().map_or(0, |(pods, _)| {
+            pods.iter()
+                .filter(|p| p.ready && routed.contains(&p.deployment))
+                .count()
+        });
         self.rolled_out(version, None) && endpoints == Some(ready)
+    }
+
+    /// The Deployments whose pods were webhook endpoints at or after `t`
+    /// (Unix ms).
+    pub fn routed_since(&self, t: i64) -> BTreeSet<String> {
+        let mut routed = BTreeSet::new();
+        for e in &self.events {
+            if let Event::Sample {
+                t: at,
+                endpoints,
+                pods,
+                ..
+            } = e
+                && *at >= t
+            {
+                routed.extend(endpoints.iter().filter_map(|e| {
+                    pods.iter()
+                        .find(|p| p.pod == e.pod)
+                        .map(|p| p.deployment.clone())
+                }));
+            }
+        }
+        routed
     }
 
     /// How many pods became Ready at or after `t` (Unix ms).
@@ -168,8 +211,16 @@ impl Timeline {
 
     /// The observation of an upgrade to `target` that started at `start`
     /// and was watched until `until` (Unix ms): a sample is written only
-    /// when something changed, so the last one lasts until `until`.
-    pub fn observe(&self, start: i64, until: i64, target: &str) -> Observation {
+    /// when something changed, so the last one lasts until `until`. The
+    /// rollout is finished at the first sample where every Deployment is
+    /// complete at (at least) the generation `written` names for it.
+    pub fn observe(
+        &self,
+        start: i64,
+        until: i64,
+        target: &str,
+        written: &Generations,
+    ) -> Observation {
         let samples: Vec<Snapshot> = self
             .events
             .iter()
@@ -196,7 +247,9 @@ impl Timeline {
         let done = samples.iter().find(|s| {
             s.t >= start
                 && !s.deployments.is_empty()
-                && s.deployments.iter().all(|d| d.complete)
+                && s.deployments
+                    .iter()
+                    .all(|d| d.complete && caught_up(d, written))
                 && s.pods.iter().all(|p| p.version == target && !p.terminating)
         });
         let end = done.map_or(until, |s| s.t).max(start);
@@ -287,6 +340,13 @@ impl Timeline {
         }
         most
     }
+}
+
+/// The generation each Deployment has after a write, by name.
+pub type Generations = BTreeMap<String, i64>;
+
+fn caught_up(d: &DeploymentState, written: &Generations) -> bool {
+    written.get(&d.name).is_none_or(|g| d.generation >= *g)
 }
 
 /// One sample, borrowed from its event.

@@ -582,8 +582,9 @@ type podState struct {
 }
 
 type deployState struct {
-	Name     string `json:"name"`
-	Complete bool   `json:"complete"`
+	Name       string `json:"name"`
+	Generation int64  `json:"generation"`
+	Complete   bool   `json:"complete"`
 	Replicas int32  `json:"replicas"`
 	Ready    int32  `json:"ready"`
 	Updated  int32  `json:"updated"`
@@ -667,7 +668,7 @@ func (a *agent) take() sample {
 		}
 		st := d.Status
 		s.Deployments = append(s.Deployments, deployState{
-			Name: d.Name, Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas, Total: st.Replicas,
+			Name: d.Name, Generation: d.Generation, Replicas: want, Ready: st.ReadyReplicas, Updated: st.UpdatedReplicas, Total: st.Replicas,
 			Complete: st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
 				st.AvailableReplicas == want && st.Replicas == want,
 		})

@@ -1,0 +1,163 @@
+//! `asogen upgrade-plan`: the steps of an upgrade for the user's apply path
+//! and topology ([`crate::features::plan`]), printed for people or as JSON,
+//! or, with `--manifest N`, the objects step N applies.
+
+use std::io::Write;
+
+use super::{Problems, Status, ValuesError, error_line};
+use crate::check::Checker;
+use crate::cli::{FromTopology, PlanVia, ReportFormat, UpgradePlanArgs};
+use crate::exit::{EXIT_FAILED, EXIT_USAGE};
+use crate::features::plan::{self, Invocation, Topology, Via};
+use crate::model::{Model, Release};
+use crate::output::Stdout;
+use crate::read::ValuesInput;
+use crate::render::objects::{ASOGEN, Install};
+
+/// Why `upgrade-plan` printed no plan.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The values cannot be read (exit 2) or do not parse (exit 1).
+    #[error(transparent)]
+    Values(#[from] ValuesError),
+    /// The values are refused: there is nothing to upgrade to.
+    #[error("the values are invalid: {} problem(s); there is nothing to upgrade to", .0.diagnostics.len())]
+    Invalid(Problems),
+    /// The path cannot migrate between topologies safely.
+    #[error(transparent)]
+    Unordered(#[from] plan::Unordered),
+    /// `--manifest` names no step of the plan.
+    #[error(
+        "the plan via {via} has steps 1 to {steps}; there is no step {asked}\nhelp: run `asogen upgrade-plan --via {via}` without --manifest to see the steps"
+    )]
+    NoSuchStep {
+        /// The path.
+        via: &'static str,
+        /// How many steps it has.
+        steps: usize,
+        /// The step asked for.
+        asked: usize,
+    },
+}
+
+impl super::Failure for Error {
+    /// 1 for values that do not parse or are refused, else 2.
+    fn exit_code(&self) -> u8 {
+        match self {
+            Error::Values(err) => err.exit_code(),
+            Error::Invalid(_) | Error::Unordered(_) => EXIT_FAILED,
+            Error::NoSuchStep { .. } => EXIT_USAGE,
+        }
+    }
+
+    /// What to print: the problems, or the message.
+    fn report(&self) -> String {
+        match self {
+            Error::Values(err) => err.report(),
+            Error::Invalid(problems) => error_line(self) + &problems.human(),
+            other => error_line(other),
+        }
+    }
+}
+
+fn via(via: PlanVia) -> Via {
+    match via {
+        PlanVia::Helm => Via::Helm,
+        PlanVia::Flux => Via::Flux,
+        PlanVia::Argo => Via::Argo,
+        PlanVia::Kubectl => Via::Kubectl,
+    }
+}
+
+/// The install the values render, with `extra` values set on top.
+fn render(
+    values: &ValuesInput,
+    extra: &[plan::Setting],
+    namespace: &str,
+) -> Result<(Model, Vec<serde_json::Value>), Error> {
+    let mut values = values.clone();
+    // --set-string: the step's values are text (a tag) or a boolean, which
+    // --set types
+    for setting in extra {
+        let expression = format!("{}={}", setting.key.path(), setting.value);
+        if setting.value == "true" || setting.value == "false" {
+            values.set.push(expression);
+        } else {
+            values.set_string.push(expression);
+        }
+    }
+    let sources = super::read_values(&values)?;
+    let checker = Checker::for_sources(Release::default(), &sources);
+    let model = checker.check(&sources, namespace).map_err(|diagnostics| {
+        Error::Invalid(Problems {
+            diagnostics,
+            sources: sources.clone(),
+        })
+    })?;
+    let objects = Install::new(&model, ASOGEN).objects();
+    Ok((model, objects))
+}
+
+/// Prints the plan, or the objects of one step.
+pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    let values: ValuesInput = args.values.clone().into();
+    let (model, objects) = render(&values, &[], &args.namespace)?;
+    let invocation = Invocation {
+        namespace: args.namespace.clone(),
+        files: args
+            .values
+            .values
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect(),
+        sets: values.sets_only() != ValuesInput::default(),
+    };
+    let path = via(args.via);
+    let to = model.values.topology;
+    let from = match args.from {
+        None => to,
+        Some(FromTopology::Single) => Topology::Single,
+        Some(FromTopology::Split) => Topology::Split,
+    };
+    let plan = if from == to {
+        plan::plan(to, path, &objects, &invocation)
+    } else {
+        // what the live install has: the same values in the other shape
+        let (_, before) = render(
+            &values,
+            &[plan::Setting {
+                key: crate::keys::TOPOLOGY,
+                value: from.as_str().to_string(),
+            }],
+            &args.namespace,
+        )?;
+        let leftovers = plan::leftovers(&before, &objects);
+        plan::migration(from, to, path, &objects, leftovers, &invocation)?
+    };
+    if let Some(n) = args.manifest {
+        let step = plan
+            .steps
+            .iter()
+            .find(|s| s.number == n)
+            .ok_or(Error::NoSuchStep {
+                via: path.name(),
+                steps: plan.steps.len(),
+                asked: n,
+            })?;
+        let (_, rendered) = render(&values, &step.set, &args.namespace)?;
+        let mut out = String::new();
+        for object in plan::step_objects(step, rendered) {
+            out.push_str("---\n");
+            out.push_str(&crate::emit::to_yaml(&object));
+        }
+        stdout.print(out);
+        return Ok(Status::Success);
+    }
+    match args.format {
+        ReportFormat::Human => stdout.print(plan::format_human(&plan)),
+        ReportFormat::Json => {
+            stdout.println(serde_json::to_string_pretty(&plan).expect("plans serialize"))
+        }
+    }
+    Ok(Status::Success)
+}

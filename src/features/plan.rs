@@ -1,0 +1,1007 @@
+//! The upgrade plan: for a topology and an apply path, the ordered steps
+//! of an upgrade (docs/split-topology.md sections 3 and 6), as data. Each
+//! step says which values it sets, which objects it applies, what it waits
+//! for and what the user runs. `asogen upgrade-plan` prints it; the rollout
+//! harness (tests/rollout.rs) executes the same steps from its JSON.
+//!
+//! With `topology: single` every path is one step, as today. With `split`
+//! the webhooks Deployment is upgraded and rolled out before the controller
+//! Deployment starts a pod of the new version: the controller applies the
+//! CRDs (the CRD epoch), so every webhook endpoint is already new then (I2),
+//! and the controller's Recreate never runs two versions (I3).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::keys::{self, Key};
+use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
+use crate::objects::names;
+pub use crate::values::Topology;
+
+/// How the user applies the install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Via {
+    /// One Helm release (`helm upgrade`).
+    Helm,
+    /// Flux kustomize-controller: Kustomizations with `dependsOn` and `wait`.
+    Flux,
+    /// Argo CD: one sync, ordered by sync waves.
+    Argo,
+    /// `kubectl apply` and `kubectl rollout status`.
+    Kubectl,
+}
+
+impl Via {
+    /// Every path, in the order the docs list them.
+    pub const ALL: [Via; 4] = [Via::Helm, Via::Flux, Via::Argo, Via::Kubectl];
+
+    /// Its name on the command line (`--via`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Helm => "helm",
+            Via::Flux => "flux",
+            Via::Argo => "argo",
+            Via::Kubectl => "kubectl",
+        }
+    }
+}
+
+/// The values key that scales the controller to zero (Helm's first step).
+pub const PAUSED_KEY: Key = keys::SPLIT_CONTROLLER_PAUSED;
+/// The values key whose change restarts the webhook pods (the refresh).
+pub const REFRESH_KEY: Key = keys::SPLIT_WEBHOOKS_REFRESH_TOKEN;
+/// The annotation Argo CD orders a sync by.
+pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
+/// How long the printed commands wait for one rollout.
+const TIMEOUT: &str = "10m";
+
+/// Which objects of the install a step applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Part {
+    /// Every object.
+    All,
+    /// Everything but the controller's own objects: the webhooks
+    /// Deployment and what it and the webhook Service need.
+    Webhooks,
+    /// The controller Deployment, its PDB and its metrics Service.
+    Controller,
+    /// The webhooks part without the webhook Service and configurations:
+    /// a migration's first step, which must not route to the new pods
+    /// before they are ready.
+    Unrouted,
+    /// The webhook Service and configurations alone: the switch of a
+    /// migration.
+    Routing,
+}
+
+/// Which Deployment an Argo CD sync rolls out first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// Prerequisites, the webhooks, the webhook Service, the controller:
+    /// an upgrade, and the migration to `split`.
+    WebhooksFirst,
+    /// Prerequisites, the controller, the webhook Service: the migration
+    /// back to `single`, where the Service may move to the controller pods
+    /// only once they are of the new shape and ready.
+    ControllerFirst,
+}
+
+/// When a step is needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum When {
+    /// Every upgrade.
+    Always,
+    /// Only when the CRDs gained kinds (a new release adds some, or
+    /// `crdPattern` grew, or a first install): webhook pods serve only the
+    /// kinds whose CRDs existed when they started (F2, F11.4).
+    KindsAdded,
+}
+
+/// Where an object goes in the order of a split upgrade; Argo CD's sync
+/// wave is its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// ServiceAccounts, RBAC, Secrets, certificates, NetworkPolicies.
+    Prerequisites,
+    /// The webhooks Deployment and its PDB.
+    Webhooks,
+    /// The webhook Service and the webhook configurations: routed to the
+    /// webhook pods once they are healthy.
+    Routing,
+    /// The controller Deployment, its PDB and its metrics Service.
+    Controller,
+}
+
+impl Stage {
+    /// Its Argo CD sync wave in `order`.
+    pub fn wave(self, order: Order) -> i32 {
+        match (self, order) {
+            (Stage::Prerequisites, _) => -2,
+            (Stage::Webhooks, _) => -1,
+            (Stage::Routing, _) => 0,
+            (Stage::Controller, Order::WebhooksFirst) => 1,
+            (Stage::Controller, Order::ControllerFirst) => -1,
+        }
+    }
+
+    /// Whether a step that applies `part` applies objects of this stage.
+    pub fn is_in(self, part: Part) -> bool {
+        match part {
+            Part::All => true,
+            Part::Webhooks => self != Stage::Controller,
+            Part::Controller => self == Stage::Controller,
+            Part::Unrouted => matches!(self, Stage::Prerequisites | Stage::Webhooks),
+            Part::Routing => self == Stage::Routing,
+        }
+    }
+}
+
+/// The role whose pods an object runs or selects (by its pod template's
+/// labels, or its selector): the webhooks, the controller, or neither.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Webhooks,
+    Controller,
+}
+
+fn selected_role(object: &Value) -> Option<Role> {
+    let spec = &object["spec"];
+    let labels = [
+        &spec["template"]["metadata"]["labels"],
+        &spec["selector"]["matchLabels"],
+        &spec["selector"],
+    ];
+    let has = |wanted: &[(&str, &str)]| {
+        labels
+            .iter()
+            .any(|l| wanted.iter().all(|(k, v)| l[*k] == *v))
+    };
+    if has(WEBHOOKS_SELECTOR_LABELS) {
+        Some(Role::Webhooks)
+    } else if has(SELECTOR_LABELS) {
+        Some(Role::Controller)
+    } else {
+        None
+    }
+}
+
+/// The stage of one rendered object of a split install.
+pub fn stage_of(object: &Value) -> Stage {
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    match kind {
+        "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => Stage::Routing,
+        "Service" if name == names::WEBHOOK_SERVICE => Stage::Routing,
+        "Deployment" | "PodDisruptionBudget" | "Service" => match selected_role(object) {
+            Some(Role::Webhooks) => Stage::Webhooks,
+            Some(Role::Controller) => Stage::Controller,
+            None => Stage::Prerequisites,
+        },
+        _ => Stage::Prerequisites,
+    }
+}
+
+/// Whether `object` belongs to `part`.
+pub fn in_part(object: &Value, part: Part) -> bool {
+    stage_of(object).is_in(part)
+}
+
+/// Adds the sync-wave annotation of its stage to every object (Argo CD).
+pub fn annotate_waves(objects: &mut [Value], order: Order) {
+    for object in objects {
+        let wave = stage_of(object).wave(order).to_string();
+        let metadata = object["metadata"]
+            .as_object_mut()
+            .expect("a rendered object has metadata");
+        let annotations = metadata
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Default::default()));
+        annotations[SYNC_WAVE] = Value::String(wave);
+    }
+}
+
+/// One value a step sets on top of the user's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Setting {
+    /// The key path, as `--set` takes it.
+    #[serde(serialize_with = "key_path")]
+    pub key: Key,
+    /// The value, as `--set` takes it.
+    pub value: String,
+}
+
+fn key_path<S: serde::Serializer>(key: &Key, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(key.path())
+}
+
+/// One step of an upgrade.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// Its number, from 1: `upgrade-plan --manifest N` prints what it applies.
+    pub number: usize,
+    /// What it does, for people.
+    pub title: String,
+    /// When it is needed.
+    pub when: When,
+    /// Values set on top of the user's for this step.
+    pub set: Vec<Setting>,
+    /// Which objects it applies.
+    pub part: Part,
+    /// Whether its objects carry sync waves, applied wave by wave, each
+    /// healthy before the next (Argo CD), and in which order.
+    pub waves: Option<Order>,
+    /// Objects to delete after its objects are applied (a migration
+    /// leaves the other topology's own objects).
+    pub delete: Vec<ObjectRef>,
+    /// The Deployments whose rollout must complete before the next step.
+    pub wait: Vec<String>,
+    /// What the user runs, in order.
+    pub commands: Vec<String>,
+}
+
+/// An object to delete.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: String,
+    /// Its namespace; empty for a cluster-scoped object.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl ObjectRef {
+    fn of(object: &Value) -> ObjectRef {
+        let field = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        ObjectRef {
+            kind: field(&object["kind"]),
+            namespace: field(&object["metadata"]["namespace"]),
+            name: field(&object["metadata"]["name"]),
+        }
+    }
+}
+
+/// The objects of `before` that `after` does not have: what a migration
+/// from `before` to `after` leaves behind, in reverse install order.
+pub fn leftovers(before: &[Value], after: &[Value]) -> Vec<ObjectRef> {
+    let kept: std::collections::BTreeSet<ObjectRef> = after.iter().map(ObjectRef::of).collect();
+    let mut left: Vec<ObjectRef> = before
+        .iter()
+        .map(ObjectRef::of)
+        .filter(|o| !kept.contains(o))
+        .collect();
+    left.reverse();
+    left
+}
+
+/// The whole plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// The topology the live install has.
+    pub from: Topology,
+    /// The topology the values render.
+    pub topology: Topology,
+    /// The apply path.
+    pub via: Via,
+    /// The namespace.
+    pub namespace: String,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// What else the user must know.
+    pub notes: Vec<String>,
+}
+
+/// What the printed commands repeat of the user's command line.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// The namespace.
+    pub namespace: String,
+    /// The values files, as given.
+    pub files: Vec<String>,
+    /// Whether `--set` flags were given (not repeated: they may hold secrets).
+    pub sets: bool,
+}
+
+impl Invocation {
+    /// ` -n NS -f FILE...` (and a reminder of the `--set` flags).
+    fn values_args(&self) -> String {
+        let mut args = format!(" -n {}", shell_word(&self.namespace));
+        for file in &self.files {
+            args.push_str(&format!(" -f {}", shell_word(file)));
+        }
+        if self.sets {
+            args.push_str(" <your --set flags>");
+        }
+        args
+    }
+
+    /// The `asogen upgrade-plan --from` line that prints a migration's
+    /// step `n`.
+    fn migration_manifest(&self, via: Via, from: Topology, n: usize) -> String {
+        format!(
+            "asogen upgrade-plan --via {} --from {}{} --manifest {n}",
+            via.name(),
+            from.as_str(),
+            self.values_args()
+        )
+    }
+
+    /// The `asogen upgrade-plan` line that prints step `n`'s objects.
+    fn manifest(&self, via: Via, n: usize) -> String {
+        format!(
+            "asogen upgrade-plan --via {}{} --manifest {n}",
+            via.name(),
+            self.values_args()
+        )
+    }
+}
+
+/// A word for a POSIX shell: as it is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The names of the Deployments among `objects` that `part` applies.
+fn deployments(objects: &[Value], part: Part) -> Vec<String> {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment" && in_part(o, part))
+        .filter_map(|o| o["metadata"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The image tag of the rendered manager container: the refresh token
+/// (it changes with every release, so a step 3 after each upgrade restarts
+/// the webhook pods once).
+fn version(objects: &[Value]) -> String {
+    objects
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .flat_map(|o| o["spec"]["template"]["spec"]["containers"].as_array())
+        .flatten()
+        .filter_map(|c| c["image"].as_str())
+        .find_map(|image| image.rsplit_once(':').map(|(_, tag)| tag.to_string()))
+        .unwrap_or_default()
+}
+
+/// The plan for `objects` (the install the user's values render) applied
+/// through `via`.
+pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invocation) -> Plan {
+    let ns = shell_word(&invocation.namespace);
+    let rollout = |name: &str| {
+        format!("kubectl rollout status deployment/{name} -n {ns} --timeout={TIMEOUT}")
+    };
+    let helm = |extra: &str| {
+        format!(
+            "helm upgrade RELEASE CHART{}{extra} --wait --timeout {TIMEOUT}",
+            invocation.values_args()
+        )
+    };
+    let step = |number: usize, title: &str, part: Part| Step {
+        number,
+        title: title.to_string(),
+        when: When::Always,
+        set: Vec::new(),
+        part,
+        waves: None,
+        delete: Vec::new(),
+        wait: deployments(objects, part),
+        commands: Vec::new(),
+    };
+    let mut notes = Vec::new();
+    let mut steps = match topology {
+        Topology::Single => {
+            let mut one = step(1, "apply the install and wait for its rollout", Part::All);
+            one.commands = match via {
+                Via::Helm => vec![helm("")],
+                Via::Flux => vec![
+                    format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
+                    "commit aso/; the Kustomization of aso/ (wait: true) applies it".into(),
+                ],
+                Via::Argo => vec![
+                    format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
+                    "commit aso/; sync the Application".into(),
+                ],
+                Via::Kubectl => {
+                    let mut commands = vec![format!(
+                        "{} | kubectl apply -f -",
+                        invocation.manifest(via, 1)
+                    )];
+                    commands.extend(one.wait.iter().map(|d| rollout(d)));
+                    commands
+                }
+            };
+            vec![one]
+        }
+        Topology::Split => split_steps(via, invocation, &step, &rollout, &helm),
+    };
+    if topology == Topology::Split {
+        let refresh = steps.len() + 1;
+        let mut last = step(
+            refresh,
+            "only when the CRDs gained kinds: restart the webhook pods, so they serve the new kinds",
+            match via {
+                Via::Helm | Via::Argo => Part::All,
+                Via::Flux | Via::Kubectl => Part::Webhooks,
+            },
+        );
+        last.when = When::KindsAdded;
+        last.waves = (via == Via::Argo).then_some(Order::WebhooksFirst);
+        let token = version(objects);
+        last.set = vec![Setting {
+            key: REFRESH_KEY,
+            value: token.clone(),
+        }];
+        let set = format!(" --set {}={}", REFRESH_KEY.path(), shell_word(&token));
+        last.commands = match via {
+            Via::Helm => vec![helm(&set)],
+            Via::Flux => vec![
+                format!(
+                    "{} > aso/webhooks/aso.yaml   # carries{set}",
+                    invocation.manifest(via, refresh)
+                ),
+                "commit aso/webhooks/; Kustomization aso-webhooks rolls the webhook pods".into(),
+            ],
+            Via::Argo => vec![
+                format!(
+                    "{} > aso/aso.yaml   # carries{set}",
+                    invocation.manifest(via, refresh)
+                ),
+                "commit aso/; sync the Application".into(),
+            ],
+            Via::Kubectl => {
+                let mut commands = vec![format!(
+                    "{} | kubectl apply -f -",
+                    invocation.manifest(via, refresh)
+                )];
+                commands.extend(last.wait.iter().map(|d| rollout(d)));
+                commands
+            }
+        };
+        steps.push(last);
+        notes.push(format!(
+            "step {refresh} is needed after a release that adds kinds, a wider crdPattern, or a first install; \
+             keep {} in your values afterwards",
+            REFRESH_KEY.path()
+        ));
+        if via == Via::Helm {
+            notes.push(
+                "do not pass --atomic or --rollback-on-failure: a failed step 2 would roll the webhooks back"
+                    .into(),
+            );
+            notes.push(format!(
+                "step 1 scales the controller to zero ({}=true): reconciliation pauses \
+                 until step 2; the webhooks stay up",
+                PAUSED_KEY.path()
+            ));
+        }
+    }
+    Plan {
+        from: topology,
+        topology,
+        via,
+        namespace: invocation.namespace.clone(),
+        steps,
+        notes,
+    }
+}
+
+/// Why a path cannot migrate between topologies without breaking I1.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "Helm applies every object of a release in one pass, so it cannot move the webhook Service \
+     between the Deployments only after the new one is ready (I1 would break)\n\
+     help: migrate with `asogen upgrade-plan --via kubectl --from {from}` (or flux, argo), \
+     then go on with Helm"
+)]
+pub struct Unordered {
+    /// The live topology.
+    pub from: &'static str,
+}
+
+/// The plan that moves a live `from` install to the topology `objects`
+/// render (`to`), through `via`, deleting `leftovers` (the objects only
+/// `from` has) at the end: docs/split-topology.md section 3, "Migration".
+/// Both ways the webhook Service moves only to pods that are ready and of
+/// their final shape.
+pub fn migration(
+    from: Topology,
+    to: Topology,
+    via: Via,
+    objects: &[Value],
+    leftovers: Vec<ObjectRef>,
+    invocation: &Invocation,
+) -> Result<Plan, Unordered> {
+    if via == Via::Helm {
+        return Err(Unordered {
+            from: from.as_str(),
+        });
+    }
+    let ns = shell_word(&invocation.namespace);
+    let step = |number: usize, title: &str, part: Part| {
+        let wait = deployments(objects, part);
+        let mut commands = Vec::new();
+        match via {
+            Via::Kubectl => {
+                commands.push(format!(
+                    "{} | kubectl apply -f -",
+                    invocation.migration_manifest(via, from, number)
+                ));
+                commands.extend(wait.iter().map(|d| {
+                    format!("kubectl rollout status deployment/{d} -n {ns} --timeout={TIMEOUT}")
+                }));
+            }
+            _ => commands.push(format!(
+                "{} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
+                 before the next step (wait: true)",
+                invocation.migration_manifest(via, from, number)
+            )),
+        }
+        Step {
+            number,
+            title: title.to_string(),
+            when: When::Always,
+            set: Vec::new(),
+            part,
+            waves: None,
+            delete: Vec::new(),
+            wait,
+            commands,
+        }
+    };
+    let delete_commands = |refs: &[ObjectRef]| -> Vec<String> {
+        refs.iter()
+            .map(|o| {
+                let scope = if o.namespace.is_empty() {
+                    String::new()
+                } else {
+                    format!(" -n {}", shell_word(&o.namespace))
+                };
+                format!("kubectl delete {} {}{scope}", o.kind.to_lowercase(), o.name)
+            })
+            .collect()
+    };
+    let mut steps = match (via, to) {
+        (Via::Argo, _) => {
+            let order = match to {
+                Topology::Split => Order::WebhooksFirst,
+                Topology::Single => Order::ControllerFirst,
+            };
+            let mut sync = step(
+                1,
+                "one sync ordered by sync waves; prune what the old topology alone had (PruneLast=true)",
+                Part::All,
+            );
+            sync.waves = Some(order);
+            sync.commands = vec![
+                format!(
+                    "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
+                    invocation.migration_manifest(via, from, 1)
+                ),
+                "commit aso/; sync the Application with prune and the sync option PruneLast=true"
+                    .into(),
+            ];
+            sync.delete = leftovers.clone();
+            vec![sync]
+        }
+        (_, Topology::Split) => vec![
+            step(
+                1,
+                "create the webhooks Deployment and what it needs; the webhook Service still routes to the controller",
+                Part::Unrouted,
+            ),
+            step(
+                2,
+                "route the webhook Service and configurations to the webhook pods",
+                Part::Routing,
+            ),
+            step(3, "give the controller its split shape", Part::Controller),
+        ],
+        (_, Topology::Single) => vec![
+            step(
+                1,
+                "give the controller its single shape; the webhook Service still routes to the webhook pods",
+                Part::Controller,
+            ),
+            step(
+                2,
+                "route the webhook Service back to the controller pods",
+                Part::Webhooks,
+            ),
+        ],
+    };
+    if via != Via::Argo && !leftovers.is_empty() {
+        let n = steps.len() + 1;
+        let mut delete = step(n, "delete what only the old topology had", Part::Routing);
+        delete.part = Part::All;
+        delete.wait = Vec::new();
+        delete.commands = match via {
+            Via::Kubectl => delete_commands(&leftovers),
+            _ => vec![
+                "remove the old topology's objects from aso/ and commit (prune: true deletes them)"
+                    .into(),
+            ],
+        };
+        delete.delete = leftovers;
+        steps.push(delete);
+    }
+    Ok(Plan {
+        from,
+        topology: to,
+        via,
+        namespace: invocation.namespace.clone(),
+        steps,
+        notes: vec![format!(
+            "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via {}`",
+            via.name()
+        )],
+    })
+}
+
+/// Steps 1 and 2 of a split upgrade on `via`.
+fn split_steps(
+    via: Via,
+    invocation: &Invocation,
+    step: &dyn Fn(usize, &str, Part) -> Step,
+    rollout: &dyn Fn(&str) -> String,
+    helm: &dyn Fn(&str) -> String,
+) -> Vec<Step> {
+    match via {
+        Via::Helm => {
+            // One release applies every object at once: the controller is
+            // held at zero replicas while the webhooks roll.
+            let mut paused = step(
+                1,
+                "upgrade the webhooks; hold the controller at zero replicas",
+                Part::All,
+            );
+            paused.set = vec![Setting {
+                key: PAUSED_KEY,
+                value: "true".into(),
+            }];
+            paused.commands = vec![helm(&format!(" --set {}=true", PAUSED_KEY.path()))];
+            let mut resume = step(
+                2,
+                "start the controller of the new version (it applies the CRDs)",
+                Part::All,
+            );
+            resume.commands = vec![helm("")];
+            vec![paused, resume]
+        }
+        Via::Flux => {
+            let mut webhooks = step(
+                1,
+                "Kustomization aso-webhooks: the webhooks Deployment and what it needs, wait: true",
+                Part::Webhooks,
+            );
+            webhooks.commands = vec![
+                format!("{} > aso/webhooks/aso.yaml", invocation.manifest(via, 1)),
+                format!("{} > aso/controller/aso.yaml", invocation.manifest(via, 2)),
+                "commit aso/; with the Kustomizations below, Flux applies aso-webhooks, waits until it is healthy, then applies aso-controller".into(),
+                flux_kustomization("aso-webhooks", "./aso/webhooks", None, &invocation.namespace),
+            ];
+            let mut controller = step(
+                2,
+                "Kustomization aso-controller: dependsOn aso-webhooks, wait: true",
+                Part::Controller,
+            );
+            controller.commands = vec![flux_kustomization(
+                "aso-controller",
+                "./aso/controller",
+                Some("aso-webhooks"),
+                &invocation.namespace,
+            )];
+            vec![webhooks, controller]
+        }
+        Via::Argo => {
+            let mut sync = step(
+                1,
+                "one sync: waves -2 prerequisites, -1 webhooks Deployment, 0 webhook Service and configurations, 1 controller; each wave healthy before the next",
+                Part::All,
+            );
+            sync.waves = Some(Order::WebhooksFirst);
+            sync.commands = vec![
+                format!(
+                    "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
+                    invocation.manifest(via, 1)
+                ),
+                "commit aso/; sync the Application (Argo CD applies a wave once the earlier ones are healthy)".into(),
+            ];
+            vec![sync]
+        }
+        Via::Kubectl => {
+            let mut webhooks = step(
+                1,
+                "apply the webhooks part; wait for its rollout",
+                Part::Webhooks,
+            );
+            webhooks.commands = vec![format!(
+                "{} | kubectl apply -f -",
+                invocation.manifest(via, 1)
+            )];
+            webhooks
+                .commands
+                .extend(webhooks.wait.iter().map(|d| rollout(d)));
+            let mut controller = step(
+                2,
+                "apply the controller part; wait for its rollout",
+                Part::Controller,
+            );
+            controller.commands = vec![format!(
+                "{} | kubectl apply -f -",
+                invocation.manifest(via, 2)
+            )];
+            controller
+                .commands
+                .extend(controller.wait.iter().map(|d| rollout(d)));
+            vec![webhooks, controller]
+        }
+    }
+}
+
+/// A Flux Kustomization of one part, as YAML.
+fn flux_kustomization(name: &str, path: &str, after: Option<&str>, namespace: &str) -> String {
+    let depends = after.map_or(String::new(), |a| {
+        format!("  dependsOn:\n    - name: {a}\n")
+    });
+    format!(
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: {path}\n  prune: true\n  wait: true\n  timeout: {TIMEOUT}\n  targetNamespace: {namespace}\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: YOUR-REPOSITORY\n"
+    )
+}
+
+/// The objects step `step` applies: `render` renders the install with the
+/// step's values; its part is kept, and waves are added for Argo CD.
+pub fn step_objects(step: &Step, rendered: Vec<Value>) -> Vec<Value> {
+    let mut objects: Vec<Value> = rendered
+        .into_iter()
+        .filter(|o| in_part(o, step.part))
+        .collect();
+    if let Some(order) = step.waves {
+        annotate_waves(&mut objects, order);
+    }
+    objects
+}
+
+/// The plan for people.
+pub fn format_human(plan: &Plan) -> String {
+    let from = if plan.from == plan.topology {
+        String::new()
+    } else {
+        format!("from {} to ", plan.from.as_str())
+    };
+    let mut out = format!(
+        "upgrade plan: topology {from}{}, via {}, namespace {}\n",
+        plan.topology.as_str(),
+        plan.via.name(),
+        plan.namespace
+    );
+    for step in &plan.steps {
+        out.push_str(&format!("\nstep {}: {}\n", step.number, step.title));
+        for setting in &step.set {
+            out.push_str(&format!(
+                "  sets {}={}\n",
+                setting.key.path(),
+                setting.value
+            ));
+        }
+        if !step.wait.is_empty() {
+            out.push_str(&format!(
+                "  waits for the rollout of: {}\n",
+                step.wait.join(", ")
+            ));
+        }
+        for object in &step.delete {
+            out.push_str(&format!("  deletes {} {}\n", object.kind, object.name));
+        }
+        for command in &step.commands {
+            for (i, line) in command.lines().enumerate() {
+                let lead = if i == 0 { "  $ " } else { "    " };
+                if command.contains('\n') {
+                    out.push_str(&format!("    {line}\n"));
+                } else {
+                    out.push_str(&format!("{lead}{line}\n"));
+                }
+            }
+        }
+    }
+    for note in &plan.notes {
+        out.push_str(&format!("\nnote: {note}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(of: &[(&str, &str)]) -> Value {
+        of.iter().map(|(k, v)| (k.to_string(), json!(v))).collect()
+    }
+
+    fn deployment(name: &str, role: &[(&str, &str)]) -> Value {
+        json!({"kind": "Deployment", "metadata": {"name": name},
+               "spec": {"selector": {"matchLabels": labels(role)},
+                        "template": {"metadata": {"labels": labels(role)},
+                                     "spec": {"containers": [{"name": "manager", "image": "r/c:v9"}]}}}})
+    }
+
+    fn split() -> Vec<Value> {
+        vec![
+            json!({"kind": "ServiceAccount", "metadata": {"name": "sa"}}),
+            deployment(names::WEBHOOKS_DEPLOYMENT, WEBHOOKS_SELECTOR_LABELS),
+            deployment(names::DEPLOYMENT, SELECTOR_LABELS),
+            json!({"kind": "Service", "metadata": {"name": names::WEBHOOK_SERVICE},
+                   "spec": {"selector": labels(WEBHOOKS_SELECTOR_LABELS)}}),
+            json!({"kind": "Service", "metadata": {"name": names::METRICS_SERVICE},
+                   "spec": {"selector": labels(SELECTOR_LABELS)}}),
+            json!({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"}}),
+        ]
+    }
+
+    fn invocation() -> Invocation {
+        Invocation {
+            namespace: "ns".into(),
+            files: vec!["my values.yaml".into()],
+            sets: false,
+        }
+    }
+
+    #[test]
+    fn objects_go_to_their_stage() {
+        let stages: Vec<Stage> = split().iter().map(stage_of).collect();
+        assert_eq!(
+            stages,
+            [
+                Stage::Prerequisites,
+                Stage::Webhooks,
+                Stage::Controller,
+                Stage::Routing,
+                Stage::Controller,
+                Stage::Routing
+            ]
+        );
+    }
+
+    #[test]
+    fn single_is_one_step_on_every_path() {
+        let objects = vec![deployment(names::DEPLOYMENT, SELECTOR_LABELS)];
+        for via in Via::ALL {
+            let plan = plan(Topology::Single, via, &objects, &invocation());
+            assert_eq!(plan.steps.len(), 1, "{via:?}");
+            assert_eq!(plan.steps[0].part, Part::All);
+            assert_eq!(plan.steps[0].wait, [names::DEPLOYMENT]);
+        }
+    }
+
+    #[test]
+    fn split_upgrades_the_webhooks_before_the_controller() {
+        let objects = split();
+        for via in Via::ALL {
+            let plan = plan(Topology::Split, via, &objects, &invocation());
+            let always: Vec<&Step> = plan
+                .steps
+                .iter()
+                .filter(|s| s.when == When::Always)
+                .collect();
+            match via {
+                Via::Helm => {
+                    assert_eq!(always.len(), 2);
+                    assert_eq!(always[0].set[0].key, PAUSED_KEY);
+                    assert!(always[1].set.is_empty());
+                    assert!(always[0].commands[0].contains("--set split.controller.paused=true"));
+                }
+                Via::Argo => {
+                    assert_eq!(always.len(), 1);
+                    assert_eq!(always[0].waves, Some(Order::WebhooksFirst));
+                }
+                Via::Flux | Via::Kubectl => {
+                    assert_eq!(always.len(), 2);
+                    assert_eq!(always[0].wait, [names::WEBHOOKS_DEPLOYMENT]);
+                    assert_eq!(always[1].wait, [names::DEPLOYMENT]);
+                }
+            }
+            let last = plan.steps.last().unwrap();
+            assert_eq!(last.when, When::KindsAdded);
+            assert_eq!(last.set[0].key, REFRESH_KEY);
+            assert_eq!(last.set[0].value, "v9");
+        }
+    }
+
+    #[test]
+    fn waves_follow_the_stages() {
+        let plan = plan(Topology::Split, Via::Argo, &split(), &invocation());
+        let objects = step_objects(&plan.steps[0], split());
+        let waves: Vec<&str> = objects
+            .iter()
+            .map(|o| o["metadata"]["annotations"][SYNC_WAVE].as_str().unwrap())
+            .collect();
+        assert_eq!(waves, ["-2", "-1", "1", "0", "1", "0"]);
+    }
+
+    #[test]
+    fn a_migration_moves_the_service_only_to_ready_pods_of_their_final_shape() {
+        let to_split = migration(
+            Topology::Single,
+            Topology::Split,
+            Via::Kubectl,
+            &split(),
+            Vec::new(),
+            &invocation(),
+        )
+        .unwrap();
+        let parts: Vec<Part> = to_split.steps.iter().map(|s| s.part).collect();
+        assert_eq!(parts, [Part::Unrouted, Part::Routing, Part::Controller]);
+        assert_eq!(to_split.steps[0].wait, [names::WEBHOOKS_DEPLOYMENT]);
+        let service = &split()[3];
+        assert!(!in_part(service, Part::Unrouted) && in_part(service, Part::Routing));
+        let single = vec![
+            deployment(names::DEPLOYMENT, SELECTOR_LABELS),
+            json!({"kind": "Service", "metadata": {"name": names::WEBHOOK_SERVICE},
+                   "spec": {"selector": labels(SELECTOR_LABELS)}}),
+        ];
+        let left = leftovers(&split(), &single);
+        assert!(left.iter().any(|o| o.name == names::WEBHOOKS_DEPLOYMENT));
+        assert!(!left.iter().any(|o| o.name == names::DEPLOYMENT));
+        let to_single = migration(
+            Topology::Split,
+            Topology::Single,
+            Via::Kubectl,
+            &single,
+            left.clone(),
+            &invocation(),
+        )
+        .unwrap();
+        let parts: Vec<Part> = to_single.steps.iter().map(|s| s.part).collect();
+        assert_eq!(parts, [Part::Controller, Part::Webhooks, Part::All]);
+        assert_eq!(to_single.steps[2].delete, left);
+        let argo = migration(
+            Topology::Split,
+            Topology::Single,
+            Via::Argo,
+            &single,
+            left,
+            &invocation(),
+        )
+        .unwrap();
+        assert_eq!(argo.steps[0].waves, Some(Order::ControllerFirst));
+        assert!(
+            Stage::Controller.wave(Order::ControllerFirst)
+                < Stage::Routing.wave(Order::ControllerFirst)
+        );
+        let helm = migration(
+            Topology::Single,
+            Topology::Split,
+            Via::Helm,
+            &split(),
+            Vec::new(),
+            &invocation(),
+        );
+        assert_eq!(helm, Err(Unordered { from: "single" }));
+    }
+
+    #[test]
+    fn commands_quote_what_the_shell_would_split() {
+        let plan = plan(Topology::Split, Via::Kubectl, &split(), &invocation());
+        assert_eq!(
+            plan.steps[0].commands,
+            [
+                "asogen upgrade-plan --via kubectl -n ns -f 'my values.yaml' --manifest 1 | kubectl apply -f -",
+                "kubectl rollout status deployment/azureserviceoperator-webhooks -n ns --timeout=10m",
+            ]
+        );
+    }
+}
