@@ -141,12 +141,19 @@ impl Group {
 impl Webhook {
     /// `<version>.<resource>.<group>`: the webhook name after its prefix.
     pub fn name(&self, group: &str) -> String {
-        format!("{}.{}.{group}", self.version, self.resource)
+        [&self.version, ".", &self.resource, ".", group].concat()
     }
 
     /// `<group with dashes>-<version>-<kind>`: the path after `/mutate-` or `/validate-`.
     pub fn path(&self, group: &str) -> String {
-        format!("{}-{}-{}", group.replace('.', "-"), self.version, self.kind)
+        [
+            &group.replace('.', "-"),
+            "-",
+            &self.version,
+            "-",
+            &self.kind,
+        ]
+        .concat()
     }
 }
 
@@ -207,25 +214,30 @@ impl Catalog {
     /// The first string that breaks the grammar: its JSON pointer in the
     /// catalog file and why.
     pub fn problem(&self) -> Option<(String, String)> {
-        let check = |field: Field, text: &str, pointer: String| {
-            grammar::problem(field, text).map(|message| (pointer, message))
+        // Every string of every start is checked: the pointer is written
+        // only for the one that breaks the grammar.
+        let check = |field: Field, text: &str, pointer: &dyn Fn() -> String| {
+            grammar::problem(field, text).map(|message| (pointer(), message))
         };
-        if let Some(found) = check(Field::Release, &self.release, "/release".into()) {
+        if let Some(found) = check(Field::Release, &self.release, &|| "/release".into()) {
             return Some(found);
         }
         for (g, group) in self.groups.iter().enumerate() {
-            let at = format!("/groups/{g}");
-            if let Some(found) = check(Field::WebhookGroup, &group.group, format!("{at}/group")) {
+            let at = || format!("/groups/{g}");
+            if let Some(found) = check(Field::WebhookGroup, &group.group, &|| {
+                format!("{}/group", at())
+            }) {
                 return Some(found);
             }
             for (w, hook) in group.webhooks.iter().enumerate() {
-                let at = format!("{at}/webhooks/{w}");
                 for (field, key, text) in [
                     (Field::Version, "version", &hook.version),
                     (Field::Resource, "resource", &hook.resource),
                     (Field::Kind, "kind", &hook.kind),
                 ] {
-                    if let Some(found) = check(field, text, format!("{at}/{key}")) {
+                    if let Some(found) =
+                        check(field, text, &|| format!("{}/webhooks/{w}/{key}", at()))
+                    {
                         return Some(found);
                     }
                 }
@@ -236,14 +248,14 @@ impl Catalog {
             ("roles", &self.roles),
         ] {
             for (name, rules) in roles {
-                let at = format!("/{kind}/{}", crate::pointer::escape_segment(name));
-                if let Some(found) = check(Field::RoleName, name, at.clone()) {
+                let at = || format!("/{kind}/{}", crate::pointer::escape_segment(name));
+                if let Some(found) = check(Field::RoleName, name, &at) {
                     return Some(found);
                 }
                 for (r, rule) in rules.iter().enumerate() {
                     let rule_value = serde_json::to_value(rule).expect("a rule serializes");
                     if let Err((pointer, message)) = check_rule(&rule_value) {
-                        return Some((format!("{at}/{r}{pointer}"), message));
+                        return Some((format!("{}/{r}{pointer}", at()), message));
                     }
                 }
             }
@@ -254,7 +266,7 @@ impl Catalog {
             ("env", Field::EnvName, &controller.env),
         ] {
             for (i, name) in names.iter().enumerate() {
-                if let Some(found) = check(field, name, format!("/controller/{key}/{i}")) {
+                if let Some(found) = check(field, name, &|| format!("/controller/{key}/{i}")) {
                     return Some(found);
                 }
             }

@@ -265,6 +265,17 @@ fn write_double_quoted(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// Writes `s` as a scalar on one line (plain or quoted, as anywhere in a
+/// document), or writes nothing and returns false when it is written as a
+/// literal block, whose lines depend on where it stands.
+pub fn write_inline_str(s: &str, out: &mut String) -> bool {
+    if s.contains('\n') && literal_block_safe(s) {
+        return false;
+    }
+    write_string(s, 0, out);
+    true
+}
+
 fn write_string(s: &str, width: usize, out: &mut String) {
     if is_plain_safe(s) {
         out.push_str(s);

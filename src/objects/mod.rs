@@ -20,6 +20,7 @@ use crate::model::Release;
 
 pub use admission::kustomize_references;
 pub use settings::SECRET_ENV;
+pub use webhooks::{Configuration, WEBHOOKS, WebhookFields, configurations, webhook_item};
 
 /// Names of the objects, shared by the descriptions.
 pub mod names {
@@ -70,6 +71,16 @@ pub mod names {
 /// use) are rendered only with `topology: split`, each after the single
 /// topology's object of its kind.
 pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
+    resources_with(catalog, release, |configuration| configuration.resource())
+}
+
+/// [`resources`], each webhook configuration of the catalog described by
+/// `configuration` (render writes their webhooks without describing each).
+pub fn resources_with(
+    catalog: &Catalog,
+    release: &Release,
+    configuration: impl Fn(&Configuration) -> Resource,
+) -> Vec<Resource> {
     let mut resources = vec![
         network::ingress_policy(),
         network::egress_policy(),
@@ -94,7 +105,7 @@ pub fn resources(catalog: &Catalog, release: &Release) -> Vec<Resource> {
         deployment::deployment(catalog, release),
         deployment::webhooks_deployment(catalog, release),
     ]);
-    resources.extend(webhooks::webhook_configurations(catalog));
+    resources.extend(webhooks::configurations(catalog).iter().map(configuration));
     resources.extend([
         identity::azure_identity(),
         identity::azure_identity_binding(),

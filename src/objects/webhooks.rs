@@ -12,7 +12,7 @@ use super::{
     catalog_data, header, lit, resource, secure_metrics, serves_webhooks, split_topology,
     webhooks_selector_labels,
 };
-use crate::catalog::{Catalog, Group, NAME_PREFIX, Webhook};
+use crate::catalog::{Catalog, Group, NAME_PREFIX};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Resource};
 use crate::keys;
@@ -56,13 +56,47 @@ fn inject_ca() -> Entry {
     )
 }
 
-/// One webhook: `prefix` is `default`/`validate` in its name and
-/// `mutate`/`validate` in its path. What comes from the catalog goes
-/// through the json helper (see [`catalog_data`]).
-fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
+/// One webhook as its configuration writes it. Every text that differs
+/// between two webhooks of the catalog is one whole scalar here, so that
+/// render can lay out one webhook and fill the others in
+/// (`render::objects`), where evaluating 1,328 descriptions twice would
+/// be most of the work of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookFields<'a> {
+    /// `default.` or `validate.` before the webhook's name.
+    pub name: String,
+    /// The path the API server calls, `/mutate-...` or `/validate-...`.
+    pub path: String,
+    /// The API group.
+    pub group: &'a str,
+    /// The API version.
+    pub version: &'a str,
+    /// The resource (plural).
+    pub resource: &'a str,
+}
+
+impl WebhookFields<'_> {
+    /// The scalars, in the order [`WebhookFields::SCALARS`] names them.
+    pub fn scalars(&self) -> [&str; 5] {
+        [
+            &self.name,
+            &self.path,
+            self.group,
+            self.version,
+            self.resource,
+        ]
+    }
+
+    /// How many scalars [`WebhookFields::scalars`] gives.
+    pub const SCALARS: usize = 5;
+}
+
+/// One webhook's description. What comes from the catalog goes through the
+/// json helper (see [`catalog_data`]).
+pub fn webhook_item(fields: &WebhookFields) -> Item {
     let one = |text: &str| catalog_data(&json!([text]));
     item(vec![
-        json("name", Expr::str(format!("{prefix}.{}", hook.name(group)))),
+        json("name", Expr::str(fields.name.as_str())),
         field("admissionReviewVersions", lit(json!(["v1"]))),
         map(
             "clientConfig",
@@ -71,7 +105,7 @@ fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
                 vec![
                     text("name", WEBHOOK_SERVICE),
                     json("namespace", Expr::Namespace),
-                    json("path", Expr::str(format!("/{path}-{}", hook.path(group)))),
+                    json("path", Expr::str(fields.path.as_str())),
                 ],
             )],
         ),
@@ -80,17 +114,17 @@ fn webhook(group: &str, hook: &Webhook, prefix: &str, path: &str) -> Item {
         list(
             "rules",
             vec![item(vec![
-                field("apiGroups", one(group)),
-                field("apiVersions", one(&hook.version)),
+                field("apiGroups", one(fields.group)),
+                field("apiVersions", one(fields.version)),
                 field("operations", lit(json!(["CREATE", "UPDATE"]))),
-                field("resources", one(&hook.resource)),
+                field("resources", one(fields.resource)),
             ])],
         ),
         text("sideEffects", "None"),
     ])
 }
-
 /// Mutating (`mwh`) or validating (`vwh`) webhooks of one API group.
+#[derive(Debug)]
 struct Flavour {
     kind: &'static str,
     file: &'static str,
@@ -115,50 +149,81 @@ const VALIDATING: Flavour = Flavour {
     path: "validate",
 };
 
-fn configuration(group: &Group, flavour: &Flavour) -> Resource {
-    let short = group.short_name();
-    let name = format!("{NAME_PREFIX}{short}-{}", flavour.suffix);
-    let mut object = header(
-        "admissionregistration.k8s.io/v1",
-        flavour.kind,
-        &name,
-        false,
-        vec![inject_ca()],
-    );
-    // The name holds the catalog's group: through the json helper too.
-    match &mut object[2] {
-        Entry::Field(_, crate::describe::Node::Map(metadata)) => {
-            metadata[0] = json("name", Expr::str(name));
-        }
-        _ => unreachable!("header puts metadata third"),
-    }
-    object.push(Entry::Note(
-        "One webhook per served resource version of the group (values/catalog.json).",
-    ));
-    object.push(list(
-        "webhooks",
-        group
-            .webhooks
-            .iter()
-            .map(|hook| webhook(&group.group, hook, flavour.prefix, flavour.path))
-            .collect(),
-    ));
-    resource(
-        &format!("{}-{short}.yaml", flavour.file),
-        Some(serves_webhooks()),
-        object,
-    )
+/// The key of a configuration's list of webhooks.
+pub const WEBHOOKS: &str = "webhooks";
+
+/// One webhook configuration of the catalog: the webhooks of one API
+/// group, mutating or validating.
+#[derive(Debug, Clone, Copy)]
+pub struct Configuration<'c> {
+    group: &'c Group,
+    flavour: &'static Flavour,
 }
 
-/// One mutating and one validating webhook configuration per API group.
-pub fn webhook_configurations(catalog: &Catalog) -> Vec<Resource> {
-    [MUTATING, VALIDATING]
-        .iter()
+impl<'c> Configuration<'c> {
+    /// Its chart template file (under templates/).
+    pub fn file(&self) -> String {
+        format!("{}-{}.yaml", self.flavour.file, self.group.short_name())
+    }
+
+    /// Its description.
+    pub fn resource(&self) -> Resource {
+        let mut resource = self.header();
+        resource.object.push(Entry::Note(
+            "One webhook per served resource version of the group (values/catalog.json).",
+        ));
+        resource.object.push(list(
+            WEBHOOKS,
+            self.webhooks().map(|hook| webhook_item(&hook)).collect(),
+        ));
+        resource
+    }
+
+    /// Its description without the [`WEBHOOKS`] list: everything else.
+    pub fn header(&self) -> Resource {
+        let (group, flavour) = (self.group, self.flavour);
+        let name = format!("{NAME_PREFIX}{}-{}", group.short_name(), flavour.suffix);
+        let mut object = header(
+            "admissionregistration.k8s.io/v1",
+            flavour.kind,
+            &name,
+            false,
+            vec![inject_ca()],
+        );
+        // The name holds the catalog's group: through the json helper too.
+        match &mut object[2] {
+            Entry::Field(_, crate::describe::Node::Map(metadata)) => {
+                metadata[0] = json("name", Expr::str(name));
+            }
+            _ => unreachable!("header puts metadata third"),
+        }
+        resource(&self.file(), Some(serves_webhooks()), object)
+    }
+
+    /// Its webhooks, one per served resource version of the group, in the
+    /// catalog's order.
+    pub fn webhooks(&self) -> impl ExactSizeIterator<Item = WebhookFields<'c>> + use<'c> {
+        let (group, flavour) = (self.group, self.flavour);
+        group.webhooks.iter().map(move |hook| WebhookFields {
+            name: [flavour.prefix, ".", &hook.name(&group.group)].concat(),
+            path: ["/", flavour.path, "-", &hook.path(&group.group)].concat(),
+            group: &group.group,
+            version: &hook.version,
+            resource: &hook.resource,
+        })
+    }
+}
+
+/// One mutating and one validating webhook configuration per API group,
+/// in install order.
+pub fn configurations(catalog: &Catalog) -> Vec<Configuration<'_>> {
+    [&MUTATING, &VALIDATING]
+        .into_iter()
         .flat_map(|flavour| {
             catalog
                 .groups
                 .iter()
-                .map(move |group| configuration(group, flavour))
+                .map(move |group| Configuration { group, flavour })
         })
         .collect()
 }

@@ -12,6 +12,7 @@ use crate::catalog::Catalog;
 use crate::describe::{self, Capabilities, Resource, Scope};
 use crate::emit::Doc;
 use crate::model::{Model, Release};
+use crate::objects::{Configuration, WEBHOOKS, WebhookFields};
 
 /// The tool that rendered an object, for the labels that say so, and the
 /// cluster it renders for.
@@ -54,6 +55,9 @@ pub struct Install<'a> {
     /// the text cache hold anything for this one, so only then are the
     /// inputs' values worked out as its keys.
     cached: bool,
+    /// One webhook's text with its scalars left out, laid out when first
+    /// needed (None: this install's webhooks take the slow path).
+    layout: OnceLock<Option<WebhookLayout>>,
 }
 
 impl<'a> Install<'a> {
@@ -67,6 +71,7 @@ impl<'a> Install<'a> {
             values: serde_json::to_value(&model.values).expect("values serialize"),
             described,
             cached,
+            layout: OnceLock::new(),
         }
     }
 
@@ -96,7 +101,7 @@ impl<'a> Install<'a> {
     pub fn objects_by_file(&self) -> Vec<(String, Value)> {
         let scope = self.scope();
         self.described
-            .resources
+            .resources()
             .iter()
             .filter_map(|resource| {
                 doc(resource, &scope).map(|object| (resource.file.clone(), object.into_value()))
@@ -120,16 +125,19 @@ impl<'a> Install<'a> {
     pub fn texts_by_file(&self) -> Vec<(String, Arc<str>)> {
         let scope = self.scope();
         let described = &self.described;
-        let write = |resource: &Resource| {
-            doc(resource, &scope).map(|object| Arc::from(crate::emit::doc_to_yaml(&object)))
+        let configurations = crate::objects::configurations(&described.catalog);
+        let write = |index: usize| {
+            let mut text = String::new();
+            self.write_object(index, &scope, &configurations, &mut text)
+                .then(|| Arc::from(text))
         };
         let mut texts = Vec::new();
-        for (index, resource) in described.resources.iter().enumerate() {
+        for (index, resource) in described.outline.iter().enumerate() {
             let text = if self.cached {
                 let key = input_key(described, index, &scope);
                 let cached = described.cache().get(&key).cloned();
                 cached.unwrap_or_else(|| {
-                    let text = write(resource);
+                    let text = write(index);
                     let mut cache = described.cache();
                     // Bounded: a long fleet of all-different values starts afresh.
                     if cache.len() >= MAX_CACHED_TEXTS {
@@ -139,7 +147,7 @@ impl<'a> Install<'a> {
                     text
                 })
             } else {
-                write(resource)
+                write(index)
             };
             texts.extend(text.map(|text| (resource.file.clone(), text)));
         }
@@ -161,19 +169,55 @@ impl<'a> Install<'a> {
             return;
         }
         let scope = self.scope();
-        for resource in &self.described.resources {
-            if let Some(object) = doc(resource, &scope) {
-                out.push_str(separator);
-                crate::emit::write_doc(&object, out);
+        let configurations = crate::objects::configurations(&self.described.catalog);
+        for index in 0..self.described.outline.len() {
+            let start = out.len();
+            out.push_str(separator);
+            if !self.write_object(index, &scope, &configurations, out) {
+                out.truncate(start);
             }
+        }
+    }
+
+    /// Appends the text of the resource at `index` to `out`; false when
+    /// its condition does not hold. A webhook configuration of the
+    /// catalog is written from the layout of one webhook, filled in for
+    /// each ([`WebhookLayout`]): the same text as its description gives.
+    fn write_object(
+        &self,
+        index: usize,
+        scope: &Scope,
+        configurations: &[Configuration],
+        out: &mut String,
+    ) -> bool {
+        let described = &self.described;
+        if let Some(configuration) = described.configuration_of[index]
+            && let Some(layout) = self.layout.get_or_init(|| WebhookLayout::new(scope))
+        {
+            let configuration = &configurations[configuration];
+            let Some(header) = doc(&described.outline[index], scope) else {
+                return false;
+            };
+            let start = out.len();
+            if layout.write(&header, configuration, out) {
+                return true;
+            }
+            out.truncate(start);
+        }
+        match doc(&described.resources()[index], scope) {
+            Some(object) => {
+                crate::emit::write_doc(&object, out);
+                true
+            }
+            None => false,
         }
     }
 
     /// The chart's template files (paths under `templates/`) that render
     /// an object, in install order.
     pub fn template_files(&self) -> Vec<String> {
-        let resources = &self.described.resources;
-        resources
+        let outline = &self.described.outline;
+        outline
             .iter()
             .map(|resource| resource.file.clone())
             .collect()
@@ -198,7 +242,7 @@ impl<'a> Install<'a> {
         let (base_scope, other_scope) = (self.scope(), other.scope());
         let described = &self.described;
         described
-            .resources
+            .resources()
             .iter()
             .enumerate()
             .filter(|(index, _)| {
@@ -254,7 +298,15 @@ const MAX_CACHED_TEXTS: usize = 4096;
 pub(crate) struct Described {
     catalog: Arc<Catalog>,
     release: Release,
-    pub(crate) resources: Vec<Resource>,
+    /// Every resource, each webhook configuration of the catalog without
+    /// its webhooks: what writing the text of an install needs.
+    outline: Vec<Resource>,
+    /// For each resource that is a webhook configuration of the catalog,
+    /// which one (its index in [`crate::objects::configurations`]).
+    configuration_of: Vec<Option<usize>>,
+    /// Every resource in full, described when first needed (the chart,
+    /// the objects as JSON, the slow path).
+    resources: OnceLock<Vec<Resource>>,
     /// What each resource reads, worked out when first needed.
     inputs: OnceLock<Vec<Vec<describe::Expr>>>,
     texts: Mutex<Texts>,
@@ -263,15 +315,131 @@ pub(crate) struct Described {
 }
 
 impl Described {
+    /// Every resource's description.
+    pub(crate) fn resources(&self) -> &[Resource] {
+        self.resources
+            .get_or_init(|| crate::objects::resources(&self.catalog, &self.release))
+    }
+
     fn inputs(&self) -> &[Vec<describe::Expr>] {
         self.inputs
-            .get_or_init(|| self.resources.iter().map(Resource::inputs).collect())
+            .get_or_init(|| self.resources().iter().map(Resource::inputs).collect())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Texts> {
         self.texts
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// One webhook's text with its scalars left out (one webhook is 14 lines
+/// and six scalars; a configuration lists up to 148). Laid out once per
+/// install, by writing one webhook's description whose scalars are marks,
+/// so the text follows the description wherever it changes; only whole
+/// scalars are filled in, each written as the YAML writer writes it.
+struct WebhookLayout {
+    /// The text between the scalars: one more than `holes`.
+    chunks: Vec<String>,
+    /// Which scalar each hole is: an index into
+    /// [`WebhookFields::scalars`], or [`WebhookFields::SCALARS`] for the
+    /// namespace.
+    holes: Vec<usize>,
+    /// The namespace as written.
+    namespace: String,
+}
+
+/// The marks standing for the scalars (the namespace last): private-use
+/// characters, written plain, never in a name.
+const MARKS: [&str; WebhookFields::SCALARS + 1] = [
+    "\u{e000}0",
+    "\u{e000}1",
+    "\u{e000}2",
+    "\u{e000}3",
+    "\u{e000}4",
+    "\u{e000}5",
+];
+
+impl WebhookLayout {
+    /// The layout under `scope`; None when a mark does not come out as a
+    /// whole scalar (the description changed shape: the slow path is
+    /// still right).
+    fn new(scope: &Scope) -> Option<WebhookLayout> {
+        let [name, path, group, version, resource] = std::array::from_fn(|index| MARKS[index]);
+        let marked = WebhookFields {
+            name: name.into(),
+            path: path.into(),
+            group,
+            version,
+            resource,
+        };
+        let one = Resource {
+            file: String::new(),
+            when: None,
+            object: vec![crate::describe::tree::list(
+                WEBHOOKS,
+                vec![crate::objects::webhook_item(&marked)],
+            )],
+        };
+        let marked_scope = Scope {
+            namespace: MARKS[WebhookFields::SCALARS],
+            ..scope.clone()
+        };
+        let text = crate::emit::doc_to_yaml(&describe::evaluate_doc(&one, &marked_scope).ok()??);
+        let mut rest = text.strip_prefix(WEBHOOKS)?.strip_prefix(":\n")?;
+        let (mut chunks, mut holes) = (Vec::new(), Vec::new());
+        while let Some(at) = rest.find('\u{e000}') {
+            let (before, after) = rest.split_at(at);
+            let hole = MARKS.iter().position(|mark| after.starts_with(mark))?;
+            let after = &after[MARKS[hole].len()..];
+            // A whole scalar: after `key: ` or `- `, the end of its line.
+            if !(before.ends_with(": ") || before.ends_with("- ")) || !after.starts_with('\n') {
+                return None;
+            }
+            chunks.push(before.to_string());
+            holes.push(hole);
+            rest = after;
+        }
+        chunks.push(rest.to_string());
+        let mut namespace = String::new();
+        crate::emit::write_inline_str(scope.namespace, &mut namespace).then_some(WebhookLayout {
+            chunks,
+            holes,
+            namespace,
+        })
+    }
+
+    /// Appends the configuration (`header`, its description less the
+    /// webhooks, evaluated) to `out`; false, with part of it written,
+    /// when the layout cannot write it.
+    fn write(&self, header: &Doc, configuration: &Configuration, out: &mut String) -> bool {
+        // The webhooks come last, after keys that sort before theirs.
+        let Doc::Map(entries) = header else {
+            return false;
+        };
+        let webhooks = configuration.webhooks();
+        if webhooks.len() == 0 || entries.iter().any(|(key, _)| key.as_ref() >= WEBHOOKS) {
+            return false;
+        }
+        crate::emit::write_doc(header, out);
+        out.push_str(WEBHOOKS);
+        out.push_str(":\n");
+        for fields in webhooks {
+            let scalars = fields.scalars();
+            for (chunk, &hole) in self.chunks.iter().zip(&self.holes) {
+                out.push_str(chunk);
+                match scalars.get(hole) {
+                    Some(scalar) => {
+                        if !crate::emit::write_inline_str(scalar, out) {
+                            return false;
+                        }
+                    }
+                    None => out.push_str(&self.namespace),
+                }
+            }
+            out.push_str(self.chunks.last().expect("one more chunk than holes"));
+        }
+        true
     }
 }
 
@@ -287,12 +455,24 @@ pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Descri
     {
         return Arc::clone(described);
     }
-    let resources = crate::objects::resources(catalog, release);
+    let outline =
+        crate::objects::resources_with(catalog, release, |configuration| configuration.header());
+    let by_file: HashMap<String, usize> = crate::objects::configurations(catalog)
+        .iter()
+        .enumerate()
+        .map(|(index, configuration)| (configuration.file(), index))
+        .collect();
+    let configuration_of = outline
+        .iter()
+        .map(|resource| by_file.get(&resource.file).copied())
+        .collect();
     let described = Arc::new(Described {
         catalog: Arc::clone(catalog),
         release: release.clone(),
+        outline,
+        configuration_of,
+        resources: OnceLock::new(),
         inputs: OnceLock::new(),
-        resources,
         texts: Mutex::new(HashMap::new()),
         installs: AtomicUsize::new(0),
     });
@@ -332,6 +512,62 @@ mod tests {
                 .map(|text| text.to_string())
                 .collect();
             assert_eq!(texts, written, "namespace {}", model.namespace);
+        }
+    }
+
+    #[test]
+    fn webhook_configurations_from_the_layout_are_their_descriptions_written() {
+        let checker = crate::check::Checker::new();
+        let helm = Installer {
+            managed_by: "Helm",
+            ..ASOGEN
+        };
+        for (values, namespace) in [
+            ("", "azureserviceoperator-system"),
+            // Namespaces a YAML reader would take for a number or a bool.
+            ("", "123"),
+            ("", "yes"),
+            ("podLabels: {team: x}\n", "ns"),
+        ] {
+            let source = crate::read::parse_source("v.yaml".into(), values.into()).unwrap();
+            let mut model = checker.check(&[source], namespace).unwrap();
+            // Catalog texts that must be quoted, and one written as a block.
+            let catalog = Arc::make_mut(&mut model.catalog);
+            catalog.groups[0].webhooks[0].resource = "yes".into();
+            catalog.groups[1].webhooks[0].version = "1e3".into();
+            catalog.groups[2].webhooks[0].resource = "a\nb".into();
+            for installer in [ASOGEN, helm] {
+                let install = Install::new(&model, installer);
+                let scope = install.scope();
+                assert!(WebhookLayout::new(&scope).is_some(), "{namespace}");
+                let configurations = crate::objects::configurations(&model.catalog);
+                let described = &install.described;
+                let mut laid_out = 0;
+                for (index, resource) in described.resources().iter().enumerate() {
+                    if described.configuration_of[index].is_none() {
+                        continue;
+                    }
+                    laid_out += 1;
+                    let mut text = String::new();
+                    let written = install.write_object(index, &scope, &configurations, &mut text);
+                    let expected =
+                        doc(resource, &scope).map(|object| crate::emit::doc_to_yaml(&object));
+                    assert_eq!(written.then_some(text), expected, "{}", resource.file);
+                }
+                assert_eq!(laid_out, configurations.len());
+                // The outline is the resources, each configuration without its webhooks.
+                for (index, resource) in described.outline.iter().enumerate() {
+                    let full = &described.resources()[index];
+                    match described.configuration_of[index] {
+                        Some(at) => {
+                            assert_eq!(*resource, configurations[at].header());
+                            assert_eq!(*full, configurations[at].resource());
+                        }
+                        None => assert_eq!(resource, full),
+                    }
+                }
+                assert_eq!(laid_out, 2 * model.catalog.groups.len());
+            }
         }
     }
 
