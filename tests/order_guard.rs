@@ -364,3 +364,53 @@ fn the_controller_follows_the_webhooks() {
         .controller(&refs(&scale("0")), Verdict::Allowed)
         .unwrap_or_else(|err| panic!("the controller paused by a scale: {err}"));
 }
+
+/// The binding's parameter follows a kustomize overlay's renames (its
+/// `parameterNotFoundAction` is Allow, so a parameter left behind would
+/// let every update through unchecked): built with the real kustomize
+/// from the generated base and the split component.
+#[test]
+fn the_order_guard_follows_kustomize_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = std::process::Command::new("cp")
+        .args(["-r", root().join("generated/kustomize").to_str().unwrap()])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir(&overlay).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../kustomize/base]\ncomponents: [../kustomize/components/split]\nnamePrefix: x-\nnamespace: elsewhere\n",
+    )
+    .unwrap();
+    let built: Vec<Value> = serde_yaml::Deserializer::from_str(&common::kustomize(&overlay))
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect();
+    let guard = |kind: &str| {
+        built
+            .iter()
+            .find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("x-azureserviceoperator-order-guard-"))
+            })
+            .unwrap_or_else(|| panic!("no renamed {kind} of the order guard"))
+    };
+    let (policy, binding) = (
+        guard("ValidatingAdmissionPolicy"),
+        guard("ValidatingAdmissionPolicyBinding"),
+    );
+    assert_eq!(
+        policy["spec"]["matchConstraints"]["resourceRules"][0]["resourceNames"],
+        json!([format!("x-{CONTROLLER}")])
+    );
+    assert_eq!(binding["spec"]["paramRef"]["name"], format!("x-{WEBHOOKS}"));
+    assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
+    assert_eq!(
+        binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "elsewhere"
+    );
+}
