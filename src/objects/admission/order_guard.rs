@@ -22,13 +22,13 @@ use crate::objects::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
 use crate::objects::{lit, resource, split_topology};
 
 /// The rule id every refusal starts with.
-pub const RULE: &str = "split-controller-after-webhooks";
+const RULE: &str = "split-controller-after-webhooks";
 
 /// The rule in one sentence.
-pub const SUMMARY: &str = "with topology: split, the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out";
+const SUMMARY: &str = "with topology: split, the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out";
 
 /// How to get past a refusal.
-pub const HELP: &str = "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path";
+const HELP: &str = "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path";
 
 /// Short names (the objects' names add the release namespace) and files.
 const DEPLOYMENT_GUARD: (&str, &str) = ("azureserviceoperator-order-guard", "order.yaml");
@@ -52,7 +52,9 @@ fn status(name: &str) -> String {
 fn variables() -> serde_json::Value {
     let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 1)");
     // Complete as `kubectl rollout status` and kstatus judge it, and no
-    // pod of an older template left (status.replicas counts every pod).
+    // pod of an older template left (status.replicas counts the pods of
+    // every template that are not terminating; a terminating pod is no
+    // ready endpoint).
     let want = "(has(params.spec.replicas) ? params.spec.replicas : 1)";
     let complete = format!(
         "{} >= params.metadata.generation && {} == {want} && {} == {want} && {} == {want}",
