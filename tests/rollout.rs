@@ -10,6 +10,8 @@
 #[path = "rollout/cluster.rs"]
 mod cluster;
 mod common;
+#[path = "rollout/one_shot.rs"]
+mod one_shot;
 #[path = "rollout/paths.rs"]
 mod paths;
 #[path = "rollout/scenario.rs"]
@@ -284,4 +286,48 @@ fn migration_with_the_upgrade_plan_breaks_webhook_availability() {
         o.zero_endpoints_ms > 0,
         "I1 is broken: no webhook endpoint for a while: {why}"
     );
+}
+
+/// The careless one-shot apply of split on kubectl: the whole new-version
+/// manifest in one `kubectl apply`. The ordering guard refuses the
+/// controller's update and lets the rest through; the same apply after the
+/// webhooks rolled out finishes the upgrade, with I1 to I3 held. Without
+/// the guard, run at the same time, the same apply breaks I2.
+#[test]
+fn split_one_shot_apply_is_refused_until_the_webhooks_roll_out() {
+    let (guarded, unguarded) = std::thread::scope(|s| {
+        let guarded = s.spawn(|| one_shot::one_shot(&SPLIT_2, true));
+        let unguarded = s.spawn(|| one_shot::one_shot(&SPLIT_2, false));
+        let join = |h: std::thread::ScopedJoinHandle<'_, one_shot::OneShot>| {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        };
+        (join(guarded), join(unguarded))
+    });
+
+    let why = guarded.run.describe();
+    assert!(
+        guarded.first.contains(one_shot::RULE)
+            && guarded
+                .first
+                .contains("azureserviceoperator-controller-manager"),
+        "the first apply is refused for the controller: {:?} {why}",
+        guarded.first
+    );
+    assert!(
+        guarded.controller_kept,
+        "the controller kept its version: {why}"
+    );
+    assert!(guarded.reapplied >= 1, "{why}");
+    let o = &guarded.run.observation;
+    assert!(matches!(guarded.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed && o.crd_epoch, "the upgrade completes: {why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
+    assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
+    assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+
+    let why = unguarded.run.describe();
+    assert!(unguarded.first.is_empty(), "nothing refused: {why}");
+    let o = &unguarded.run.observation;
+    assert!(o.crd_epoch, "the new controller wrote its CRDs: {why}");
+    assert!(o.stale_pods > 0, "I2 is broken: {why}");
 }

@@ -44,8 +44,8 @@ fn install_split(server: &ApiServer) -> String {
         .filter(|object| object["kind"] == "ValidatingAdmissionPolicy")
         .count();
     assert_eq!(
-        policies, 3,
-        "controller, webhooks and webhooks scale guards"
+        policies, 5,
+        "controller, webhooks and webhooks scale guards, and the order guards"
     );
     let applied = server.kubectl(
         &[
@@ -267,7 +267,9 @@ fn the_cluster_refuses_what_the_split_rules_forbid() {
         "split-controller-never-rolls",
         "the controller with RollingUpdate",
     );
-    scale(CONTROLLER, "0", false).unwrap_or_else(|err| panic!("pause the controller: {err}"));
+    // (Scaled up first: a start from 0 waits for the webhooks' rollout,
+    // tests/order_guard.rs.)
     patch(CONTROLLER, "merge", r#"{"spec":{"replicas":3}}"#)
         .unwrap_or_else(|err| panic!("the controller at 3 replicas with Recreate: {err}"));
+    scale(CONTROLLER, "0", false).unwrap_or_else(|err| panic!("pause the controller: {err}"));
 }

@@ -12,6 +12,8 @@
 //! kustomize knows nothing of; [`kustomize_references`] tells it, so an
 //! overlay's `namePrefix`, `nameSuffix` and `namespace` reach them too.
 
+pub(super) mod order_guard;
+
 use serde_json::{Value, json};
 
 use super::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};

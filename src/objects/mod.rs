@@ -115,6 +115,7 @@ pub fn resources_with(
         webhooks::metrics_certificate(),
     ]);
     resources.extend(admission::admission_policies());
+    resources.extend(admission::order_guard::objects());
     resources
 }
 

@@ -1,0 +1,228 @@
+//! Topology split's ordering guard (`split-controller-after-webhooks`):
+//! the controller Deployment, whose new pod applies the CRDs, moves to a
+//! new image or starts from 0 replicas only once the webhooks Deployment
+//! runs that image and has rolled out, so a one-shot apply of a new
+//! version (`kubectl apply -f` of the whole manifest, one `helm upgrade`)
+//! is refused before the new controller writes CRDs that old webhook pods
+//! cannot convert (invariant I2 of docs/split-topology.md).
+//!
+//! It compares the old and the new object and reads a second Deployment,
+//! which the rule table's conditions (one Deployment, as it is) cannot
+//! say; so it is written here, as its own pair of policies, and the rule
+//! table leaves it out (docs/rules.md). Its references are fields the
+//! guard's kustomize configuration already covers for every policy and
+//! binding ([`super::kustomize_references`]).
+
+use serde_json::json;
+
+use super::{NAMESPACE_LABEL, cluster_header, enabled, namespaced_name};
+use crate::describe::tree::{field, json, map, text};
+use crate::describe::{Expr, Resource};
+use crate::objects::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
+use crate::objects::{lit, resource, split_topology};
+
+/// The rule id every refusal starts with.
+const RULE: &str = "split-controller-after-webhooks";
+
+/// The rule in one sentence.
+const SUMMARY: &str = "with topology: split, the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out";
+
+/// How to get past a refusal.
+const HELP: &str = "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path";
+
+/// Short names (the objects' names add the release namespace) and files.
+const DEPLOYMENT_GUARD: (&str, &str) = ("azureserviceoperator-order-guard", "order.yaml");
+const SCALE_GUARD: (&str, &str) = ("azureserviceoperator-order-scale-guard", "order-scale.yaml");
+
+/// The manager container's images of a Deployment in CEL (a list, so a
+/// Deployment without one compares equal only to another without one).
+fn images(deployment: &str) -> String {
+    format!(
+        "{deployment}.spec.template.spec.containers.filter(c, c.name == 'manager').map(c, c.image)"
+    )
+}
+
+/// A status count of the webhooks Deployment (left out when 0).
+fn status(name: &str) -> String {
+    format!("(has(params.status.{name}) ? params.status.{name} : 0)")
+}
+
+/// The Deployment policy's variables: what the update does to the
+/// controller and what the webhooks Deployment (the parameter) runs.
+fn variables() -> serde_json::Value {
+    let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 1)");
+    // Complete as `kubectl rollout status` and kstatus judge it, and no
+    // pod of an older template left (status.replicas counts the pods of
+    // every template that are not terminating; a terminating pod is no
+    // ready endpoint).
+    let want = "(has(params.spec.replicas) ? params.spec.replicas : 1)";
+    let complete = format!(
+        "{} >= params.metadata.generation && {} == {want} && {} == {want} && {} == {want}",
+        status("observedGeneration"),
+        status("updatedReplicas"),
+        status("availableReplicas"),
+        status("replicas"),
+    );
+    json!([
+        {"name": "image", "expression": images("object")},
+        // A new image, or pods where there were none: a controller pod that
+        // applies CRDs starts.
+        {"name": "starts", "expression": format!(
+            "{} > 0 && (variables.image != {} || {} == 0)",
+            replicas("object"), images("oldObject"), replicas("oldObject"),
+        )},
+        {"name": "webhooksImage", "expression": images("params")},
+        {"name": "webhooksComplete", "expression": complete},
+    ])
+}
+
+/// A refusal's message: the rule, what is missing, the help.
+fn message(missing: &str) -> String {
+    format!("{RULE}: {SUMMARY} ({missing}); {HELP}")
+}
+
+/// On every update of the controller Deployment, with the webhooks
+/// Deployment as its parameter.
+fn deployment_policy(when: &Expr) -> Resource {
+    let (short, file) = DEPLOYMENT_GUARD;
+    let spec = vec![
+        text("failurePolicy", "Fail"),
+        field(
+            "matchConstraints",
+            lit(json!({"resourceRules": [{
+                "apiGroups": ["apps"],
+                "apiVersions": ["v1"],
+                // A create has no old pods to outrun: a fresh install
+                // starts both Deployments at once.
+                "operations": ["UPDATE"],
+                "resources": ["deployments"],
+                "resourceNames": [DEPLOYMENT],
+            }]})),
+        ),
+        field(
+            "paramKind",
+            lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
+        ),
+        field("variables", lit(variables())),
+        field(
+            "validations",
+            lit(json!([
+                {
+                    "expression": "!variables.starts || variables.webhooksImage == variables.image",
+                    "message": message("the webhooks Deployment runs another image"),
+                },
+                {
+                    "expression": "!variables.starts || variables.webhooksComplete",
+                    "message": message("the webhooks Deployment has not rolled out yet"),
+                },
+            ])),
+        ),
+    ];
+    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
+    object.push(map("spec", spec));
+    resource(
+        &format!("admissionpolicy-{file}"),
+        Some(when.clone()),
+        object,
+    )
+}
+
+/// On the controller's `scale` subresource: a Scale carries no image, so
+/// the check above cannot be made there, and a `kubectl scale` from 0
+/// could start a new controller while old webhook pods serve. Starting the
+/// paused controller is therefore left to a change of the Deployment,
+/// which the policy above checks; scaling between counts above 0 and to 0
+/// passes.
+fn scale_policy(when: &Expr) -> Resource {
+    let (short, file) = SCALE_GUARD;
+    // A Scale leaves spec.replicas out when it is 0.
+    let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 0)");
+    let spec = vec![
+        text("failurePolicy", "Fail"),
+        field(
+            "matchConstraints",
+            lit(json!({"resourceRules": [{
+                "apiGroups": ["apps"],
+                "apiVersions": ["v1"],
+                "operations": ["UPDATE"],
+                "resources": ["deployments/scale"],
+                "resourceNames": [DEPLOYMENT],
+            }]})),
+        ),
+        field(
+            "validations",
+            lit(json!([{
+                "expression": format!("!({} == 0 && {} > 0)", replicas("oldObject"), replicas("object")),
+                "message": format!(
+                    "{RULE}: {SUMMARY} (a scale request cannot show the image); start the paused controller by its Deployment instead (helm upgrade with split.controller.paused: false, kubectl apply, or kubectl patch of spec.replicas), which the guard checks against the webhooks Deployment"
+                ),
+            }])),
+        ),
+    ];
+    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
+    object.push(map("spec", spec));
+    resource(
+        &format!("admissionpolicy-{file}"),
+        Some(when.clone()),
+        object,
+    )
+}
+
+/// The binding of a policy to the release namespace; `params`: the
+/// webhooks Deployment, for the Deployment policy.
+fn binding(short: &str, file: &str, params: bool, when: &Expr) -> Resource {
+    let mut spec = vec![
+        json("policyName", namespaced_name(short)),
+        field("validationActions", lit(json!(["Deny"]))),
+        map(
+            "matchResources",
+            vec![map(
+                "namespaceSelector",
+                vec![map(
+                    "matchLabels",
+                    vec![json(NAMESPACE_LABEL, Expr::Namespace)],
+                )],
+            )],
+        ),
+    ];
+    if params {
+        spec.push(map(
+            "paramRef",
+            vec![
+                // No namespace: the request's, the release namespace.
+                text("name", WEBHOOKS_DEPLOYMENT),
+                // Allow: without the webhooks Deployment no webhook pod of
+                // the split exists, so none can be stale (I2 has nothing
+                // to protect), while Deny would refuse every update of the
+                // controller (the Deployment controller's and the garbage
+                // collector's too) for as long as this binding outlives
+                // the webhooks Deployment (a migration back to single
+                // that keeps it). A binding naming the wrong Deployment,
+                // the one case Allow would hide, is what the kustomize
+                // references prevent.
+                text("parameterNotFoundAction", "Allow"),
+            ],
+        ));
+    }
+    let mut object = cluster_header("ValidatingAdmissionPolicyBinding", short);
+    object.push(map("spec", spec));
+    resource(
+        &format!("admissionpolicybinding-{file}"),
+        Some(when.clone()),
+        object,
+    )
+}
+
+/// The ordering guard's policies, then their bindings: rendered with
+/// `topology: split` where the guard is.
+pub fn objects() -> Vec<Resource> {
+    let when = enabled(Some(split_topology()));
+    let (deployment, deployment_file) = DEPLOYMENT_GUARD;
+    let (scale, scale_file) = SCALE_GUARD;
+    vec![
+        deployment_policy(&when),
+        scale_policy(&when),
+        binding(deployment, deployment_file, true, &when),
+        binding(scale, scale_file, false, &when),
+    ]
+}

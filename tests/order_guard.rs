@@ -1,0 +1,416 @@
+//! Topology split's ordering guard (`split-controller-after-webhooks`) on a
+//! real kube-apiserver (tests/kube-apiserver): the split profile as
+//! `asogen template` renders it, the webhooks Deployment's rollout played
+//! by writing its status through the status subresource (no controller
+//! manager runs here). The controller's image changes only once the
+//! webhooks Deployment runs that image and has rolled out; it changes
+//! freely at 0 replicas (the Helm plan's first step), and a change that
+//! keeps the image passes. docs/split-topology.md section 6.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::apiserver::{ApiServer, install_crds, server};
+use common::{asogen, root, text};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const RULE: &str = "split-controller-after-webhooks";
+const WEBHOOKS: &str = "azureserviceoperator-webhooks";
+const CONTROLLER: &str = "azureserviceoperator-controller-manager";
+const OLD: &str = "v2.19.0";
+
+/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
+fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
+    let out = server.kubectl(args, "");
+    if out.status.success() {
+        Ok(text(&out.stdout))
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+/// The split profile at image tag [`OLD`] into a namespace of its own;
+/// the namespace and the manager image of the catalog's tag.
+fn install(server: &ApiServer) -> (String, String) {
+    let namespace = server.fresh_namespace("order-guard");
+    let profile = root().join("values/profiles/split.yaml");
+    let tag = format!("image.tag={OLD}");
+    let out = asogen(&[
+        "template",
+        "-f",
+        profile.to_str().unwrap(),
+        "-n",
+        &namespace,
+        "--set",
+        &tag,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stream = text(&out.stdout);
+    let objects: Vec<Value> = serde_yaml::Deserializer::from_str(&stream)
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect();
+    let named = |name: &str| {
+        objects
+            .iter()
+            .filter(|o| o["metadata"]["name"] == name)
+            .count()
+    };
+    let guard = format!("azureserviceoperator-order-guard-{namespace}");
+    assert_eq!(named(&guard), 2, "the order guard and its binding");
+    let image = image_of(&objects, CONTROLLER).replace(OLD, "v2.20.0");
+    let applied = server.kubectl(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=order-guard-test",
+            "-f",
+            "-",
+        ],
+        &stream,
+    );
+    assert!(
+        applied.status.success(),
+        "the API server refused the split install:\n{}",
+        text(&applied.stderr)
+    );
+    (namespace, image)
+}
+
+/// The manager container's image of Deployment `name` among `objects`.
+fn image_of(objects: &[Value], name: &str) -> String {
+    let deployment = objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no Deployment {name}"));
+    deployment["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "manager")
+        .and_then(|c| c["image"].as_str())
+        .expect("a manager container")
+        .to_string()
+}
+
+struct Cluster<'a> {
+    server: &'a ApiServer,
+    namespace: String,
+}
+
+impl Cluster<'_> {
+    fn live(&self, name: &str) -> Value {
+        let out = self.server.kubectl_ok(
+            &[
+                "get",
+                "deployment",
+                name,
+                "-n",
+                &self.namespace,
+                "-o",
+                "json",
+            ],
+            "",
+        );
+        serde_json::from_str(&out).unwrap()
+    }
+
+    /// The webhooks Deployment at `image` (its template; a new generation).
+    fn webhooks_template(&self, image: &str) {
+        let set = format!("manager={image}");
+        self.server.kubectl_ok(
+            &[
+                "set",
+                "image",
+                &format!("deployment/{WEBHOOKS}"),
+                &set,
+                "-n",
+                &self.namespace,
+            ],
+            "",
+        );
+    }
+
+    /// Writes the webhooks Deployment's status: `updated` and `available`
+    /// of its replicas, `total` pods, observed at its generation (or the
+    /// one before when `stale`).
+    fn webhooks_status(&self, updated: i64, available: i64, total: i64, stale: bool) {
+        let generation = self.live(WEBHOOKS)["metadata"]["generation"]
+            .as_i64()
+            .unwrap();
+        let status = json!({"status": {
+            "observedGeneration": generation - i64::from(stale),
+            "replicas": total,
+            "updatedReplicas": updated,
+            "readyReplicas": available,
+            "availableReplicas": available,
+        }});
+        self.server.kubectl_ok(
+            &[
+                "patch",
+                "deployment",
+                WEBHOOKS,
+                "-n",
+                &self.namespace,
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &status.to_string(),
+            ],
+            "",
+        );
+    }
+
+    /// A change of the controller: `kubectl ARGS -n NS`, server-side dry run.
+    fn try_controller(&self, args: &[&str]) -> Result<String, String> {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["-n", &self.namespace, "--dry-run=server"]);
+        attempt(self.server, &all)
+    }
+
+    /// The verdict on `args` once the guard's copy of the webhooks
+    /// Deployment (an informer's, a moment behind) has caught up: the first
+    /// that is `expected`, or the last after 20 s; stored when allowed.
+    fn controller(&self, args: &[&str], expected: Verdict) -> Result<String, String> {
+        let matches = |result: &Result<String, String>| match (result, expected) {
+            (Ok(_), Verdict::Allowed) => true,
+            (Err(stderr), Verdict::Refused(why)) => stderr.contains(why),
+            _ => false,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut result = self.try_controller(args);
+        while !matches(&result) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+            result = self.try_controller(args);
+        }
+        if result.is_ok() {
+            let mut all: Vec<&str> = args.to_vec();
+            all.extend(["-n", &self.namespace]);
+            result = attempt(self.server, &all);
+        }
+        result
+    }
+}
+
+/// What the guard should answer.
+#[derive(Clone, Copy)]
+enum Verdict {
+    Allowed,
+    /// Refused, saying this.
+    Refused(&'static str),
+}
+
+fn set_image(image: &str) -> [String; 4] {
+    [
+        "set".into(),
+        "image".into(),
+        format!("deployment/{CONTROLLER}"),
+        format!("manager={image}"),
+    ]
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn the_controller_follows_the_webhooks() {
+    let server = server();
+    install_crds(server);
+    let (namespace, new) = install(server);
+    let cluster = Cluster { server, namespace };
+    let old = new.replace("v2.20.0", OLD);
+    let image = set_image(&new);
+    let patch = |body: &str| {
+        vec![
+            "patch".to_string(),
+            "deployment".into(),
+            CONTROLLER.into(),
+            "--type=strategic".into(),
+            "-p".into(),
+            body.into(),
+        ]
+    };
+    let refused = |result: Result<String, String>, why: &str, step: &str| {
+        let stderr = result.expect_err(step);
+        assert!(
+            stderr.contains("ValidatingAdmissionPolicy")
+                && stderr.contains(&format!("{RULE}:"))
+                && stderr.contains(why),
+            "{step}: {stderr}"
+        );
+    };
+    const OTHER_IMAGE: &str = "the webhooks Deployment runs another image";
+    const NOT_DONE: &str = "the webhooks Deployment has not rolled out yet";
+    const NO_IMAGE: &str = "a scale request cannot show the image";
+
+    // (a) The webhooks complete at the old image: the controller's image
+    // change is refused (this also waits for the new policy to be enforced).
+    cluster.webhooks_status(2, 2, 2, false);
+    refused(
+        cluster.controller(&refs(&image), Verdict::Refused(OTHER_IMAGE)),
+        OTHER_IMAGE,
+        "a new controller while the webhooks run the old image",
+    );
+    // (d) A change that keeps the image passes meanwhile.
+    cluster
+        .controller(
+            &refs(&patch(
+                r#"{"spec":{"template":{"metadata":{"annotations":{"test/restart":"1"}}}}}"#,
+            )),
+            Verdict::Allowed,
+        )
+        .unwrap_or_else(|err| panic!("a pod annotation on the controller: {err}"));
+    cluster
+        .controller(
+            &refs(&patch(r#"{"spec":{"replicas":3}}"#)),
+            Verdict::Allowed,
+        )
+        .unwrap_or_else(|err| panic!("the controller scaled from 2 to 3: {err}"));
+
+    // (a) The webhooks mid-rollout at the new image: a surge pod, one of
+    // two updated; then every count right but observed at the generation
+    // before; then the counts right but an old pod left.
+    cluster.webhooks_template(&new);
+    for (updated, available, total, stale, step) in [
+        (1, 2, 3, false, "one of two webhook pods updated"),
+        (2, 2, 2, true, "the webhooks' status not observed yet"),
+        (2, 1, 2, false, "an updated webhook pod not available yet"),
+        (2, 2, 3, false, "an old webhook pod left"),
+    ] {
+        cluster.webhooks_status(updated, available, total, stale);
+        refused(
+            cluster.controller(&refs(&image), Verdict::Refused(NOT_DONE)),
+            NOT_DONE,
+            step,
+        );
+    }
+    // (d) A change that keeps the image passes mid-rollout too.
+    cluster
+        .controller(
+            &refs(&patch(
+                r#"{"spec":{"template":{"metadata":{"annotations":{"test/restart":"2"}}}}}"#,
+            )),
+            Verdict::Allowed,
+        )
+        .unwrap_or_else(|err| panic!("a pod annotation mid-rollout: {err}"));
+
+    // (c) At 0 replicas the image changes freely (the Helm plan's step 1),
+    // but the paused controller does not start until the webhooks are done:
+    // not by the Deployment, not by a scale request (which has no image).
+    cluster
+        .controller(
+            &refs(&patch(&format!(
+                r#"{{"spec":{{"replicas":0,"template":{{"spec":{{"containers":[{{"name":"manager","image":"{new}"}}]}}}}}}}}"#
+            ))),
+            Verdict::Allowed,
+        )
+        .unwrap_or_else(|err| panic!("the paused controller at the new image: {err}"));
+    refused(
+        cluster.controller(
+            &refs(&patch(r#"{"spec":{"replicas":2}}"#)),
+            Verdict::Refused(NOT_DONE),
+        ),
+        NOT_DONE,
+        "the paused controller started mid-rollout",
+    );
+    let scale = |replicas: &str| -> Vec<String> {
+        vec![
+            "scale".into(),
+            format!("deployment/{CONTROLLER}"),
+            format!("--replicas={replicas}"),
+        ]
+    };
+    refused(
+        cluster.controller(&refs(&scale("2")), Verdict::Refused(NO_IMAGE)),
+        NO_IMAGE,
+        "the paused controller scaled up",
+    );
+
+    // (b) The webhooks complete at the new image: the paused controller
+    // starts (Helm's step 2) ...
+    cluster.webhooks_status(2, 2, 2, false);
+    cluster
+        .controller(
+            &refs(&patch(r#"{"spec":{"replicas":2}}"#)),
+            Verdict::Allowed,
+        )
+        .unwrap_or_else(|err| panic!("the controller started after the webhooks: {err}"));
+    // ... but not at an image the webhooks do not run (a downgrade) ...
+    refused(
+        cluster.controller(&refs(&set_image(&old)), Verdict::Refused(OTHER_IMAGE)),
+        OTHER_IMAGE,
+        "the controller back to the old image",
+    );
+    // ... and a running controller moves to their image: back to the old
+    // image, then the webhooks' again.
+    cluster.webhooks_template(&old);
+    cluster.webhooks_status(2, 2, 2, false);
+    cluster
+        .controller(&refs(&set_image(&old)), Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("the controller at the webhooks' image: {err}"));
+    cluster.webhooks_template(&new);
+    cluster.webhooks_status(2, 2, 2, false);
+    cluster
+        .controller(&refs(&image), Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("the controller upgraded after the webhooks: {err}"));
+    assert_eq!(image_of(&[cluster.live(CONTROLLER)], CONTROLLER), new);
+    // Scaling between counts above 0, and to 0, passes.
+    cluster
+        .controller(&refs(&scale("3")), Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("the controller scaled to 3: {err}"));
+    cluster
+        .controller(&refs(&scale("0")), Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("the controller paused by a scale: {err}"));
+}
+
+/// The binding's parameter follows a kustomize overlay's renames (its
+/// `parameterNotFoundAction` is Allow, so a parameter left behind would
+/// let every update through unchecked): built with the real kustomize
+/// from the generated base and the split component.
+#[test]
+fn the_order_guard_follows_kustomize_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = std::process::Command::new("cp")
+        .args(["-r", root().join("generated/kustomize").to_str().unwrap()])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let overlay = dir.path().join("overlay");
+    std::fs::create_dir(&overlay).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        "resources: [../kustomize/base]\ncomponents: [../kustomize/components/split]\nnamePrefix: x-\nnamespace: elsewhere\n",
+    )
+    .unwrap();
+    let built: Vec<Value> = serde_yaml::Deserializer::from_str(&common::kustomize(&overlay))
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect();
+    let guard = |kind: &str| {
+        built
+            .iter()
+            .find(|o| {
+                o["kind"] == kind
+                    && o["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with("x-azureserviceoperator-order-guard-"))
+            })
+            .unwrap_or_else(|| panic!("no renamed {kind} of the order guard"))
+    };
+    let (policy, binding) = (
+        guard("ValidatingAdmissionPolicy"),
+        guard("ValidatingAdmissionPolicyBinding"),
+    );
+    assert_eq!(
+        policy["spec"]["matchConstraints"]["resourceRules"][0]["resourceNames"],
+        json!([format!("x-{CONTROLLER}")])
+    );
+    assert_eq!(binding["spec"]["paramRef"]["name"], format!("x-{WEBHOOKS}"));
+    assert_eq!(binding["spec"]["policyName"], policy["metadata"]["name"]);
+    assert_eq!(
+        binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
+        "elsewhere"
+    );
+}

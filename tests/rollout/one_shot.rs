@@ -1,0 +1,251 @@
+//! The careless one-shot apply (docs/split-topology.md section 6): a split
+//! install upgraded by applying the whole new-version manifest at once
+//! with `kubectl apply`, no plan followed. With the ordering guard
+//! (`split-controller-after-webhooks`, its policy and binding applied
+//! beside the install: they are cluster-scoped, named for the scenario's
+//! namespace) the controller's update is refused and everything else
+//! applied; the same apply, run again once the webhooks Deployment has
+//! rolled out, finishes the upgrade. Without it both Deployments change at
+//! once.
+
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cluster::{Agent, TIMING, control_plane};
+use crate::common::apiserver::{ApiServer, install_crds};
+use crate::common::{asogen, text};
+use crate::paths::{KUBECTL, Outcome, Planned, generations};
+use crate::scenario::{PREVIOUS_TAG, Run, STEP_LIMIT, Topology, version_of, webhook_deployments};
+
+/// The rule id of the ordering guard's refusals.
+pub const RULE: &str = "split-controller-after-webhooks";
+const CONTROLLER: &str = "azureserviceoperator-controller-manager";
+const WEBHOOKS: &str = "azureserviceoperator-webhooks";
+
+/// What the one-shot apply did.
+pub struct OneShot {
+    /// The first apply's stderr (kubectl goes on past a refused object).
+    pub first: String,
+    /// Whether the first apply left the controller at the old version.
+    pub controller_kept: bool,
+    /// How many times the apply ran after the webhooks rolled out until
+    /// it was accepted (the guard reads the webhooks Deployment from a
+    /// cache a moment behind).
+    pub reapplied: usize,
+    /// The upgrade as the node agent saw it.
+    pub run: Run,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// `asogen template` of `args`, every object.
+fn render(args: &[String]) -> Vec<Value> {
+    let mut all = vec!["template"];
+    all.extend(args.iter().map(String::as_str));
+    let out = asogen(&all);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_yaml::Deserializer::from_str(&text(&out.stdout))
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect()
+}
+
+fn stream(objects: &[Value]) -> String {
+    objects
+        .iter()
+        .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
+        .collect()
+}
+
+/// `kubectl apply` (client-side, as the kubectl path) of `objects`.
+fn apply(server: &ApiServer, namespace: &str, objects: &[Value]) -> Result<(), String> {
+    let out = server.kubectl(
+        &[
+            "apply",
+            "--field-manager=kubectl-client-side-apply",
+            "-n",
+            namespace,
+            "-f",
+            "-",
+        ],
+        &stream(objects),
+    );
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(text(&out.stderr))
+    }
+}
+
+fn controller_image(server: &ApiServer, namespace: &str) -> String {
+    server.kubectl_ok(
+        &[
+            "get",
+            "deployment",
+            CONTROLLER,
+            "-n",
+            namespace,
+            "-o",
+            "jsonpath={.spec.template.spec.containers[?(@.name=='manager')].image}",
+        ],
+        "",
+    )
+}
+
+fn rollout_status(server: &ApiServer, namespace: &str, name: &str) -> bool {
+    let timeout = format!("--timeout={}s", STEP_LIMIT.as_secs());
+    let target = format!("deployment/{name}");
+    server
+        .kubectl(
+            &["rollout", "status", &target, "-n", namespace, &timeout],
+            "",
+        )
+        .status
+        .success()
+}
+
+/// Installs `topology` at the previous tag through the kubectl plan, then
+/// applies the catalog's version in one `kubectl apply`, with the ordering
+/// guard in place when `guarded`; then, guarded, waits for the webhooks
+/// and applies the same again until it is accepted.
+pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
+    let server = control_plane();
+    install_crds(server);
+    let namespace = server.fresh_namespace("rollout-one-shot");
+    let previous_args = topology.args(&namespace, Some(PREVIOUS_TAG), &[]);
+    let current_args = topology.args(&namespace, None, &[]);
+    let previous = topology.render(&previous_args, &namespace);
+    let current = topology.render(&current_args, &namespace);
+    let (before, target) = (version_of(&previous), version_of(&current));
+    let routed = webhook_deployments(&previous);
+    let mut agent = Agent::start(server, &namespace, &TIMING);
+    let installing = Planned {
+        args: &previous_args,
+        tweak: None,
+        with_refresh: false,
+        reversed: false,
+        from: None,
+    };
+    let installed = KUBECTL.run(
+        server,
+        &mut agent,
+        &namespace,
+        &installing,
+        &before,
+        STEP_LIMIT,
+        true,
+    );
+    assert!(matches!(installed, Outcome::Done), "{installed:?}");
+    assert!(
+        agent
+            .wait_for(STEP_LIMIT, |t| t.settled(&before, &routed))
+            .is_some(),
+        "the install never settled; events: {}",
+        agent.events().display()
+    );
+    if guarded {
+        let prefix = "azureserviceoperator-order-";
+        let guard: Vec<Value> = render(&current_args)
+            .into_iter()
+            .filter(|o| {
+                o["kind"]
+                    .as_str()
+                    .is_some_and(|k| k.starts_with("ValidatingAdmissionPolicy"))
+                    && o["metadata"]["name"]
+                        .as_str()
+                        .is_some_and(|n| n.starts_with(prefix) && n.ends_with(&namespace))
+            })
+            .collect();
+        assert_eq!(guard.len(), 4, "the order guards and their bindings");
+        apply(server, &namespace, &guard).unwrap();
+        wait_enforced(server, &namespace, &current);
+    }
+
+    let start = now_ms();
+    let first = apply(server, &namespace, &current);
+    let controller_kept = controller_image(server, &namespace).ends_with(&format!(":{before}"));
+    let mut reapplied = 0;
+    let first = match first {
+        Ok(()) => String::new(),
+        Err(stderr) => {
+            // the webhooks roll out; then the same apply, again
+            assert!(
+                rollout_status(server, &namespace, WEBHOOKS),
+                "the webhooks never rolled out: {stderr}"
+            );
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                reapplied += 1;
+                match apply(server, &namespace, &current) {
+                    Ok(()) => break,
+                    Err(again) if again.contains(RULE) && Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(200));
+                    }
+                    Err(again) => panic!("the apply after the webhooks rolled out: {again}"),
+                }
+            }
+            stderr
+        }
+    };
+    let outcome = if rollout_status(server, &namespace, CONTROLLER) {
+        Outcome::Done
+    } else {
+        Outcome::GaveUp("the controller did not roll out".into())
+    };
+    let written = generations(server, &namespace);
+    let timeline = agent
+        .wait_for(STEP_LIMIT, |t| t.rolled_out_since(&target, None, &written))
+        .unwrap_or_else(|| agent.timeline());
+    OneShot {
+        first,
+        controller_kept,
+        reapplied,
+        run: Run {
+            start,
+            observation: timeline.observe(start, now_ms(), &target, &written),
+            outcome,
+            timeline,
+            agent,
+        },
+    }
+}
+
+/// Waits until the guard refuses the controller's new image (a
+/// server-side dry run: admission sees it, nothing is stored).
+fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
+    let controller: Vec<Value> = current
+        .iter()
+        .filter(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == CONTROLLER)
+        .cloned()
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = server.kubectl(
+            &[
+                "apply",
+                "--field-manager=kubectl-client-side-apply",
+                "--dry-run=server",
+                "-n",
+                namespace,
+                "-f",
+                "-",
+            ],
+            &stream(&controller),
+        );
+        if !out.status.success() && text(&out.stderr).contains(RULE) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the order guard was never enforced: {}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
