@@ -19,19 +19,8 @@ use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
 use crate::keys::{self, Key};
 use crate::model::Release;
+use crate::rules::Role;
 use crate::values::{OperatorMode, StrategyType};
-
-/// Which Deployment a description is of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The controller-manager: upstream's Deployment. With topology split
-    /// it runs mode watchers-and-webhooks, applies the CRDs and leads; no
-    /// Service sends it webhook traffic.
-    Controller,
-    /// Topology split's webhook pods: mode webhooks, no CRD management, no
-    /// leader election (F10 of docs/split-topology.md).
-    Webhooks,
-}
 
 /// The operator mode each role's pods run with topology split, written as
 /// a literal env var (the settings Secret's one key cannot hold two).

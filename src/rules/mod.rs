@@ -202,10 +202,15 @@ const fn object(field: Field, test: Test) -> Condition {
 /// says which Deployment plays which role).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Role {
-    /// The Deployment that runs the control loop: the only one in the
-    /// single topology, where its pods serve the webhooks too.
+    /// The Deployment that runs the control loop (upstream's
+    /// controller-manager): the only one in the single topology, where its
+    /// pods serve the webhooks too. With topology split it runs mode
+    /// watchers-and-webhooks, applies the CRDs and leads; no Service sends
+    /// it webhook traffic.
     Controller,
-    /// The split topology's Deployment that only serves the webhooks.
+    /// The split topology's Deployment that only serves the webhooks: mode
+    /// webhooks, no CRD management, no leader election (F10 of
+    /// docs/split-topology.md).
     Webhooks,
 }
 
