@@ -36,13 +36,20 @@ fn the_readme_rule_table_is_generated_from_the_rules() {
     doc_block("README.md", "rules", asogen::rules::markdown_table());
 }
 
-/// The entries of values/upstream-differences.yaml.
+/// The entries of values/upstream-differences.yaml, then those of
+/// values/upstream-differences-split.yaml.
 fn differences() -> Vec<serde_json::Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/values/upstream-differences.yaml"
-    );
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    [
+        "upstream-differences.yaml",
+        "upstream-differences-split.yaml",
+    ]
+    .into_iter()
+    .flat_map(|file| {
+        let path = format!("{}/values/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect(&path);
+        serde_yaml::from_str::<Vec<serde_json::Value>>(&text).expect(&path)
+    })
+    .collect()
 }
 
 #[test]
@@ -90,7 +97,7 @@ fn the_differences_name_only_keys_that_exist() {
         for word in asogen::keys::mentioned_in(entry["reason"].as_str().unwrap()) {
             assert!(
                 asogen::keys::Key::find(word).is_some(),
-                "values/upstream-differences.yaml names {word:?}, which is not a values key (src/keys.rs)"
+                "values/upstream-differences*.yaml names {word:?}, which is not a values key (src/keys.rs)"
             );
             named.push(word.to_string());
         }

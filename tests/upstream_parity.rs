@@ -5,11 +5,18 @@
 //! project's machines and in CI). The split topology, which the release
 //! does not have, is one more variant (tests/fixtures/upstream-split),
 //! compared with the release's defaults: its differences must be the
-//! listed ones too.
+//! ones listed there and in values/upstream-differences-split.yaml.
 
 mod common;
 
 use std::path::PathBuf;
+
+/// The intended differences: the release's variants', then the split
+/// topology's (which only the split variant can match).
+const DIFFERENCES: [&str; 2] = [
+    "values/upstream-differences.yaml",
+    "values/upstream-differences-split.yaml",
+];
 
 fn tool() -> Option<PathBuf> {
     let tool = common::root().join("../shared/tools/upstream-parity");
@@ -22,7 +29,15 @@ fn every_upstream_variant_is_rendered_as_released_or_as_listed() {
         eprintln!("../shared/tools/upstream-parity is not here; nothing to compare with");
         return;
     };
-    let differences = common::root().join("values/upstream-differences.yaml");
+    // The release's variants and the split's, as one list (two YAML
+    // sequences written one after the other are one sequence).
+    let mut listed = String::new();
+    for file in DIFFERENCES {
+        listed += &std::fs::read_to_string(common::root().join(file)).expect(file);
+    }
+    let scratch = tempfile::tempdir().expect("a scratch folder");
+    let differences = scratch.path().join("differences.yaml");
+    std::fs::write(&differences, listed).expect("the scratch folder takes a file");
     let upstream = common::root().join("../shared/upstream/aso-2.20.0");
     let split = common::root().join("tests/fixtures/upstream-split");
     // The tools venv has PyYAML, which the parity tool needs.
