@@ -183,9 +183,17 @@ fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
     Some((checks, when))
 }
 
-/// The binding of a policy to the release namespace (`params`: the scale
-/// guard reads the Deployment it scales).
-fn binding(file: &str, short: &str, params: Option<&str>, when: Expr) -> Resource {
+/// A binding's parameter: the Deployment its policy reads, and what the
+/// binding does when that Deployment is missing (`parameterNotFoundAction`,
+/// `Allow` or `Deny`; each caller says why).
+struct Param {
+    deployment: &'static str,
+    when_missing: &'static str,
+}
+
+/// The binding of a policy to the release namespace, with its parameter
+/// if the policy reads one.
+fn binding(file: &str, short: &str, param: Option<Param>, when: Expr) -> Resource {
     let mut spec = vec![
         json("policyName", namespaced_name(short)),
         field("validationActions", lit(json!(["Deny"]))),
@@ -200,19 +208,15 @@ fn binding(file: &str, short: &str, params: Option<&str>, when: Expr) -> Resourc
             )],
         ),
     ];
-    if let Some(deployment) = params {
+    if let Some(param) = param {
         spec.push(map(
             "paramRef",
             vec![
                 // No namespace: the request's, which the namespace selector
                 // above makes the release namespace (one name less for a
                 // kustomize overlay to follow).
-                text("name", deployment),
-                // A scale request always has its Deployment (the API server
-                // reads it directly when its cache has none yet), so a
-                // missing one means this binding names the wrong object:
-                // refuse rather than let every scale through unchecked.
-                text("parameterNotFoundAction", "Deny"),
+                text("name", param.deployment),
+                text("parameterNotFoundAction", param.when_missing),
             ],
         ));
     }
@@ -279,11 +283,18 @@ pub fn admission_policies() -> Vec<Resource> {
                 checks,
                 when.clone(),
             ));
-            let params = (subject == Subject::Scale).then_some(guard.deployment);
+            // A scale request always has its Deployment (the API server
+            // reads it directly when its cache has none yet), so a missing
+            // one means the binding names the wrong object: refuse rather
+            // than let every scale through unchecked.
+            let param = (subject == Subject::Scale).then_some(Param {
+                deployment: guard.deployment,
+                when_missing: "Deny",
+            });
             bindings.push(binding(
                 &format!("admissionpolicybinding-{file}"),
                 short,
-                params,
+                param,
                 when,
             ));
         }

@@ -15,8 +15,8 @@
 
 use serde_json::json;
 
-use super::{NAMESPACE_LABEL, cluster_header, enabled, namespaced_name};
-use crate::describe::tree::{field, json, map, text};
+use super::{Param, binding, cluster_header, enabled};
+use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
 use crate::objects::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
 use crate::objects::{lit, resource, split_topology};
@@ -168,51 +168,6 @@ fn scale_policy(when: &Expr) -> Resource {
     )
 }
 
-/// The binding of a policy to the release namespace; `params`: the
-/// webhooks Deployment, for the Deployment policy.
-fn binding(short: &str, file: &str, params: bool, when: &Expr) -> Resource {
-    let mut spec = vec![
-        json("policyName", namespaced_name(short)),
-        field("validationActions", lit(json!(["Deny"]))),
-        map(
-            "matchResources",
-            vec![map(
-                "namespaceSelector",
-                vec![map(
-                    "matchLabels",
-                    vec![json(NAMESPACE_LABEL, Expr::Namespace)],
-                )],
-            )],
-        ),
-    ];
-    if params {
-        spec.push(map(
-            "paramRef",
-            vec![
-                // No namespace: the request's, the release namespace.
-                text("name", WEBHOOKS_DEPLOYMENT),
-                // Allow: without the webhooks Deployment no webhook pod of
-                // the split exists, so none can be stale (I2 has nothing
-                // to protect), while Deny would refuse every update of the
-                // controller (the Deployment controller's and the garbage
-                // collector's too) for as long as this binding outlives
-                // the webhooks Deployment (a migration back to single
-                // that keeps it). A binding naming the wrong Deployment,
-                // the one case Allow would hide, is what the kustomize
-                // references prevent.
-                text("parameterNotFoundAction", "Allow"),
-            ],
-        ));
-    }
-    let mut object = cluster_header("ValidatingAdmissionPolicyBinding", short);
-    object.push(map("spec", spec));
-    resource(
-        &format!("admissionpolicybinding-{file}"),
-        Some(when.clone()),
-        object,
-    )
-}
-
 /// The ordering guard's policies, then their bindings: rendered with
 /// `topology: split` where the guard is.
 pub fn objects() -> Vec<Resource> {
@@ -222,7 +177,28 @@ pub fn objects() -> Vec<Resource> {
     vec![
         deployment_policy(&when),
         scale_policy(&when),
-        binding(deployment, deployment_file, true, &when),
-        binding(scale, scale_file, false, &when),
+        binding(
+            &format!("admissionpolicybinding-{deployment_file}"),
+            deployment,
+            // Allow: without the webhooks Deployment no webhook pod of the
+            // split exists, so none can be stale (I2 has nothing to
+            // protect), while Deny would refuse every update of the
+            // controller (the Deployment controller's and the garbage
+            // collector's too) for as long as this binding outlives the
+            // webhooks Deployment (a migration back to single that keeps
+            // it). A binding naming the wrong Deployment, the one case
+            // Allow would hide, is what the kustomize references prevent.
+            Some(Param {
+                deployment: WEBHOOKS_DEPLOYMENT,
+                when_missing: "Allow",
+            }),
+            when.clone(),
+        ),
+        binding(
+            &format!("admissionpolicybinding-{scale_file}"),
+            scale,
+            None,
+            when,
+        ),
     ]
 }
