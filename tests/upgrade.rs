@@ -481,3 +481,67 @@ fn a_list_with_one_deployment_is_read() {
         "azureserviceoperator-controller-manager"
     );
 }
+
+/// The live controller Deployment that asogen renders with `set` (its
+/// `managedFields` as kubectl client-side apply leaves them), in a file.
+fn rendered_live(dir: &Path, set: &str) -> PathBuf {
+    let out = asogen(&[
+        "template",
+        "--set",
+        set,
+        "--show-only",
+        "templates/deployment.yaml",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut deployment: Value = serde_yaml::from_slice(&out.stdout).expect("one Deployment");
+    deployment["metadata"]["managedFields"] = json!([{
+        "manager": "kubectl-client-side-apply",
+        "operation": "Update",
+        "fieldsV1": {"f:spec": {"f:replicas": {}}}
+    }]);
+    let path = dir.join(format!("live-{set}.yaml"));
+    std::fs::write(&path, serde_json::to_string(&deployment).unwrap()).unwrap();
+    path
+}
+
+/// A change of topology is a migration: the report says so, both ways,
+/// and names the plan that keeps the webhooks up; the same topology is none.
+#[test]
+fn a_change_of_topology_is_reported_as_a_migration_with_its_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = rendered_live(dir.path(), "topology=single");
+    let split = rendered_live(dir.path(), "topology=split");
+    for (live, set, migration) in [
+        (&single, "topology=split", Some(("single", "split"))),
+        (&split, "topology=single", Some(("split", "single"))),
+        (&single, "topology=single", None),
+        (&split, "topology=split", None),
+    ] {
+        let (_, report) = check_json(live, &["--set", set]);
+        match migration {
+            Some((from, to)) => {
+                assert_eq!(report["migration"]["from"], from, "{report:#}");
+                assert_eq!(report["migration"]["to"], to, "{report:#}");
+                let plan = report["migration"]["plan"].as_str().unwrap();
+                assert!(
+                    plan.contains(&format!("upgrade-plan --from {from}")),
+                    "{plan}"
+                );
+            }
+            None => assert!(report["migration"].is_null(), "{report:#}"),
+        }
+    }
+    let out = asogen(&[
+        "upgrade-check",
+        "--live",
+        single.to_str().unwrap(),
+        "--set",
+        "topology=split",
+    ]);
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("migration: topology single -> split")
+            && human.contains("asogen upgrade-plan --from single"),
+        "{human}"
+    );
+}

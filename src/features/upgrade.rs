@@ -17,6 +17,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::output::printable;
 use crate::pointer::to_key_path;
 use crate::read::Source;
+use crate::values::Topology;
 
 /// The field managers the common tools write with.
 pub mod managers {
@@ -63,6 +64,8 @@ pub struct LiveDeployment {
     pub selector: Option<Value>,
     /// Every main-resource field manager (status and scale writers are left out).
     pub managers: Vec<FieldManager>,
+    /// The topology the Deployment is of ([`topology_of`]).
+    pub topology: Topology,
 }
 
 impl LiveDeployment {
@@ -89,6 +92,8 @@ pub struct Target {
     pub strategy: Value,
     /// spec.selector as rendered.
     pub selector: Value,
+    /// The topology rendered ([`topology_of`]).
+    pub topology: Topology,
 }
 
 impl Target {
@@ -98,6 +103,7 @@ impl Target {
             replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
             strategy: deployment["spec"]["strategy"].clone(),
             selector: deployment["spec"]["selector"].clone(),
+            topology: topology_of(deployment),
         }
     }
 
@@ -189,6 +195,20 @@ pub struct Report {
     pub remedy_patch: Option<Value>,
     /// Topology changes this upgrade makes (replicas, strategy type).
     pub topology_changes: Vec<String>,
+    /// Set when the live Deployment is of another topology than the one
+    /// rendered: a migration, whose steps `upgrade-plan --from` prints.
+    pub migration: Option<Migration>,
+}
+
+/// A change of topology (`single` to `split` or back).
+#[derive(Debug, Clone, Serialize)]
+pub struct Migration {
+    /// The live topology.
+    pub from: Topology,
+    /// The rendered one.
+    pub to: Topology,
+    /// What to run instead of one apply.
+    pub plan: String,
 }
 
 impl Report {
@@ -379,7 +399,29 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
         rolling_update: strategy.get("rollingUpdate").cloned(),
         selector: object.pointer("/spec/selector").cloned(),
         managers,
+        topology: topology_of(object),
     })
+}
+
+/// The topology a controller Deployment is of, read off its manager
+/// container: only topology split writes `AZURE_OPERATOR_MODE` as a
+/// literal value (one mode per Deployment); the single topology reads it
+/// from the settings Secret, as upstream does.
+pub fn topology_of(deployment: &Value) -> Topology {
+    let literal_mode = deployment
+        .pointer("/spec/template/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|container| container["name"] == "manager")
+        .filter_map(|container| container["env"].as_array())
+        .flatten()
+        .any(|env| env["name"] == "AZURE_OPERATOR_MODE" && env["value"].is_string());
+    if literal_mode {
+        Topology::Split
+    } else {
+        Topology::Single
+    }
 }
 
 /// The apply paths worth checking for this live object: the four common
@@ -587,7 +629,16 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
         .as_ref()
         .is_some_and(|selector| selector != &target.selector);
     let topology_changes = topology_changes(&live, &target);
+    let migration = (live.topology != target.topology).then(|| Migration {
+        from: live.topology,
+        to: target.topology,
+        plan: format!(
+            "asogen upgrade-plan --from {} --via PATH (with these values)",
+            live.topology.as_str()
+        ),
+    });
     Report {
+        migration,
         remedy: refused.then(|| {
             if selector_changed {
                 orphan_command(&live)
@@ -638,6 +689,14 @@ pub fn format_human(report: &Report) -> String {
         out.push_str(&format!(
             "topology: {} (see the release notes' upgrade section)\n",
             report.topology_changes.join(", ")
+        ));
+    }
+    if let Some(migration) = &report.migration {
+        out.push_str(&format!(
+            "migration: topology {} -> {}: applied at once, the webhook Service would move to pods that are not ready yet (no webhook endpoint for a while); run the steps of `{}` instead\n",
+            migration.from.as_str(),
+            migration.to.as_str(),
+            migration.plan
         ));
     }
     out.push('\n');
