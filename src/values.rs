@@ -741,7 +741,7 @@ pub struct SplitController {
     pub resources: ResourceRequirements,
     /// split.controller.affinity holds the controller pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
     pub affinity: Affinity,
-    /// split.controller.topologySpreadConstraints spread the controller pods; empty for none.
+    /// split.controller.topologySpreadConstraints replace the controller pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
 }
 

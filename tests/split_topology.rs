@@ -446,18 +446,24 @@ fn the_split_keys_reach_their_objects() {
             .get(REFRESH_ANNOTATION)
             .is_none()
     );
-    // Without overrides both roles take the top-level resources, and the
-    // webhook pods their own spread by hostname; the controller none.
+    // Without overrides both roles take the top-level resources, and each
+    // role's pods spread by hostname over its own pods (I4).
     assert_eq!(
         container(&defaults, WEBHOOKS)["resources"],
         container(&defaults, CONTROLLER)["resources"]
     );
-    assert_eq!(
-        spec(WEBHOOKS)["template"]["spec"]["topologySpreadConstraints"][0]["topologyKey"],
-        "kubernetes.io/hostname"
-    );
+    for (name, label) in [(WEBHOOKS, "webhooks"), (CONTROLLER, "controller-manager")] {
+        let spread = &spec(name)["template"]["spec"]["topologySpreadConstraints"][0];
+        assert_eq!(spread["topologyKey"], "kubernetes.io/hostname", "{name}");
+        assert_eq!(
+            spread["labelSelector"]["matchLabels"]["control-plane"], label,
+            "{name}"
+        );
+    }
+    // The single topology's controller keeps upstream's pod spec: no spread.
+    let single = render("topology: single\n");
     assert!(
-        spec(CONTROLLER)["template"]["spec"]
+        find(&single, "Deployment", CONTROLLER)["spec"]["template"]["spec"]
             .get("topologySpreadConstraints")
             .is_none()
     );

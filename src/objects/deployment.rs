@@ -275,31 +275,34 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         }),
         role_entry(role, keys::AFFINITY, |v| Entry::Yaml("affinity".into(), v)),
     ];
-    let spread = |key: Key| Entry::Yaml("topologySpreadConstraints".into(), Expr::value(key));
+    // With topology split each role spreads over nodes unless its key says
+    // otherwise, so one node's loss leaves a pod of each role (I4 of
+    // docs/split-topology.md); the single topology's controller keeps
+    // upstream's pod spec, which has no spread.
+    let (key, labels) = match role {
+        Role::Controller => (
+            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD,
+            crate::metadata::SELECTOR_LABELS,
+        ),
+        Role::Webhooks => (
+            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD,
+            crate::metadata::WEBHOOKS_SELECTOR_LABELS,
+        ),
+    };
+    let spread = Entry::If(
+        Expr::value(key),
+        vec![Entry::Yaml(
+            "topologySpreadConstraints".into(),
+            Expr::value(key),
+        )],
+        vec![field(
+            "topologySpreadConstraints",
+            lit(hostname_spread(labels)),
+        )],
+    );
     entries.push(match role {
-        Role::Controller => when(
-            split_topology(),
-            vec![spread(keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD)],
-        ),
-        // One node's loss leaves a webhook pod: at most one more per node
-        // than on any other. Counted per revision (pod-template-hash), so
-        // a surge pod never waits for an old one; tainted nodes, where no
-        // pod may go, do not count.
-        Role::Webhooks => Entry::If(
-            Expr::value(keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD),
-            vec![spread(keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD)],
-            vec![field(
-                "topologySpreadConstraints",
-                lit(json!([{
-                    "labelSelector": {"matchLabels": webhooks_labels_json()},
-                    "matchLabelKeys": ["pod-template-hash"],
-                    "maxSkew": 1,
-                    "nodeTaintsPolicy": "Honor",
-                    "topologyKey": "kubernetes.io/hostname",
-                    "whenUnsatisfiable": "DoNotSchedule",
-                }])),
-            )],
-        ),
+        Role::Controller => when(split_topology(), vec![spread]),
+        Role::Webhooks => spread,
     });
     entries.extend([
         optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
@@ -353,13 +356,23 @@ fn role_entry(role: Role, top: Key, build: impl Fn(Expr) -> Entry) -> Entry {
     }
 }
 
-/// The webhook pods' selector labels as a JSON map.
-fn webhooks_labels_json() -> Value {
-    crate::metadata::WEBHOOKS_SELECTOR_LABELS
+/// At most one pod more per node than on any other, for the pods that
+/// carry `labels`. Counted per revision (pod-template-hash), so a surge pod
+/// never waits for an old one; tainted nodes, where no pod may go, do not
+/// count.
+fn hostname_spread(labels: &[(&str, &str)]) -> Value {
+    let labels: serde_json::Map<_, _> = labels
         .iter()
         .map(|(key, value)| ((*key).to_string(), Value::from(*value)))
-        .collect::<serde_json::Map<_, _>>()
-        .into()
+        .collect();
+    json!([{
+        "labelSelector": {"matchLabels": labels},
+        "matchLabelKeys": ["pod-template-hash"],
+        "maxSkew": 1,
+        "nodeTaintsPolicy": "Honor",
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "DoNotSchedule",
+    }])
 }
 
 fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
