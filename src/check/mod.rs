@@ -13,7 +13,8 @@ mod ranges;
 mod rules;
 mod shape;
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -34,8 +35,10 @@ use rules::rules_despite_shape_errors;
 /// Everything `validate`, `template` and `render` need to check values.
 pub struct Checker {
     release: crate::model::Release,
-    schema: &'static Value,
-    validator: jsonschema::Validator,
+    /// The top-level keys the validator covers; `None` for all of them.
+    covers: Option<BTreeSet<String>>,
+    /// Compiled on first use: values that set nothing need no validator.
+    validator: OnceLock<jsonschema::Validator>,
     catalog: Arc<Catalog>,
 }
 
@@ -46,14 +49,15 @@ impl Default for Checker {
 }
 
 impl Checker {
-    /// Builds the structural schema validator once.
+    /// A checker of any values: the whole structural schema, compiled once
+    /// (on first use) for every check.
     pub fn new() -> Checker {
         Self::for_release(crate::model::Release::default())
     }
 
     /// A checker whose models render the given release's versions.
     pub fn for_release(release: crate::model::Release) -> Checker {
-        Self::with_schema(release, schema::structural_schema_ref())
+        Self::covering(release, None)
     }
 
     /// A checker for the given values only, for one-shot commands: its
@@ -65,33 +69,54 @@ impl Checker {
         release: crate::model::Release,
         sources: impl IntoIterator<Item = &'s Source>,
     ) -> Checker {
-        let mut written = Vec::new();
+        let mut written = BTreeSet::new();
         for source in sources {
             match &source.document.value {
-                Value::Object(map) => written.extend(map.keys().map(String::as_str)),
+                Value::Object(map) => written.extend(map.keys().cloned()),
                 Value::Null => {}
                 // Not a mapping: the full schema reports it.
                 _ => return Self::for_release(release),
             }
         }
-        Self::with_schema(release, &schema::structural_schema_for_keys(written))
+        Self::covering(release, Some(written))
     }
 
-    fn with_schema(release: crate::model::Release, validated_against: &Value) -> Checker {
-        let validator = jsonschema::draft7::new(validated_against)
-            .expect("the generated schema is valid draft-07");
+    fn covering(release: crate::model::Release, covers: Option<BTreeSet<String>>) -> Checker {
         Checker {
             release,
-            schema: schema::structural_schema_ref(),
-            validator,
+            covers,
+            validator: OnceLock::new(),
             catalog: Catalog::builtin(),
         }
+    }
+
+    fn validator(&self) -> &jsonschema::Validator {
+        self.validator.get_or_init(|| {
+            let narrowed;
+            let validated_against = match &self.covers {
+                None => schema::structural_schema_ref(),
+                Some(keys) => {
+                    narrowed = schema::structural_schema_for_keys(keys.iter().map(String::as_str));
+                    &narrowed
+                }
+            };
+            jsonschema::draft7::new(validated_against)
+                .expect("the generated schema is valid draft-07")
+        })
     }
 
     /// What the values mean otherwise than they may seem to, as warnings
     /// (the values are accepted): YAML 1.1 readings, values the release's
     /// controller cannot act on.
     pub fn warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
+        if sources.is_empty() {
+            // The chart defaults warn of nothing (`defaults_pass_every_check`).
+            return Vec::new();
+        }
+        self.all_warnings(sources)
+    }
+
+    fn all_warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
         let mut warnings = crate::read::yaml_warnings(sources);
         warnings.extend(controller::ignored_value_warnings(
             &merge_sources(sources),
@@ -102,8 +127,19 @@ impl Checker {
 
     /// Shape checks, then the rules; the model or every problem.
     pub fn check(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
+        if sources.is_empty() {
+            // No values given: the chart defaults, a constant of the build
+            // that passes every check (`defaults_pass_every_check`).
+            return self.model(Values::default(), namespace, sources);
+        }
+        self.check_all(sources, namespace)
+    }
+
+    /// Every check, whatever the sources.
+    fn check_all(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
+        let schema = schema::structural_schema_ref();
         let merged = merge_sources(sources);
-        let mut shape = shape_diagnostics(&merged, self.schema, &self.validator);
+        let mut shape = shape_diagnostics(&merged, schema, self.validator());
         shape.extend(label_diagnostics(&merged));
         if !shape.is_empty() {
             // Report the broken rules too when the keys they read are well
@@ -116,7 +152,7 @@ impl Checker {
         }
         let mut typed = merged.value.clone();
         integral_floats_to_integers(&mut typed);
-        let ranges = range_diagnostics(&merged, &typed, self.schema);
+        let ranges = range_diagnostics(&merged, &typed, schema);
         if !ranges.is_empty() {
             return Err(ranges);
         }
@@ -144,13 +180,23 @@ impl Checker {
                 ..Default::default()
             }]
         })?;
+        self.model(values, namespace, sources)
+    }
+
+    /// The model of shape-checked values, or the rules they break.
+    fn model(
+        &self,
+        values: Values,
+        namespace: &str,
+        sources: &[Source],
+    ) -> Result<Model, Vec<Diagnostic>> {
         Model::new(
             values,
             namespace,
             Arc::clone(&self.catalog),
             self.release.clone(),
         )
-        .map_err(|violations| rule_diagnostics(&merged, &violations))
+        .map_err(|violations| rule_diagnostics(&merge_sources(sources), &violations))
     }
 }
 
@@ -190,4 +236,27 @@ fn check_text(text: &str) -> Result<Model, Vec<Diagnostic>> {
         LoadError::Io(d) | LoadError::Invalid(d) => d,
     })?;
     Checker::new().check(&[source], "ns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `check` and `warnings` take the chart defaults as checked when no
+    /// values are given: every check passes them, to the same model.
+    #[test]
+    fn defaults_pass_every_check() {
+        let none: [Source; 0] = [];
+        for checker in [
+            Checker::new(),
+            Checker::for_sources(Default::default(), &none),
+        ] {
+            assert_eq!(checker.all_warnings(&[]), Vec::new());
+            let checked = checker.check_all(&[], "ns").expect("the defaults pass");
+            let given = checker.check(&[], "ns").expect("the defaults pass");
+            assert_eq!(checked.values, given.values);
+            assert_eq!(checked.values, Values::default());
+            assert_eq!(format!("{checked:?}"), format!("{given:?}"));
+        }
+    }
 }
