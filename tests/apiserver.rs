@@ -674,16 +674,6 @@ fn a_changed_selector_is_refused_and_the_printed_orphaning_delete_works() {
     );
 }
 
-/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
-fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
-    let out = server.kubectl(args, "");
-    if out.status.success() {
-        Ok(text(&out.stdout))
-    } else {
-        Err(text(&out.stderr))
-    }
-}
-
 /// `kubectl scale` of `name` in `namespace` to `replicas`.
 fn scale(
     server: &ApiServer,
@@ -697,7 +687,7 @@ fn scale(
     if dry_run {
         args.push("--dry-run=server");
     }
-    attempt(server, &args)
+    server.attempt(&args)
 }
 
 /// As [`scale`], sent again (up to 20 times) while the scale guard answers
@@ -761,19 +751,16 @@ fn assert_guarded(server: &ApiServer, what: &str, namespace: &str, name: &str) {
         .unwrap_or_else(|err| panic!("{what}: scaling to the same single replica: {err}"));
     // Editing the Deployment (kubectl edit sends such a patch).
     let patch = |body: &str| {
-        attempt(
-            server,
-            &[
-                "patch",
-                "deployment",
-                name,
-                "-n",
-                ns,
-                "--type=merge",
-                "-p",
-                body,
-            ],
-        )
+        server.attempt(&[
+            "patch",
+            "deployment",
+            name,
+            "-n",
+            ns,
+            "--type=merge",
+            "-p",
+            body,
+        ])
     };
     refused(
         patch(r#"{"spec":{"replicas":3}}"#),

@@ -21,16 +21,6 @@ const WEBHOOKS: &str = "azureserviceoperator-webhooks";
 const CONTROLLER: &str = "azureserviceoperator-controller-manager";
 const OLD: &str = "v2.19.0";
 
-/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
-fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
-    let out = server.kubectl(args, "");
-    if out.status.success() {
-        Ok(text(&out.stdout))
-    } else {
-        Err(text(&out.stderr))
-    }
-}
-
 /// The split profile at image tag [`OLD`] into a namespace of its own;
 /// the namespace and the manager image of the catalog's tag.
 fn install(server: &ApiServer) -> (String, String) {
@@ -166,7 +156,7 @@ impl Cluster<'_> {
     fn try_controller(&self, args: &[&str]) -> Result<String, String> {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["-n", &self.namespace, "--dry-run=server"]);
-        attempt(self.server, &all)
+        self.server.attempt(&all)
     }
 
     /// The verdict on `args` once the guard's copy of the webhooks
@@ -187,7 +177,7 @@ impl Cluster<'_> {
         if result.is_ok() {
             let mut all: Vec<&str> = args.to_vec();
             all.extend(["-n", &self.namespace]);
-            result = attempt(self.server, &all);
+            result = self.server.attempt(&all);
         }
         result
     }

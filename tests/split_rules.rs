@@ -20,16 +20,6 @@ const RELEASE_NAMESPACE: &str = "azureserviceoperator-system";
 const WEBHOOKS: &str = "azureserviceoperator-webhooks";
 const CONTROLLER: &str = "azureserviceoperator-controller-manager";
 
-/// Runs kubectl; Ok(stdout) when the server accepted, Err(stderr) when not.
-fn attempt(server: &ApiServer, args: &[&str]) -> Result<String, String> {
-    let out = server.kubectl(args, "");
-    if out.status.success() {
-        Ok(text(&out.stdout))
-    } else {
-        Err(text(&out.stderr))
-    }
-}
-
 /// The split profile, rendered by asogen, applied server-side into a
 /// namespace of its own (every object accepted, the Deployments by their
 /// own guards).
@@ -102,14 +92,11 @@ fn the_cluster_refuses_what_the_split_rules_forbid() {
         if dry_run {
             args.push("--dry-run=server");
         }
-        attempt(server, &args)
+        server.attempt(&args)
     };
     let patch = |name: &str, kind: &str, body: &str| {
         let kind = format!("--type={kind}");
-        attempt(
-            server,
-            &["patch", "deployment", name, "-n", ns, &kind, "-p", body],
-        )
+        server.attempt(&["patch", "deployment", name, "-n", ns, &kind, "-p", body])
     };
     // A new policy takes a moment to be enforced: wait for it with a
     // server-side dry run, which admission sees but nothing stores.

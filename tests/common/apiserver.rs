@@ -142,6 +142,17 @@ impl ApiServer {
         out
     }
 
+    /// Runs kubectl with no input: Ok(stdout) when the server accepted,
+    /// Err(stderr) when it refused (for tests of what it refuses).
+    pub fn attempt(&self, args: &[&str]) -> Result<String, String> {
+        let out = self.kubectl(args, "");
+        if out.status.success() {
+            Ok(text(&out.stdout))
+        } else {
+            Err(text(&out.stderr))
+        }
+    }
+
     /// Runs kubectl and asserts it succeeded without a warning; returns stdout.
     pub fn kubectl_ok(&self, args: &[&str], stdin: &str) -> String {
         let out = self.kubectl(args, stdin);
