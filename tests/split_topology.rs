@@ -499,3 +499,60 @@ fn the_single_topology_renders_as_if_the_split_did_not_exist() {
         json!({"control-plane": "controller-manager"})
     );
 }
+
+/// What of the Azure identity a Deployment's pods get: the settings
+/// Secret's keys in their environment, the workload identity token volume
+/// and the aad-pod-identity binding label.
+fn azure_identity(objects: &[Value], deployment: &str) -> Vec<String> {
+    let pod = &find(objects, "Deployment", deployment)["spec"]["template"];
+    let mut held: Vec<String> = pod["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["env"].as_array().cloned().unwrap_or_default())
+        .filter(|e| e["valueFrom"]["secretKeyRef"]["name"] == "aso-controller-settings")
+        .map(|e| format!("env {}", e["name"].as_str().unwrap()))
+        .collect();
+    let volumes = pod["spec"]["volumes"].as_array().cloned().unwrap_or_default();
+    held.extend(
+        volumes
+            .iter()
+            .filter(|v| v["name"] == "azure-identity")
+            .map(|_| "volume azure-identity".to_string()),
+    );
+    if pod["metadata"]["labels"].get("aadpodidbinding").is_some() {
+        held.push("label aadpodidbinding".into());
+    }
+    held
+}
+
+#[test]
+fn webhook_pods_hold_no_azure_identity() {
+    let mut renders = split_renders();
+    renders.push((
+        "every identity on".into(),
+        render(
+            "topology: split\nazureSubscriptionID: s\nazureTenantID: t\nazureClientID: c\n\
+             azureClientSecret: x\nuseWorkloadIdentityAuth: true\n\
+             aadPodIdentity:\n  enable: true\n  azureManagedIdentityResourceId: /subscriptions/s/id\n",
+        ),
+    ));
+    for (what, objects) in &renders {
+        assert_eq!(
+            azure_identity(objects, WEBHOOKS),
+            Vec::<String>::new(),
+            "{what}"
+        );
+        // The controller keeps them: the check sees what it looks for.
+        let controller = azure_identity(objects, CONTROLLER);
+        assert!(
+            controller.contains(&"env AZURE_CLIENT_SECRET".to_string())
+                && controller.contains(&"volume azure-identity".to_string()),
+            "{what}: {controller:?}"
+        );
+    }
+    let (_, everything) = renders.last().unwrap();
+    assert!(
+        azure_identity(everything, CONTROLLER).contains(&"label aadpodidbinding".to_string())
+    );
+}

@@ -234,6 +234,12 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         Role::Controller => vec![Entry::Include("selectorLabels")],
         Role::Webhooks => webhooks_selector_labels(),
     };
+    let identity_binding = talks_to_azure(role).then(|| {
+        when(
+            Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
+            vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
+        )
+    });
     vec![
         map("annotations", annotations),
         map(
@@ -243,12 +249,9 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
                 .chain([
                     json("app.kubernetes.io/name", Expr::Include("name")),
                     json("app.kubernetes.io/version", Expr::AppVersion),
-                    when(
-                        Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
-                        vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
-                    ),
-                    Entry::Splice(Expr::value(keys::POD_LABELS)),
                 ])
+                .chain(identity_binding)
+                .chain([Entry::Splice(Expr::value(keys::POD_LABELS))])
                 .collect(),
         ),
     ]
@@ -307,7 +310,7 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     entries.extend([
         optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
         list("containers", vec![item(container(catalog, release, role))]),
-        list("volumes", volumes()),
+        list("volumes", volumes(role)),
     ]);
     entries
 }
@@ -441,7 +444,7 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
             "securityContext".into(),
             Expr::value(keys::SECURITY_CONTEXT),
         ),
-        list("volumeMounts", mounts()),
+        list("volumeMounts", mounts(role)),
     ]);
     if role == Role::Webhooks {
         entries.push(field(
@@ -574,12 +577,17 @@ fn env(role: Role) -> Vec<Item> {
             ))
         };
         items.push(match (name, role) {
-            // A webhooks-mode pod exits when it sees target namespaces.
-            ("AZURE_TARGET_NAMESPACES", Role::Webhooks) => continue,
             ("AZURE_OPERATOR_MODE", Role::Webhooks) => mode(role),
             ("AZURE_OPERATOR_MODE", Role::Controller) => {
                 Item::If(split_topology(), vec![mode(role)], vec![from_secret])
             }
+            // Least privilege: a webhooks-mode pod reads none of the
+            // settings. ASO 2.20.0 builds no Azure credential without
+            // AZURE_SUBSCRIPTION_ID (cmd/controller/app/setup.go,
+            // getDefaultAzureTokenCredential), defaults the other
+            // settings (internal/config/vars.go, ReadFromEnvironment), and
+            // exits when a webhooks-mode pod sees target namespaces.
+            (_, Role::Webhooks) => continue,
             _ => from_secret,
         });
     }
@@ -630,9 +638,22 @@ fn mount(name: &str, path: Node) -> Item {
     ])
 }
 
-fn mounts() -> Vec<Item> {
-    vec![
-        mount("azure-identity", lit(json!("/var/run/secrets/tokens"))),
+/// Whether the role's pods get an Azure identity (the workload identity
+/// token, the aad-pod-identity binding): the webhook pods hold no Azure
+/// credential, so they do not.
+fn talks_to_azure(role: Role) -> bool {
+    role == Role::Controller
+}
+
+fn mounts(role: Role) -> Vec<Item> {
+    let mut mounts = Vec::new();
+    if talks_to_azure(role) {
+        mounts.push(mount(
+            "azure-identity",
+            lit(json!("/var/run/secrets/tokens")),
+        ));
+    }
+    mounts.extend([
         Item::If(
             serves_webhooks(),
             vec![mount(
@@ -646,7 +667,8 @@ fn mounts() -> Vec<Item> {
             vec![mount("metrics-cert", lit(json!(METRICS_CERT_DIR)))],
             vec![],
         ),
-    ]
+    ]);
+    mounts
 }
 
 fn secret_volume(name: &str, secret: &str) -> Item {
@@ -656,8 +678,8 @@ fn secret_volume(name: &str, secret: &str) -> Item {
     })))
 }
 
-fn volumes() -> Vec<Item> {
-    vec![
+fn volumes(role: Role) -> Vec<Item> {
+    let mut volumes = vec![
         Item::If(
             serves_webhooks(),
             vec![secret_volume("cert", WEBHOOK_CERT_SECRET)],
@@ -668,7 +690,9 @@ fn volumes() -> Vec<Item> {
             vec![secret_volume("metrics-cert", METRICS_CERT_SECRET)],
             vec![],
         ),
-        Item::One(lit(json!({
+    ];
+    if talks_to_azure(role) {
+        volumes.push(Item::One(lit(json!({
             "name": "azure-identity",
             "projected": {
                 "defaultMode": 420,
@@ -678,6 +702,7 @@ fn volumes() -> Vec<Item> {
                     "path": "azure-identity"
                 }}]
             }
-        }))),
-    ]
+        }))));
+    }
+    volumes
 }
