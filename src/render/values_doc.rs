@@ -1,8 +1,8 @@
 //! The table of values keys, and the chart's `values.yaml` and README
 //! values table written from it: the keys of [`crate::keys`] with their
-//! type, default and doc from the schema (the Rust doc comments and
-//! `Default` impls of `src/values.rs`), so the documentation cannot drift
-//! from the model.
+//! type, default and doc from the schema (the Rust doc comments and the
+//! defaults beside the fields of `src/values.rs`), so the documentation
+//! cannot drift from the model.
 
 use serde_json::{Value, json};
 
