@@ -92,10 +92,10 @@ impl RuleKey {
         match self {
             RuleKey::ReplicaCount => keys::REPLICA_COUNT,
             RuleKey::StrategyType => keys::STRATEGY_TYPE,
-            RuleKey::RollingUpdate => keys::ROLLING_UPDATE,
-            RuleKey::MaxSurge => keys::MAX_SURGE,
-            RuleKey::MaxUnavailable => keys::MAX_UNAVAILABLE,
-            RuleKey::Gate => keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            RuleKey::RollingUpdate => keys::STRATEGY_ROLLING_UPDATE,
+            RuleKey::MaxSurge => keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE,
+            RuleKey::MaxUnavailable => keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE,
+            RuleKey::Gate => keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
             RuleKey::Topology => keys::TOPOLOGY,
             RuleKey::WebhooksReplicaCount => keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
             RuleKey::WebhooksMaxSurge => keys::SPLIT_WEBHOOKS_MAX_SURGE,
@@ -318,7 +318,7 @@ pub const RULES: &[Rule] = &[
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
-        keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
+        keys: &[keys::STRATEGY_ROLLING_UPDATE, keys::STRATEGY_TYPE],
         breach: &[&[
             SINGLE,
             when(RuleKey::StrategyType, Test::Is("Recreate")),
@@ -335,7 +335,7 @@ pub const RULES: &[Rule] = &[
         reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
         keys: &[
-            keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
             keys::FEATURE_GATES,
             keys::STRATEGY_TYPE,
         ],
@@ -369,7 +369,11 @@ pub const RULES: &[Rule] = &[
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
-        keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
+        keys: &[
+            keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE,
+            keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE,
+            keys::STRATEGY_ROLLING_UPDATE,
+        ],
         breach: &[&[
             SINGLE,
             when(RuleKey::RollingUpdate, Test::Set),
