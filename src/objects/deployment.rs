@@ -184,8 +184,8 @@ fn strategy() -> Vec<Entry> {
             map(
                 "rollingUpdate",
                 vec![
-                    rolling_param(keys::MAX_SURGE),
-                    rolling_param(keys::MAX_UNAVAILABLE),
+                    rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE),
+                    rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE),
                 ],
             ),
         ],
@@ -284,11 +284,11 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     // upstream's pod spec, which has no spread.
     let (key, labels) = match role {
         Role::Controller => (
-            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD,
+            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD_CONSTRAINTS,
             crate::metadata::SELECTOR_LABELS,
         ),
         Role::Webhooks => (
-            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD,
+            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD_CONSTRAINTS,
             crate::metadata::WEBHOOKS_SELECTOR_LABELS,
         ),
     };
@@ -402,27 +402,27 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
             "livenessProbe",
             "/healthz",
             [
-                keys::LIVENESS_PERIOD_SECONDS,
-                keys::LIVENESS_FAILURE_THRESHOLD,
-                keys::LIVENESS_TIMEOUT_SECONDS,
+                keys::PROBES_LIVENESS_PERIOD_SECONDS,
+                keys::PROBES_LIVENESS_FAILURE_THRESHOLD,
+                keys::PROBES_LIVENESS_TIMEOUT_SECONDS,
             ],
         ),
         (
             "readinessProbe",
             "/readyz",
             [
-                keys::READINESS_PERIOD_SECONDS,
-                keys::READINESS_FAILURE_THRESHOLD,
-                keys::READINESS_TIMEOUT_SECONDS,
+                keys::PROBES_READINESS_PERIOD_SECONDS,
+                keys::PROBES_READINESS_FAILURE_THRESHOLD,
+                keys::PROBES_READINESS_TIMEOUT_SECONDS,
             ],
         ),
         (
             "startupProbe",
             "/healthz",
             [
-                keys::STARTUP_PERIOD_SECONDS,
-                keys::STARTUP_FAILURE_THRESHOLD,
-                keys::STARTUP_TIMEOUT_SECONDS,
+                keys::PROBES_STARTUP_PERIOD_SECONDS,
+                keys::PROBES_STARTUP_FAILURE_THRESHOLD,
+                keys::PROBES_STARTUP_TIMEOUT_SECONDS,
             ],
         ),
     ] {
