@@ -21,7 +21,7 @@ const UNREAD_IN_SPLIT: [(Key, &str); 3] = [
         "the controller always uses Recreate and the webhooks RollingUpdate with maxUnavailable 0 (split.webhooks.maxSurge)",
     ),
     (
-        keys::SINGLE_REPLICA_ROLLING_UPDATE,
+        keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
         "the controller always uses Recreate; the webhooks roll without it",
     ),
 ];
