@@ -33,8 +33,58 @@ mod timeline;
 use case::{Case, Disruption, HaRun, run_all};
 use scenario::{SPLIT_2, Topology, UPSTREAM};
 
+/// Negative: the split with one webhook replica
+/// (`split.webhooks.replicaCount: 1`).
+const SPLIT_ONE_WEBHOOK: Topology = Topology {
+    name: "split, 1 webhook replica (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=1",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// Negative: the split whose webhook spread lets both pods share a node
+/// and whose affinity draws them together (tests/fixtures/ha/spread-off.yaml),
+/// set through the values the chart offers.
+const SPLIT_SPREAD_OFF: Topology = Topology {
+    name: "split, 2 webhook replicas, spread relaxed, drawn to one node (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "-f",
+        "tests/fixtures/ha/spread-off.yaml",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// Negative: the split whose webhook spread counts tainted nodes
+/// (`nodeTaintsPolicy: Ignore`, tests/fixtures/ha/spread-counts-cordoned.yaml),
+/// where asogen's spread honours taints.
+const SPLIT_SPREAD_COUNTS_CORDONED: Topology = Topology {
+    name: "split, 2 webhook replicas, spread counting cordoned nodes (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "-f",
+        "tests/fixtures/ha/spread-counts-cordoned.yaml",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
 /// The topologies of the table.
-const TOPOLOGIES: [&Topology; 2] = [&SPLIT_2, &UPSTREAM];
+const TOPOLOGIES: [&Topology; 5] = [
+    &SPLIT_2,
+    &UPSTREAM,
+    &SPLIT_ONE_WEBHOOK,
+    &SPLIT_SPREAD_OFF,
+    &SPLIT_SPREAD_COUNTS_CORDONED,
+];
 
 /// A drain and a node loss of `topology`, two installs at once.
 fn drain_and_loss(topology: &'static Topology) -> (HaRun, HaRun) {
@@ -136,6 +186,76 @@ fn upstream_keeps_webhooks_through_a_drain_and_a_node_loss_only_when_spread() {
         "endpoints never zero exactly when the pods were on two nodes: {why}"
     );
     assert_eq!(a.untouched_controllers >= 1, spread, "{why}");
+}
+
+/// Negatives: the invariant fails, and the harness sees it. One webhook
+/// replica loses every endpoint with its node; a spread relaxed so that
+/// the scheduler puts both webhook pods on one node (drawn there by an
+/// affinity) loses both with it. A spread that counts cordoned nodes
+/// leaves a webhook replacement unschedulable after a drain of two nodes:
+/// the drain finishes, but the install stays at one webhook pod, one
+/// node loss from none (why asogen's spread honours taints).
+#[test]
+fn one_webhook_replica_or_a_relaxed_spread_loses_the_webhooks_with_a_node() {
+    let runs = run_all(&[
+        Case {
+            topology: &SPLIT_SPREAD_COUNTS_CORDONED,
+            disruption: Disruption::Drain,
+        },
+        Case {
+            topology: &SPLIT_ONE_WEBHOOK,
+            disruption: Disruption::Loss,
+        },
+        Case {
+            topology: &SPLIT_SPREAD_OFF,
+            disruption: Disruption::Loss,
+        },
+    ]);
+    let [counted, one, shared] = runs.as_slice() else {
+        unreachable!()
+    };
+
+    let why = counted.describe();
+    let drained = counted.drained.as_ref().unwrap();
+    assert_eq!(
+        counted.targets.len(),
+        2,
+        "both webhook nodes drained: {why}"
+    );
+    assert!(drained.finished && drained.refused >= 1, "{why}");
+    assert!(
+        !counted.availability.recovered,
+        "the install never settles again: {why}"
+    );
+    let pending = counted
+        .timeline
+        .pods_now()
+        .iter()
+        .filter(|p| p.node.is_empty())
+        .count();
+    assert_eq!(pending, 1, "one webhook replacement finds no node: {why}");
+
+    let why = one.describe();
+    assert_eq!(one.placement.webhook_pods, 1, "{why}");
+    assert!(one.availability.recovered, "{why}");
+    assert!(
+        one.availability.zero_endpoints_ms > 0,
+        "I4 broken: no webhook endpoint for a while: {why}"
+    );
+    assert_eq!(one.availability.fewest_endpoints, 0, "{why}");
+
+    let why = shared.describe();
+    assert_eq!(shared.placement.webhook_pods, 2, "{why}");
+    assert_eq!(
+        shared.placement.webhooks.len(),
+        1,
+        "the scheduler put both webhook pods on one node: {why}"
+    );
+    assert!(shared.availability.recovered, "{why}");
+    assert!(
+        shared.availability.zero_endpoints_ms > 0,
+        "I4 broken: no webhook endpoint for a while: {why}"
+    );
 }
 
 /// The I4 table: each topology drained and losing a node, run by
