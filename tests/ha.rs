@@ -11,7 +11,6 @@
 //! booleans, never times; `bench/rollout ha` prints the table
 //! (docs/rollout-harness.md).
 
-#[allow(dead_code)]
 #[path = "ha/case.rs"]
 mod case;
 #[allow(dead_code)]
@@ -196,7 +195,7 @@ fn upstream_keeps_webhooks_through_a_drain_and_a_node_loss_only_when_spread() {
 /// the drain finishes, but the install stays at one webhook pod, one
 /// node loss from none (why asogen's spread honours taints).
 #[test]
-fn one_webhook_replica_or_a_relaxed_spread_loses_the_webhooks_with_a_node() {
+fn one_replica_a_shared_node_or_cordoned_nodes_counted_break_i4() {
     let runs = run_all(&[
         Case {
             topology: &SPLIT_SPREAD_COUNTS_CORDONED,
