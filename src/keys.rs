@@ -84,7 +84,13 @@ impl Key {
 
     /// Whether other keys lie inside this one.
     pub fn has_children(self) -> bool {
-        ALL.iter().any(|key| key.parent() == Some(self))
+        // Every key's parent is a key (a test holds it), so a path that
+        // continues this one is a child's or below.
+        ALL.iter().any(|key| {
+            key.path
+                .strip_prefix(self.path)
+                .is_some_and(|rest| rest.starts_with('.'))
+        })
     }
 }
 

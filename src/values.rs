@@ -20,7 +20,7 @@ use k8s_openapi::api::core::v1::{
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::keys::Key;
 
@@ -756,25 +756,114 @@ pub fn key_schema(key: Key) -> Option<&'static Value> {
         .try_fold(root, |node, segment| property(root, node, segment))
 }
 
+/// The chart's defaults as JSON ([`Values::default`] serialized), built
+/// once per process.
+pub fn defaults_json() -> &'static Value {
+    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    DEFAULTS.get_or_init(|| serde_json::to_value(Values::default()).expect("defaults serialize"))
+}
+
 /// The chart's default for a key: what a values file that leaves it out
-/// (or sets it to null) gets. Read from the defaults beside the fields through
-/// the schema, the nearest enclosing default first (`probes.startup`'s
-/// failureThreshold is 12, not a probe's 3), else the key's own (the
-/// parameters of a `strategy.rollingUpdate` that is absent by default);
-/// null for a key absent by default.
+/// (or sets it to null) gets. The default of the nearest enclosing key
+/// first (`probes.startup`'s failureThreshold is 12, not a probe's 3);
+/// below a key absent by default, what its struct's defaults would give if
+/// it were set (the parameters of a `strategy.rollingUpdate`); null for a
+/// key absent by default. The schema's `default`s say the same (a test
+/// holds the two equal for every key), but deriving the schema to read
+/// them cost more than all of `template`'s checks.
 pub fn default_of(key: Key) -> Value {
-    let root = derived_schema();
-    let mut node = root;
-    let mut default: Option<&Value> = None;
-    for segment in key.segments() {
-        let Some(next) = property(root, node, segment) else {
-            return Value::Null;
-        };
-        default = match default.and_then(|d| d.get(segment)) {
-            Some(inherited) => Some(inherited),
-            None => next.get("default"),
-        };
-        node = next;
+    if let Some(value) = at(defaults_json(), key) {
+        return value.clone();
     }
-    default.cloned().unwrap_or(Value::Null)
+    let (filled, set) = filled_defaults();
+    match at(filled, key) {
+        Some(value) if !set.contains(&key) => value.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// The value at a key of a values tree.
+fn at(tree: &Value, key: Key) -> Option<&Value> {
+    key.segments()
+        .try_fold(tree, |node, segment| node.get(segment))
+}
+
+/// The defaults with each key that is absent by default but has keys
+/// inside it set to `{}`, and so filled with its struct's defaults; and
+/// those keys. Built once, on the first default asked below such a key.
+fn filled_defaults() -> &'static (Value, Vec<Key>) {
+    static FILLED: std::sync::OnceLock<(Value, Vec<Key>)> = std::sync::OnceLock::new();
+    FILLED.get_or_init(|| {
+        let mut tree = defaults_json().clone();
+        let mut set = Vec::new();
+        // A key absent inside a key just filled is found on the next turn.
+        loop {
+            let absent: Vec<Key> = crate::keys::ALL
+                .iter()
+                .copied()
+                .filter(|&key| at(&tree, key).is_none())
+                .filter(|&key| {
+                    key.parent()
+                        .is_none_or(|parent| at(&tree, parent).is_some())
+                })
+                .filter(|&key| key.has_children())
+                .collect();
+            if absent.is_empty() {
+                return (tree, set);
+            }
+            for &key in &absent {
+                let parent = match key.parent() {
+                    Some(parent) => tree.pointer_mut(&parent.pointer()),
+                    None => Some(&mut tree),
+                };
+                parent
+                    .and_then(Value::as_object_mut)
+                    .expect("a key's parent holds keys")
+                    .insert(key.leaf().to_string(), json!({}));
+            }
+            tree = serde_json::from_value::<Values>(tree)
+                .and_then(serde_json::to_value)
+                .expect("a key with keys inside is a struct with defaults");
+            set.extend(absent);
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key's default as the published schema says it: the nearest
+    /// enclosing `default` holding the key, else the key's own.
+    fn schema_default(key: Key) -> Value {
+        let root = derived_schema();
+        let mut node = root;
+        let mut default: Option<&Value> = None;
+        for segment in key.segments() {
+            let Some(next) = property(root, node, segment) else {
+                return Value::Null;
+            };
+            default = match default.and_then(|d| d.get(segment)) {
+                Some(inherited) => Some(inherited),
+                None => next.get("default"),
+            };
+            node = next;
+        }
+        default.cloned().unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn every_key_s_default_is_the_schema_s() {
+        for &key in crate::keys::ALL {
+            assert_eq!(default_of(key), schema_default(key), "{}", key.path());
+        }
+        assert_eq!(
+            default_of(crate::keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE),
+            json!(1)
+        );
+        assert_eq!(
+            default_of(crate::keys::STRATEGY_ROLLING_UPDATE),
+            Value::Null
+        );
+    }
 }

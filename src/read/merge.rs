@@ -7,7 +7,6 @@ use serde_json::{Map, Value};
 use super::Source;
 use crate::diagnostics::Diagnostic;
 use crate::pointer::to_key_path;
-use crate::values::Values;
 use crate::yaml::NodeSpan;
 
 /// Helm's merge: maps merge deeply, anything else (lists included) is
@@ -53,10 +52,7 @@ fn merge_into_fresh(target: &mut Value, value: &Value) {
 
 /// The chart defaults as JSON.
 pub fn default_values() -> Value {
-    static DEFAULTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    DEFAULTS
-        .get_or_init(|| serde_json::to_value(Values::default()).expect("defaults serialize"))
-        .clone()
+    crate::values::defaults_json().clone()
 }
 
 /// Values merged from every source, with a way to find where a key was set.
