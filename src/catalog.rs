@@ -10,13 +10,16 @@
 //! checked where it comes from: an import refuses a manifest string that
 //! breaks it, naming the file, line, column and key, and so does reading
 //! a catalog file ([`Catalog::from_json`]). The catalog compiled in is a
-//! constant of the build: its grammar is held by a test
-//! (`the_builtin_catalog_keeps_the_grammar`) rather than checked at every
-//! start. Neither a tampered manifest nor a hand-edited catalog can put
-//! anything but names into the chart.
+//! constant of the build: Rust tables (`src/catalog/tables.rs`) generated
+//! from `values/catalog.json` through those same checks by a test
+//! (`catalog_source`), so no process parses or checks it at start.
+//! Neither a tampered manifest nor a hand-edited catalog can put anything
+//! but names into the chart.
 
 pub mod crd_pattern;
 pub mod grammar;
+#[rustfmt::skip]
+mod tables;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -78,6 +81,12 @@ pub struct PolicyRule {
     /// The verbs it allows (`get`, `list`, `watch`, ...).
     pub verbs: Vec<String>,
 }
+
+/// A webhook as [`tables`] holds it: version, resource, kind.
+type WebhookRow = [&'static str; 3];
+
+/// A rule as [`tables`] holds it: apiGroups, resources, resourceNames, verbs.
+type RuleRow = [&'static [&'static str]; 4];
 
 /// The keys of a rule and the grammar of their entries; the first three
 /// may not be empty (Kubernetes' `ValidatePolicyRule`).
@@ -172,38 +181,72 @@ impl Webhook {
 }
 
 impl Catalog {
-    /// The catalog compiled into this build, read once and shared: every
-    /// model holds it, and a fleet has thousands of models. Commands read
-    /// it first ([`Catalog::check_builtin`]); a build whose catalog does
-    /// not read stops here with the same message.
+    /// The catalog compiled into this build, built once and shared:
+    /// every model holds it, and a fleet has thousands of models.
     pub fn builtin() -> Arc<Catalog> {
-        match Catalog::read_builtin() {
-            Ok(catalog) => Arc::clone(catalog),
-            Err(err) => panic!("{err}\nhelp: {}", CatalogError::HELP),
+        static BUILTIN: std::sync::OnceLock<Arc<Catalog>> = std::sync::OnceLock::new();
+        Arc::clone(BUILTIN.get_or_init(|| Arc::new(Catalog::from_tables())))
+    }
+
+    /// The catalog of `values/catalog.json` from its tables, generated
+    /// from it and held equal to it by a test (`catalog_source`).
+    fn from_tables() -> Catalog {
+        let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        let roles = |table: &[(&str, &[RuleRow])]| {
+            table
+                .iter()
+                .map(|&(name, rules)| {
+                    let rules = rules
+                        .iter()
+                        .map(
+                            |&[api_groups, resources, resource_names, verbs]| PolicyRule {
+                                api_groups: strings(api_groups),
+                                resources: strings(resources),
+                                resource_names: strings(resource_names),
+                                verbs: strings(verbs),
+                            },
+                        )
+                        .collect();
+                    (name.to_string(), rules)
+                })
+                .collect()
+        };
+        Catalog {
+            release: tables::RELEASE.to_string(),
+            groups: tables::GROUPS
+                .iter()
+                .map(|&(group, webhooks)| Group {
+                    group: group.to_string(),
+                    webhooks: webhooks
+                        .iter()
+                        .map(|&[version, resource, kind]| Webhook {
+                            version: version.to_string(),
+                            resource: resource.to_string(),
+                            kind: kind.to_string(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            cluster_roles: roles(tables::CLUSTER_ROLES),
+            roles: roles(tables::ROLES),
+            controller: Controller {
+                flags: strings(tables::FLAGS),
+                env: strings(tables::ENV),
+            },
         }
-    }
-
-    /// Reads the catalog compiled into this build: its shape (its grammar
-    /// is a test's).
-    pub fn check_builtin() -> Result<(), CatalogError> {
-        Catalog::read_builtin()
-            .as_ref()
-            .map(|_| ())
-            .map_err(|err| err.clone())
-    }
-
-    /// The compiled-in catalog, read and checked once per process.
-    fn read_builtin() -> &'static Result<Arc<Catalog>, CatalogError> {
-        static BUILTIN: std::sync::OnceLock<Result<Arc<Catalog>, CatalogError>> =
-            std::sync::OnceLock::new();
-        BUILTIN.get_or_init(|| Catalog::from_json_shape(CATALOG_FILE, CATALOG_JSON).map(Arc::new))
     }
 
     /// Reads a catalog file (`file` names it in messages): its shape, then
     /// every string's grammar, so a hand-edited catalog is refused with
     /// the line, column and key of what breaks it.
     pub fn from_json(file: &str, text: &str) -> Result<Catalog, CatalogError> {
-        let catalog = Catalog::from_json_shape(file, text)?;
+        let catalog: Catalog = serde_json::from_str(text).map_err(|err| CatalogError {
+            file: file.to_string(),
+            line: Some(err.line()),
+            column: Some(err.column()),
+            key: String::new(),
+            message: err.to_string(),
+        })?;
         match catalog.problem() {
             None => Ok(catalog),
             Some((pointer, message)) => {
@@ -217,17 +260,6 @@ impl Catalog {
                 })
             }
         }
-    }
-
-    /// Reads a catalog file's shape only, not its strings' grammar.
-    fn from_json_shape(file: &str, text: &str) -> Result<Catalog, CatalogError> {
-        serde_json::from_str(text).map_err(|err| CatalogError {
-            file: file.to_string(),
-            line: Some(err.line()),
-            column: Some(err.column()),
-            key: String::new(),
-            message: err.to_string(),
-        })
     }
 
     /// The first string that breaks the grammar: its JSON pointer in the
@@ -448,8 +480,8 @@ mod tests {
         assert_eq!(names, sorted, "groups are sorted and unique");
     }
 
-    /// The catalog compiled in is read without its grammar
-    /// ([`Catalog::builtin`]): this holds it.
+    /// The catalog compiled in is not checked at start
+    /// ([`Catalog::builtin`]): this holds its grammar.
     #[test]
     fn the_builtin_catalog_keeps_the_grammar() {
         assert_eq!(Catalog::builtin().problem(), None);

@@ -62,14 +62,6 @@ pub enum Command {
     Completions(CompletionsArgs),
 }
 
-impl Command {
-    /// Whether the command uses the compiled-in catalog (every command but
-    /// `catalog import`, which writes a new one, and `completions`).
-    pub fn uses_builtin_catalog(&self) -> bool {
-        !matches!(self, Command::Catalog(_) | Command::Completions(_))
-    }
-}
-
 /// `asogen render`.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct RenderArgs {

@@ -78,10 +78,6 @@ pub enum Error {
     /// The arguments do not make sense together, or the command failed.
     #[error("{0}")]
     Command(Box<dyn Failure>),
-    /// The catalog compiled into this build breaks its grammar (a
-    /// hand-edited values/catalog.json): nothing it would render is used.
-    #[error("{0}\nhelp: {help}", help = crate::catalog::CatalogError::HELP)]
-    BuiltinCatalog(Box<crate::catalog::CatalogError>),
     /// Standard output failed; `exit_code` is the command's own when it
     /// failed too (its error is in `command`), else 2.
     #[error("{source}")]
@@ -106,7 +102,6 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Command(err) => err.exit_code(),
-            Error::BuiltinCatalog(_) => EXIT_USAGE,
             Error::Output { exit_code, .. } => *exit_code,
         }
     }
@@ -116,7 +111,6 @@ impl Error {
     pub fn report(&self) -> String {
         match self {
             Error::Command(err) => err.report(),
-            Error::BuiltinCatalog(_) => error_line(self),
             Error::Output {
                 source, command, ..
             } => {
@@ -132,10 +126,6 @@ impl Error {
 
 /// Runs the command line, with output to this process's standard output.
 pub fn run(args: Cli) -> Result<Status, Error> {
-    if args.command.uses_builtin_catalog() {
-        crate::catalog::Catalog::check_builtin()
-            .map_err(|err| Error::BuiltinCatalog(Box::new(err)))?;
-    }
     let mut stdout = Stdout::new();
     let result = run_command(args.command, &mut stdout);
     match stdout.finish() {

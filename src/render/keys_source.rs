@@ -73,7 +73,7 @@ fn source(keys: &[SchemaKey]) -> Result<String, String> {
 /// Writes `contents` to `path` when it differs, and then fails: the
 /// committed file is stale, and the crate must be built again with the
 /// new one.
-fn ensure_file_contents(path: &Path, contents: &str) {
+pub(super) fn ensure_file_contents(path: &Path, contents: &str) {
     if std::fs::read_to_string(path).is_ok_and(|old| old == contents) {
         return;
     }

@@ -8,6 +8,8 @@ pub mod output;
 pub mod values_doc;
 
 #[cfg(test)]
+mod catalog_source;
+#[cfg(test)]
 mod keys_source;
 
 pub use output::{CompareError, Difference, Have, differences, write_file_atomically};
