@@ -167,17 +167,25 @@ impl Webhook {
     /// `<group with dashes>-<version>-<kind>`: the path after `/mutate-` or `/validate-`.
     pub fn path(&self, group: &str) -> String {
         let mut path = String::new();
-        self.write_path(group, &mut path);
+        write_path_start(group, &mut path);
+        self.write_path_end(&mut path);
         path
     }
 
-    /// [`Webhook::path`], appended to `out`.
-    pub fn write_path(&self, group: &str, out: &mut String) {
-        out.extend(group.chars().map(|c| if c == '.' { '-' } else { c }));
-        for part in ["-", &self.version, "-", &self.kind] {
+    /// The end of [`Webhook::path`], after [`write_path_start`]:
+    /// `<version>-<kind>`, appended to `out`.
+    pub fn write_path_end(&self, out: &mut String) {
+        for part in [&self.version, "-", &self.kind] {
             out.push_str(part);
         }
     }
+}
+
+/// The start of [`Webhook::path`], the same for every webhook of a group
+/// (so written once per group): `<group with dashes>-`, appended to `out`.
+pub fn write_path_start(group: &str, out: &mut String) {
+    out.extend(group.chars().map(|c| if c == '.' { '-' } else { c }));
+    out.push('-');
 }
 
 impl Catalog {

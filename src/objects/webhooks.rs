@@ -216,9 +216,15 @@ impl<'c> Configuration<'c> {
     /// configuration lists up to 148, written in every run.
     pub fn each_webhook(&self, mut each: impl FnMut(&WebhookFields<'c>) -> bool) -> bool {
         let (group, flavour) = (self.group, self.flavour);
+        let mut path = String::new();
+        for part in ["/", flavour.path, "-"] {
+            path.push_str(part);
+        }
+        crate::catalog::write_path_start(&group.group, &mut path);
+        let path_start = path.len();
         let mut fields = WebhookFields {
             name: String::new(),
-            path: String::new(),
+            path,
             group: &group.group,
             version: "",
             resource: "",
@@ -228,11 +234,8 @@ impl<'c> Configuration<'c> {
             fields.name.push_str(flavour.prefix);
             fields.name.push('.');
             hook.write_name(&group.group, &mut fields.name);
-            fields.path.clear();
-            for part in ["/", flavour.path, "-"] {
-                fields.path.push_str(part);
-            }
-            hook.write_path(&group.group, &mut fields.path);
+            fields.path.truncate(path_start);
+            hook.write_path_end(&mut fields.path);
             fields.version = &hook.version;
             fields.resource = &hook.resource;
             if !each(&fields) {
