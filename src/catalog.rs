@@ -37,6 +37,29 @@ pub const CATALOG_JSON: &str = include_str!("../values/catalog.json");
 /// Where the catalog shipped with this build comes from, for messages.
 pub const CATALOG_FILE: &str = "values/catalog.json";
 
+/// FNV-1a of a text. `tables.rs` records the hash of the catalog it was
+/// generated from, so a build whose values/catalog.json changed since (an
+/// import not yet compiled in) fails to compile instead of shipping the
+/// old tables.
+pub(crate) const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut index = 0;
+    while index < bytes.len() {
+        hash ^= bytes[index] as u64;
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+        index += 1;
+    }
+    hash
+}
+
+// Not in the unit tests: they hold `catalog_source`, which writes the
+// tables this would refuse.
+#[cfg(not(test))]
+const _: () = assert!(
+    fnv1a(CATALOG_JSON.as_bytes()) == tables::SOURCE_FNV,
+    "values/catalog.json changed since src/catalog/tables.rs was generated: run `cargo test --lib catalog_source` (it writes the tables)"
+);
+
 /// The prefix of every object name the release installs.
 pub const NAME_PREFIX: &str = "azureserviceoperator-";
 

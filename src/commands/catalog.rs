@@ -89,5 +89,10 @@ pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Resu
         catalog.controller.flags.len(),
         catalog.controller.env.len()
     ));
+    // A build compiles the catalog in from Rust tables generated from it,
+    // and refuses to build until they are regenerated.
+    stdout.print(
+        "to compile it into asogen: `cargo test --locked --lib catalog_source` (writes src/catalog/tables.rs), then rebuild\n",
+    );
     Ok(Status::Success)
 }

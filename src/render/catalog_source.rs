@@ -17,7 +17,7 @@ const FILE: &str = "src/catalog/tables.rs";
 
 /// The text of `src/catalog/tables.rs` for a catalog: each string as a
 /// Rust literal (`{:?}`), in the layout `Catalog::builtin` reads.
-fn source(catalog: &Catalog) -> String {
+fn source(catalog: &Catalog, json: &str) -> String {
     let mut out = String::from(
         "// Generated from values/catalog.json by `cargo test --lib catalog_source`:\n\
          // do not edit. Import a catalog (`asogen catalog import`) and run it.\n\n\
@@ -49,6 +49,14 @@ fn source(catalog: &Catalog) -> String {
         roles,
         controller,
     } = catalog;
+    writeln!(
+        out,
+        "// checked by every build but the unit tests' (src/catalog.rs)\n\
+         #[allow(dead_code)]\n\
+         pub(super) const SOURCE_FNV: u64 = {:#018x};\n",
+        crate::catalog::fnv1a(json.as_bytes())
+    )
+    .unwrap();
     writeln!(out, "pub(super) const RELEASE: &str = {release:?};\n").unwrap();
     out.push_str("pub(super) const GROUPS: &[(&str, &[WebhookRow])] = &[\n");
     for group in groups {
@@ -98,7 +106,7 @@ mod tests {
             .unwrap_or_else(|err| panic!("{err}\nhelp: {}", crate::catalog::CatalogError::HELP));
         ensure_file_contents(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join(FILE),
-            &source(&catalog),
+            &source(&catalog, CATALOG_JSON),
         );
         assert_eq!(*Catalog::builtin(), catalog);
     }
