@@ -9,7 +9,7 @@ use super::names::{
     WEBHOOKS_ALLOW_INGRESS, WEBHOOKS_PDB,
 };
 use super::{
-    header, lit, match_labels, resource, role_header, split_topology, webhooks_match_labels,
+    header, lit, match_labels, resource, role_header, webhooks_deployed, webhooks_match_labels,
 };
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Node, Resource};
@@ -67,7 +67,7 @@ pub fn webhooks_ingress_policy() -> Resource {
         "networkpolicy-webhooks-allow-ingress.yaml",
         Some(Expr::all(vec![
             Expr::value(keys::NETWORK_POLICIES_ENABLE),
-            split_topology(),
+            webhooks_deployed(),
         ])),
         object,
     )
@@ -109,7 +109,7 @@ pub fn webhooks_egress_policy() -> Resource {
         "networkpolicy-webhooks-allow-egress.yaml",
         Some(Expr::all(vec![
             Expr::value(keys::NETWORK_POLICIES_ENABLE),
-            split_topology(),
+            webhooks_deployed(),
         ])),
         object,
     )
@@ -139,7 +139,7 @@ pub fn webhooks_pod_disruption_budget() -> Resource {
     ));
     resource(
         "poddisruptionbudget-webhooks.yaml",
-        Some(split_topology()),
+        Some(webhooks_deployed()),
         object,
     )
 }
