@@ -390,7 +390,7 @@ const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart (e.
      generated/charts/azure-service-operator)";
 
 /// The plan for `objects` (the install the user's values render) applied
-/// through `via`. None for the bridge, which is only ever left.
+/// through `via`; refused for the bridge, which is only ever left.
 pub fn plan(
     topology: Topology,
     via: Via,
@@ -618,6 +618,7 @@ pub fn migration(
     let mut steps = match (via, to) {
         (Via::Argo, _) => {
             let order = match to {
+                // never the bridge here: refused above
                 Topology::Split | Topology::Bridge => Order::WebhooksFirst,
                 Topology::Single => Order::ControllerFirst,
             };
@@ -651,6 +652,7 @@ pub fn migration(
             ),
             step(3, "give the controller its split shape", Part::Controller),
         ],
+        // never the bridge here: refused above
         (_, Topology::Single | Topology::Bridge) => vec![
             step(
                 1,
