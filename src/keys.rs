@@ -3,24 +3,24 @@
 //! Everything that names a values key (the object descriptions, the rule
 //! table, the chart guard, the checks, the values docs) takes a [`Key`]
 //! from here, and a `Key` can only be made here: a key that does not exist
-//! cannot be named (`keys::POD_ANNOTATIONZ` does not compile). Each key is
-//! written once, with what the schema cannot say about it (whether the
-//! chart evaluates it as a template, whether its value is a Kubernetes
-//! object); everything else about it is read from the typed values
-//! (`src/values.rs`): its type, doc and default from their schema
-//! (`values::default_of`), whether it is secret from `redact`. The table
-//! of every key with all of those is `render::values_doc::key_table`,
-//! whose tests check this list against the schema both ways (every handle
-//! resolves; every key of the schema has a handle).
+//! cannot be named (`keys::POD_ANNOTATIONZ` does not compile). The handles
+//! are generated from the typed values (`src/values.rs`) into
+//! `src/keys/all.rs` by `cargo test --lib keys_source`
+//! (`render::keys_source`): each name from its path, whether the value is
+//! a Kubernetes object from its schema. The one fact about a key that the
+//! schema cannot say, whether the chart evaluates it as a template, is the
+//! list [`TEMPLATED`] below. Everything else is read from the typed values:
+//! type, doc and default from their schema (`values::default_of`), whether
+//! it is secret from `redact`. The table of every key with all of those is
+//! `render::values_doc::key_table`, whose tests check the handles against
+//! the schema both ways (every handle resolves; every key of the schema
+//! has a handle).
 //!
 //! This module imports nothing of the crate: every stage may use it.
 
-/// What the schema cannot say about a key.
+/// What a key's handle says besides its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Flag {
-    /// The chart evaluates the value as a template (`tpl`), as upstream's
-    /// defaults do.
-    Templated,
     /// The value is a Kubernetes object or list (k8s-openapi typed): its
     /// fields are the API's, documented there, not one by one here.
     Kubernetes,
@@ -74,7 +74,7 @@ impl Key {
 
     /// Whether the chart evaluates the value as a template.
     pub fn is_templated(self) -> bool {
-        self.flags.contains(&Flag::Templated)
+        TEMPLATED.contains(&self)
     }
 
     /// Whether the value is a Kubernetes object or list.
@@ -116,7 +116,7 @@ pub fn names_a_key(word: &str) -> bool {
     ALL.iter().any(|key| key.path == word || key.leaf() == word)
 }
 
-/// Every templated key ([`Flag::Templated`]).
+/// Every templated key, in the values' order.
 pub fn templated() -> impl Iterator<Item = Key> {
     ALL.iter().copied().filter(|key| key.is_templated())
 }
@@ -136,128 +136,11 @@ macro_rules! keys {
     };
 }
 
-keys! {
-    REPLICA_COUNT = "replicaCount";
-    STRATEGY = "strategy";
-    STRATEGY_TYPE = "strategy.type";
-    ROLLING_UPDATE = "strategy.rollingUpdate";
-    MAX_SURGE = "strategy.rollingUpdate.maxSurge";
-    MAX_UNAVAILABLE = "strategy.rollingUpdate.maxUnavailable";
-    FEATURE_GATES = "featureGates";
-    SINGLE_REPLICA_ROLLING_UPDATE = "featureGates.singleReplicaRollingUpdate";
-    REVISION_HISTORY_LIMIT = "revisionHistoryLimit";
-    IMAGE = "image";
-    IMAGE_REPOSITORY = "image.repository" [Templated];
-    IMAGE_REPOSITORY_BASE = "image.repositoryBase";
-    IMAGE_TAG = "image.tag";
-    IMAGE_KUBE_RBAC_PROXY = "image.kubeRBACProxy";
-    IMAGE_PULL_SECRETS = "image.pullSecrets" [Kubernetes];
-    METRICS = "metrics";
-    METRICS_ENABLE = "metrics.enable";
-    METRICS_SECURE = "metrics.secure";
-    METRICS_PROFILING = "metrics.profiling";
-    METRICS_ADDRESS = "metrics.address" [Templated];
-    METRICS_PORT = "metrics.port";
-    INSTALL_CRDS = "installCRDs";
-    CRD_PATTERN = "crdPattern";
-    CRD_LABELS = "crdLabels";
-    MULTITENANT = "multitenant";
-    MULTITENANT_ENABLE = "multitenant.enable";
-    AZURE_OPERATOR_MODE = "azureOperatorMode";
-    WEBHOOK = "webhook";
-    WEBHOOK_PORT = "webhook.port";
-    WEBHOOK_CERT_DIR = "webhook.certDir";
-    USE_JSON_LOGGING = "useJSONLogging";
-    GO = "go";
-    GO_MEM_LIMIT = "go.memLimit";
-    PROBES = "probes";
-    PROBES_STARTUP = "probes.startup";
-    STARTUP_PERIOD_SECONDS = "probes.startup.periodSeconds";
-    STARTUP_FAILURE_THRESHOLD = "probes.startup.failureThreshold";
-    STARTUP_TIMEOUT_SECONDS = "probes.startup.timeoutSeconds";
-    PROBES_LIVENESS = "probes.liveness";
-    LIVENESS_PERIOD_SECONDS = "probes.liveness.periodSeconds";
-    LIVENESS_FAILURE_THRESHOLD = "probes.liveness.failureThreshold";
-    LIVENESS_TIMEOUT_SECONDS = "probes.liveness.timeoutSeconds";
-    PROBES_READINESS = "probes.readiness";
-    READINESS_PERIOD_SECONDS = "probes.readiness.periodSeconds";
-    READINESS_FAILURE_THRESHOLD = "probes.readiness.failureThreshold";
-    READINESS_TIMEOUT_SECONDS = "probes.readiness.timeoutSeconds";
-    EXTRA_ENV = "extraEnv" [Kubernetes];
-    RESOURCES = "resources" [Kubernetes];
-    SECURITY_CONTEXT = "securityContext" [Kubernetes];
-    POD_SECURITY_CONTEXT = "podSecurityContext" [Kubernetes];
-    NODE_SELECTOR = "nodeSelector";
-    TOLERATIONS = "tolerations" [Kubernetes];
-    AFFINITY = "affinity" [Kubernetes];
-    PRIORITY_CLASS_NAME = "priorityClassName";
-    POD_ANNOTATIONS = "podAnnotations";
-    POD_LABELS = "podLabels";
-    DEPLOYMENT_ANNOTATIONS = "deploymentAnnotations";
-    AAD_POD_IDENTITY = "aadPodIdentity";
-    AAD_POD_IDENTITY_ENABLE = "aadPodIdentity.enable";
-    AAD_POD_IDENTITY_RESOURCE_ID = "aadPodIdentity.azureManagedIdentityResourceId";
-    SERVICE_ACCOUNT = "serviceAccount";
-    SERVICE_ACCOUNT_CREATE = "serviceAccount.create";
-    SERVICE_ACCOUNT_NAME = "serviceAccount.name";
-    SERVICE_ACCOUNT_ANNOTATIONS = "serviceAccount.annotations";
-    CREATE_AZURE_OPERATOR_SECRET = "createAzureOperatorSecret";
-    AZURE_SUBSCRIPTION_ID = "azureSubscriptionID";
-    AZURE_TENANT_ID = "azureTenantID";
-    AZURE_ADDITIONAL_TENANTS = "azureAdditionalTenants";
-    AZURE_CLIENT_ID = "azureClientID";
-    AZURE_CLIENT_SECRET = "azureClientSecret";
-    AZURE_CLIENT_CERTIFICATE = "azureClientCertificate";
-    AZURE_CLIENT_CERTIFICATE_PASSWORD = "azureClientCertificatePassword";
-    AZURE_SYNC_PERIOD = "azureSyncPeriod";
-    AZURE_TARGET_NAMESPACES = "azureTargetNamespaces";
-    AZURE_AUTHORITY_HOST = "azureAuthorityHost";
-    AZURE_RESOURCE_MANAGER_ENDPOINT = "azureResourceManagerEndpoint";
-    AZURE_RESOURCE_MANAGER_AUDIENCE = "azureResourceManagerAudience";
-    AZURE_USER_AGENT_SUFFIX = "azureUserAgentSuffix";
-    USE_WORKLOAD_IDENTITY_AUTH = "useWorkloadIdentityAuth";
-    ALLOW_MULTI_ENV_MANAGEMENT = "allowMultiEnvManagement";
-    MAX_CONCURRENT_RECONCILES = "maxConcurrentReconciles";
-    RATE_LIMIT = "rateLimit";
-    RATE_LIMIT_MODE = "rateLimit.mode";
-    RATE_LIMIT_QPS = "rateLimit.qps";
-    RATE_LIMIT_BUCKET_SIZE = "rateLimit.bucketSize";
-    NETWORK_POLICIES = "networkPolicies";
-    NETWORK_POLICIES_ENABLE = "networkPolicies.enable";
-    KUBERNETES_API_PORT = "networkPolicies.kubernetesApiPort";
-    KUBERNETES_API_CIDR = "networkPolicies.kubernetesApiCIDR";
-    MYSQL_CIDR = "networkPolicies.mysqlCIDR";
-    POSTGRESQL_CIDR = "networkPolicies.postgresqlCIDR";
-    SQL_CIDR = "networkPolicies.sqlCIDR";
-    POD_DISRUPTION_BUDGET = "podDisruptionBudget";
-    POD_DISRUPTION_BUDGET_ENABLED = "podDisruptionBudget.enabled";
-    PDB_MIN_AVAILABLE = "podDisruptionBudget.minAvailable";
-    PDB_UNHEALTHY_POD_EVICTION_POLICY = "podDisruptionBudget.unhealthyPodEvictionPolicy";
-    ADMISSION_POLICY = "admissionPolicy";
-    ADMISSION_POLICY_ENABLE = "admissionPolicy.enable";
-    TOPOLOGY = "topology";
-    SPLIT = "split";
-    SPLIT_WEBHOOKS = "split.webhooks";
-    SPLIT_WEBHOOKS_REPLICA_COUNT = "split.webhooks.replicaCount";
-    SPLIT_WEBHOOKS_MAX_SURGE = "split.webhooks.maxSurge";
-    SPLIT_WEBHOOKS_MIN_READY_SECONDS = "split.webhooks.minReadySeconds";
-    SPLIT_WEBHOOKS_PDB = "split.webhooks.podDisruptionBudget";
-    SPLIT_WEBHOOKS_PDB_MAX_UNAVAILABLE = "split.webhooks.podDisruptionBudget.maxUnavailable";
-    SPLIT_WEBHOOKS_REFRESH_TOKEN = "split.webhooks.refreshToken";
-    SPLIT_WEBHOOKS_RESOURCES = "split.webhooks.resources" [Kubernetes];
-    SPLIT_WEBHOOKS_AFFINITY = "split.webhooks.affinity" [Kubernetes];
-    SPLIT_WEBHOOKS_TOPOLOGY_SPREAD = "split.webhooks.topologySpreadConstraints" [Kubernetes];
-    SPLIT_WEBHOOKS_NODE_SELECTOR = "split.webhooks.nodeSelector";
-    SPLIT_WEBHOOKS_TOLERATIONS = "split.webhooks.tolerations" [Kubernetes];
-    SPLIT_WEBHOOKS_PRIORITY_CLASS_NAME = "split.webhooks.priorityClassName";
-    SPLIT_CONTROLLER = "split.controller";
-    SPLIT_CONTROLLER_REPLICA_COUNT = "split.controller.replicaCount";
-    SPLIT_CONTROLLER_PAUSED = "split.controller.paused";
-    SPLIT_CONTROLLER_RESOURCES = "split.controller.resources" [Kubernetes];
-    SPLIT_CONTROLLER_AFFINITY = "split.controller.affinity" [Kubernetes];
-    SPLIT_CONTROLLER_TOPOLOGY_SPREAD = "split.controller.topologySpreadConstraints" [Kubernetes];
-    GLOBAL = "global";
-}
+include!("keys/all.rs");
+
+/// The keys the chart evaluates as templates (`tpl`), as upstream's
+/// defaults do: a fact about the chart, not the schema, written here only.
+const TEMPLATED: &[Key] = &[IMAGE_REPOSITORY, METRICS_ADDRESS];
 
 #[cfg(test)]
 mod tests {
@@ -279,10 +162,19 @@ mod tests {
                 );
             }
         }
-        assert_eq!(MAX_SURGE.parent(), Some(ROLLING_UPDATE));
-        assert_eq!(MAX_SURGE.leaf(), "maxSurge");
-        assert_eq!(MAX_SURGE.pointer(), "/strategy/rollingUpdate/maxSurge");
-        assert!(ROLLING_UPDATE.has_children() && !MAX_SURGE.has_children());
+        assert_eq!(
+            STRATEGY_ROLLING_UPDATE_MAX_SURGE.parent(),
+            Some(STRATEGY_ROLLING_UPDATE)
+        );
+        assert_eq!(STRATEGY_ROLLING_UPDATE_MAX_SURGE.leaf(), "maxSurge");
+        assert_eq!(
+            STRATEGY_ROLLING_UPDATE_MAX_SURGE.pointer(),
+            "/strategy/rollingUpdate/maxSurge"
+        );
+        assert!(
+            STRATEGY_ROLLING_UPDATE.has_children()
+                && !STRATEGY_ROLLING_UPDATE_MAX_SURGE.has_children()
+        );
         assert_eq!(
             templated().collect::<Vec<_>>(),
             [IMAGE_REPOSITORY, METRICS_ADDRESS]

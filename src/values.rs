@@ -7,6 +7,10 @@
 //! These types accept every *shape* the schema accepts, including shapes
 //! that break a rule (so the rule can be reported by id); `model.rs` turns
 //! them into a model where those shapes cannot exist.
+//!
+//! Each struct is written inside [`values_struct!`], every field's default
+//! beside it (`pub enable: bool = true,`; a field without one gets its
+//! type's default): adding a key is adding its field, in one place.
 
 use std::collections::BTreeMap;
 
@@ -20,155 +24,155 @@ use serde_json::Value;
 
 use crate::keys::Key;
 
+mod defaults;
+
+use defaults::values_struct;
+
 /// The controller image, without its tag (`image.repositoryBase`'s default).
 pub const IMAGE_REPOSITORY: &str = "mcr.microsoft.com/k8s/azureserviceoperator";
 
-/// Values of the azure-service-operator chart.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(title = "azure-service-operator chart values")]
-pub struct Values {
-    /// replicaCount is the number of controller-manager pods. With more than one, leader election picks the one that runs the control loop and all of them serve webhooks, so strategy.type must be Recreate.
-    #[schemars(extend("examples" = [2, 1]))]
-    pub replica_count: i64,
-    /// strategy is how the Deployment replaces pods on upgrade. Recreate (the default) stops every old pod before starting new ones, so old and new webhooks never serve side by side. RollingUpdate is safe only with one replica and needs featureGates.singleReplicaRollingUpdate.
-    pub strategy: StrategyValues,
-    /// featureGates turns on behaviour that is safe only in narrow cases.
-    pub feature_gates: FeatureGates,
-    /// revisionHistoryLimit is the number of old ReplicaSets kept to allow rollback.
-    #[schemars(range(min = 0))]
-    pub revision_history_limit: i32,
-    /// image is the container image the controller-manager pod runs.
-    pub image: Image,
-    /// metrics configures the Prometheus metrics endpoint of the controller.
-    pub metrics: Metrics,
-    /// installCRDs lets the operator install and upgrade the CRDs matching crdPattern itself.
-    #[serde(rename = "installCRDs")]
-    pub install_crds: bool,
-    /// crdPattern is a semicolon-delimited string (or a list) of "{group}/{kind}" globs naming the CRDs the operator installs, e.g. "resources.azure.com/*;keyvault.azure.com/*". No effect when installCRDs is false.
-    #[schemars(extend("examples" = ["resources.azure.com/*;keyvault.azure.com/*"]))]
-    pub crd_pattern: StringOrList,
-    /// crdLabels is a comma-delimited string (or a list) of key=value labels the operator adds to every CRD it manages.
-    pub crd_labels: StringOrList,
-    /// multitenant.enable splits the operator into one cluster-wide webhooks install and per-tenant watchers installs.
-    pub multitenant: Multitenant,
-    /// azureOperatorMode is "watchers", "webhooks" or "watchers-and-webhooks"; empty means both.
-    pub azure_operator_mode: OperatorMode,
-    /// webhook configures the admission and conversion webhook server.
-    pub webhook: Webhook,
-    /// useJSONLogging makes the controller log JSON lines instead of text.
-    #[serde(rename = "useJSONLogging")]
-    pub use_json_logging: bool,
-    /// go configures the Go runtime of the controller.
-    pub go: GoRuntime,
-    /// probes sets the timings of the liveness, readiness and startup probes (paths and ports are fixed).
-    pub probes: Probes,
-    /// extraEnv lists extra environment variables for the manager container.
-    pub extra_env: Vec<EnvVar>,
-    /// resources are the CPU and memory requests and limits of the manager container.
-    pub resources: ResourceRequirements,
-    /// securityContext is the manager container's security context. The default is the restricted Pod Security Standard; loosening it is not recommended.
-    pub security_context: SecurityContext,
-    /// podSecurityContext is the pod's security context. The default runs as non-root with the RuntimeDefault seccomp profile.
-    pub pod_security_context: PodSecurityContext,
-    /// nodeSelector restricts the nodes the pod may run on.
-    #[schemars(extend("examples" = [{"kubernetes.io/os": "linux"}]))]
-    pub node_selector: BTreeMap<String, String>,
-    /// tolerations let the pod schedule onto nodes with matching taints.
-    pub tolerations: Vec<Toleration>,
-    /// affinity holds node affinity and pod (anti-)affinity rules.
-    pub affinity: Affinity,
-    /// priorityClassName is the PriorityClass of the pod; empty for none.
-    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
-    pub priority_class_name: String,
-    /// podAnnotations are added to the pod.
-    pub pod_annotations: BTreeMap<String, String>,
-    /// podLabels are added to the pod.
-    #[schemars(extend("examples" = [{"team": "platform"}]))]
-    pub pod_labels: BTreeMap<String, String>,
-    /// deploymentAnnotations are added to the Deployment.
-    pub deployment_annotations: BTreeMap<String, String>,
-    /// aadPodIdentity configures the deprecated aad-pod-identity authentication.
-    pub aad_pod_identity: AadPodIdentity,
-    /// serviceAccount configures the controller's ServiceAccount.
-    pub service_account: ServiceAccount,
-    /// createAzureOperatorSecret makes the chart create the aso-controller-settings Secret from the azure* values; set false to bring your own.
-    pub create_azure_operator_secret: bool,
-    /// azureSubscriptionID is the Azure subscription the operator acts against.
-    #[serde(rename = "azureSubscriptionID")]
-    #[schemars(extend("examples" = ["00000000-0000-0000-0000-000000000000"]))]
-    pub azure_subscription_id: String,
-    /// azureTenantID is the Entra tenant the subscription is in.
-    #[serde(rename = "azureTenantID")]
-    pub azure_tenant_id: String,
-    /// azureAdditionalTenants is a comma-separated list of extra tenants the operator may authenticate with.
-    pub azure_additional_tenants: String,
-    /// azureClientID is the client ID of the service principal or managed identity the operator authenticates as.
-    #[serde(rename = "azureClientID")]
-    pub azure_client_id: String,
-    /// azureClientSecret is the client secret of the service principal (service principal authentication only). It is a secret: asogen never prints it in a message.
-    pub azure_client_secret: String,
-    /// azureClientCertificate is a PEM or PKCS12 certificate with its private key, for certificate authentication.
-    pub azure_client_certificate: String,
-    /// azureClientCertificatePassword protects azureClientCertificate.
-    pub azure_client_certificate_password: String,
-    /// azureSyncPeriod is how often resources are re-reconciled with Azure without a change in Kubernetes, e.g. "1h", "15m" or "never"; empty for the operator's default.
-    #[schemars(extend("examples" = ["1h", "15m", "never"]))]
-    pub azure_sync_period: String,
-    /// azureTargetNamespaces lists the namespaces the operator watches; empty watches all.
-    #[schemars(extend("examples" = [["team-a", "team-b"]]))]
-    pub azure_target_namespaces: Vec<String>,
-    /// azureAuthorityHost is the Entra authority URL; empty for the public cloud.
-    pub azure_authority_host: String,
-    /// azureResourceManagerEndpoint is the Azure Resource Manager endpoint; empty for the public cloud.
-    pub azure_resource_manager_endpoint: String,
-    /// azureResourceManagerAudience is the Azure Resource Manager audience; empty for the public cloud.
-    pub azure_resource_manager_audience: String,
-    /// azureUserAgentSuffix is appended to the User-Agent of the operator's Azure requests.
-    pub azure_user_agent_suffix: String,
-    /// useWorkloadIdentityAuth authenticates with Azure Workload Identity.
-    pub use_workload_identity_auth: bool,
-    /// allowMultiEnvManagement lets per-namespace and per-resource credentials name their own Azure cloud endpoints.
-    pub allow_multi_env_management: bool,
-    /// maxConcurrentReconciles is the number of workers per resource type.
-    #[schemars(range(min = 1))]
-    pub max_concurrent_reconciles: i32,
-    /// rateLimit configures the operator's own rate limiting of reconciles.
-    pub rate_limit: RateLimit,
-    /// networkPolicies configures the NetworkPolicies that restrict the controller's traffic.
-    pub network_policies: NetworkPolicies,
-    /// podDisruptionBudget configures the PodDisruptionBudget of the controller.
-    pub pod_disruption_budget: PodDisruptionBudgetValues,
-    /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
-    pub admission_policy: AdmissionPolicy,
-    /// topology is how the operator runs: "single" (the default) runs one controller-manager Deployment whose pods serve the control loop and the webhooks; "split" runs the webhooks in their own Deployment (azureserviceoperator-webhooks, rolled out pod by pod so webhooks stay up) beside the controller Deployment (which applies the CRDs and runs the control loop), configured under split; "bridge" is only the middle step of a migration between the two with Helm (asogen upgrade-plan --via helm --from single|split runs it): the single controller Deployment beside the split's webhooks Deployment, the webhook Service routing to both.
-    pub topology: Topology,
-    /// split configures the two Deployments of topology split; read only with topology split (split.webhooks also in the bridge of a Helm migration). Both take every other key (image, metrics, resources, affinity, nodeSelector, tolerations, ...) as the single Deployment does.
-    pub split: Split,
-    /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
-    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
-    pub global: serde_json::Map<String, serde_json::Value>,
+values_struct! {
+    /// Values of the azure-service-operator chart.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    #[schemars(title = "azure-service-operator chart values")]
+    pub struct Values {
+        /// replicaCount is the number of controller-manager pods. With more than one, leader election picks the one that runs the control loop and all of them serve webhooks, so strategy.type must be Recreate.
+        #[schemars(extend("examples" = [2, 1]))]
+        pub replica_count: i64 = 2,
+        /// strategy is how the Deployment replaces pods on upgrade. Recreate (the default) stops every old pod before starting new ones, so old and new webhooks never serve side by side. RollingUpdate is safe only with one replica and needs featureGates.singleReplicaRollingUpdate.
+        pub strategy: StrategyValues,
+        /// featureGates turns on behaviour that is safe only in narrow cases.
+        pub feature_gates: FeatureGates,
+        /// revisionHistoryLimit is the number of old ReplicaSets kept to allow rollback.
+        #[schemars(range(min = 0))]
+        pub revision_history_limit: i32 = 10,
+        /// image is the container image the controller-manager pod runs.
+        pub image: Image,
+        /// metrics configures the Prometheus metrics endpoint of the controller.
+        pub metrics: Metrics,
+        /// installCRDs lets the operator install and upgrade the CRDs matching crdPattern itself.
+        #[serde(rename = "installCRDs")]
+        pub install_crds: bool = true,
+        /// crdPattern is a semicolon-delimited string (or a list) of "{group}/{kind}" globs naming the CRDs the operator installs, e.g. "resources.azure.com/*;keyvault.azure.com/*". No effect when installCRDs is false.
+        #[schemars(extend("examples" = ["resources.azure.com/*;keyvault.azure.com/*"]))]
+        pub crd_pattern: StringOrList,
+        /// crdLabels is a comma-delimited string (or a list) of key=value labels the operator adds to every CRD it manages.
+        pub crd_labels: StringOrList,
+        /// multitenant.enable splits the operator into one cluster-wide webhooks install and per-tenant watchers installs.
+        pub multitenant: Multitenant,
+        /// azureOperatorMode is "watchers", "webhooks" or "watchers-and-webhooks"; empty means both.
+        pub azure_operator_mode: OperatorMode = OperatorMode::Default,
+        /// webhook configures the admission and conversion webhook server.
+        pub webhook: Webhook,
+        /// useJSONLogging makes the controller log JSON lines instead of text.
+        #[serde(rename = "useJSONLogging")]
+        pub use_json_logging: bool = false,
+        /// go configures the Go runtime of the controller.
+        pub go: GoRuntime,
+        /// probes sets the timings of the liveness, readiness and startup probes (paths and ports are fixed).
+        pub probes: Probes,
+        /// extraEnv lists extra environment variables for the manager container.
+        pub extra_env: Vec<EnvVar>,
+        /// resources are the CPU and memory requests and limits of the manager container.
+        pub resources: ResourceRequirements = default_resources(),
+        /// securityContext is the manager container's security context. The default is the restricted Pod Security Standard; loosening it is not recommended.
+        pub security_context: SecurityContext = default_security_context(),
+        /// podSecurityContext is the pod's security context. The default runs as non-root with the RuntimeDefault seccomp profile.
+        pub pod_security_context: PodSecurityContext = default_pod_security_context(),
+        /// nodeSelector restricts the nodes the pod may run on.
+        #[schemars(extend("examples" = [{"kubernetes.io/os": "linux"}]))]
+        pub node_selector: BTreeMap<String, String> =
+            BTreeMap::from([("kubernetes.io/os".into(), "linux".into())]),
+        /// tolerations let the pod schedule onto nodes with matching taints.
+        pub tolerations: Vec<Toleration>,
+        /// affinity holds node affinity and pod (anti-)affinity rules.
+        pub affinity: Affinity,
+        /// priorityClassName is the PriorityClass of the pod; empty for none.
+        #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
+        pub priority_class_name: String,
+        /// podAnnotations are added to the pod.
+        pub pod_annotations: BTreeMap<String, String>,
+        /// podLabels are added to the pod.
+        #[schemars(extend("examples" = [{"team": "platform"}]))]
+        pub pod_labels: BTreeMap<String, String>,
+        /// deploymentAnnotations are added to the Deployment.
+        pub deployment_annotations: BTreeMap<String, String>,
+        /// aadPodIdentity configures the deprecated aad-pod-identity authentication.
+        pub aad_pod_identity: AadPodIdentity,
+        /// serviceAccount configures the controller's ServiceAccount.
+        pub service_account: ServiceAccount,
+        /// createAzureOperatorSecret makes the chart create the aso-controller-settings Secret from the azure* values; set false to bring your own.
+        pub create_azure_operator_secret: bool = true,
+        /// azureSubscriptionID is the Azure subscription the operator acts against.
+        #[serde(rename = "azureSubscriptionID")]
+        #[schemars(extend("examples" = ["00000000-0000-0000-0000-000000000000"]))]
+        pub azure_subscription_id: String,
+        /// azureTenantID is the Entra tenant the subscription is in.
+        #[serde(rename = "azureTenantID")]
+        pub azure_tenant_id: String,
+        /// azureAdditionalTenants is a comma-separated list of extra tenants the operator may authenticate with.
+        pub azure_additional_tenants: String,
+        /// azureClientID is the client ID of the service principal or managed identity the operator authenticates as.
+        #[serde(rename = "azureClientID")]
+        pub azure_client_id: String,
+        /// azureClientSecret is the client secret of the service principal (service principal authentication only). It is a secret: asogen never prints it in a message.
+        pub azure_client_secret: String,
+        /// azureClientCertificate is a PEM or PKCS12 certificate with its private key, for certificate authentication.
+        pub azure_client_certificate: String,
+        /// azureClientCertificatePassword protects azureClientCertificate.
+        pub azure_client_certificate_password: String,
+        /// azureSyncPeriod is how often resources are re-reconciled with Azure without a change in Kubernetes, e.g. "1h", "15m" or "never"; empty for the operator's default.
+        #[schemars(extend("examples" = ["1h", "15m", "never"]))]
+        pub azure_sync_period: String,
+        /// azureTargetNamespaces lists the namespaces the operator watches; empty watches all.
+        #[schemars(extend("examples" = [["team-a", "team-b"]]))]
+        pub azure_target_namespaces: Vec<String>,
+        /// azureAuthorityHost is the Entra authority URL; empty for the public cloud.
+        pub azure_authority_host: String,
+        /// azureResourceManagerEndpoint is the Azure Resource Manager endpoint; empty for the public cloud.
+        pub azure_resource_manager_endpoint: String,
+        /// azureResourceManagerAudience is the Azure Resource Manager audience; empty for the public cloud.
+        pub azure_resource_manager_audience: String,
+        /// azureUserAgentSuffix is appended to the User-Agent of the operator's Azure requests.
+        pub azure_user_agent_suffix: String,
+        /// useWorkloadIdentityAuth authenticates with Azure Workload Identity.
+        pub use_workload_identity_auth: bool = false,
+        /// allowMultiEnvManagement lets per-namespace and per-resource credentials name their own Azure cloud endpoints.
+        pub allow_multi_env_management: bool = false,
+        /// maxConcurrentReconciles is the number of workers per resource type.
+        #[schemars(range(min = 1))]
+        pub max_concurrent_reconciles: i32 = 4,
+        /// rateLimit configures the operator's own rate limiting of reconciles.
+        pub rate_limit: RateLimit,
+        /// networkPolicies configures the NetworkPolicies that restrict the controller's traffic.
+        pub network_policies: NetworkPolicies,
+        /// podDisruptionBudget configures the PodDisruptionBudget of the controller.
+        pub pod_disruption_budget: PodDisruptionBudgetValues,
+        /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
+        pub admission_policy: AdmissionPolicy,
+        /// topology is how the operator runs: "single" (the default) runs one controller-manager Deployment whose pods serve the control loop and the webhooks; "split" runs the webhooks in their own Deployment (azureserviceoperator-webhooks, rolled out pod by pod so webhooks stay up) beside the controller Deployment (which applies the CRDs and runs the control loop), configured under split; "bridge" is only the middle step of a migration between the two with Helm (asogen upgrade-plan --via helm --from single|split runs it): the single controller Deployment beside the split's webhooks Deployment, the webhook Service routing to both.
+        pub topology: Topology = Topology::Single,
+        /// split configures the two Deployments of topology split; read only with topology split (split.webhooks also in the bridge of a Helm migration). Both take every other key (image, metrics, resources, affinity, nodeSelector, tolerations, ...) as the single Deployment does.
+        pub split: Split,
+        /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
+        #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+        pub global: serde_json::Map<String, serde_json::Value>,
+    }
 }
 
-/// The Deployment strategy as written in values (any shape the schema
-/// allows; the rules decide which combinations are accepted).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct StrategyValues {
-    /// strategy.type is Recreate (required with 2+ replicas) or RollingUpdate (one replica, behind featureGates.singleReplicaRollingUpdate).
-    #[serde(rename = "type")]
-    pub kind: StrategyType,
-    /// strategy.rollingUpdate tunes a rolling update; allowed only with strategy.type RollingUpdate.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rolling_update: Option<RollingUpdateValues>,
-}
-
-impl Default for StrategyValues {
-    fn default() -> Self {
-        StrategyValues {
-            kind: StrategyType::Recreate,
-            rolling_update: None,
-        }
+values_struct! {
+    /// The Deployment strategy as written in values (any shape the schema
+    /// allows; the rules decide which combinations are accepted).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct StrategyValues {
+        /// strategy.type is Recreate (required with 2+ replicas) or RollingUpdate (one replica, behind featureGates.singleReplicaRollingUpdate).
+        #[serde(rename = "type")]
+        pub kind: StrategyType = StrategyType::Recreate,
+        /// strategy.rollingUpdate tunes a rolling update; allowed only with strategy.type RollingUpdate.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub rolling_update: Option<RollingUpdateValues>,
     }
 }
 
@@ -191,24 +195,17 @@ impl StrategyType {
     }
 }
 
-/// Rolling update parameters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RollingUpdateValues {
-    /// strategy.rollingUpdate.maxSurge is how many pods may be created above replicaCount during an update: a number or a percentage like "50%".
-    #[schemars(extend("examples" = [1, "25%"]))]
-    pub max_surge: IntOrPercent,
-    /// strategy.rollingUpdate.maxUnavailable is how many pods may be unavailable during an update: a number or a percentage like "0%".
-    #[schemars(extend("examples" = [0, "25%"]))]
-    pub max_unavailable: IntOrPercent,
-}
-
-impl Default for RollingUpdateValues {
-    fn default() -> Self {
-        RollingUpdateValues {
-            max_surge: IntOrPercent::Int(1),
-            max_unavailable: IntOrPercent::Int(0),
-        }
+values_struct! {
+    /// Rolling update parameters.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct RollingUpdateValues {
+        /// strategy.rollingUpdate.maxSurge is how many pods may be created above replicaCount during an update: a number or a percentage like "50%".
+        #[schemars(extend("examples" = [1, "25%"]))]
+        pub max_surge: IntOrPercent = IntOrPercent::Int(1),
+        /// strategy.rollingUpdate.maxUnavailable is how many pods may be unavailable during an update: a number or a percentage like "0%".
+        #[schemars(extend("examples" = [0, "25%"]))]
+        pub max_unavailable: IntOrPercent = IntOrPercent::Int(0),
     }
 }
 
@@ -246,12 +243,14 @@ impl From<&IntOrPercent> for k8s_openapi::apimachinery::pkg::util::intstr::IntOr
     }
 }
 
-/// Feature gates of the chart.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct FeatureGates {
-    /// featureGates.singleReplicaRollingUpdate allows strategy.type RollingUpdate with replicaCount 1, which keeps webhooks up during upgrades.
-    pub single_replica_rolling_update: bool,
+values_struct! {
+    /// Feature gates of the chart.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct FeatureGates {
+        /// featureGates.singleReplicaRollingUpdate allows strategy.type RollingUpdate with replicaCount 1, which keeps webhooks up during upgrades.
+        pub single_replica_rolling_update: bool,
+    }
 }
 
 /// A string, or a list of strings joined by the chart.
@@ -264,6 +263,7 @@ pub enum StringOrList {
     List(Vec<String>),
 }
 
+// An enum: its default is a variant, not a list of fields.
 impl Default for StringOrList {
     fn default() -> Self {
         StringOrList::String(String::new())
@@ -280,72 +280,54 @@ impl StringOrList {
     }
 }
 
-/// Container image settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Image {
-    /// image.repository is the full image reference of the controller, tag included, evaluated as a Helm template like upstream's default "{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means image.repositoryBase tagged with image.tag.
-    #[schemars(extend("examples" = ["{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}", "myregistry.example.com/aso/controller:v2.20.0"]))]
-    pub repository: String,
-    /// image.repositoryBase is the controller image without its tag.
-    pub repository_base: String,
-    /// image.tag is the controller image's tag; empty means the chart's appVersion.
-    #[schemars(extend("examples" = ["v2.20.0"]))]
-    pub tag: String,
-    /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
-    #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]
-    pub kube_rbac_proxy: Option<String>,
-    /// image.pullSecrets are the image pull secrets of the pod.
-    pub pull_secrets: Vec<LocalObjectReference>,
-}
-
-impl Default for Image {
-    fn default() -> Self {
-        Image {
-            repository: String::new(),
-            repository_base: IMAGE_REPOSITORY.into(),
-            tag: String::new(),
-            kube_rbac_proxy: None,
-            pull_secrets: Vec::new(),
-        }
+values_struct! {
+    /// Container image settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Image {
+        /// image.repository is the full image reference of the controller, tag included, evaluated as a Helm template like upstream's default "{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means image.repositoryBase tagged with image.tag.
+        #[schemars(extend("examples" = ["{{ .Values.image.repositoryBase }}:{{ .Values.image.tag }}", "myregistry.example.com/aso/controller:v2.20.0"]))]
+        pub repository: String,
+        /// image.repositoryBase is the controller image without its tag.
+        pub repository_base: String = IMAGE_REPOSITORY.into(),
+        /// image.tag is the controller image's tag; empty means the chart's appVersion.
+        #[schemars(extend("examples" = ["v2.20.0"]))]
+        pub tag: String,
+        /// image.kubeRBACProxy is accepted for compatibility with older values files and unused: the controller serves secure metrics itself.
+        #[serde(rename = "kubeRBACProxy", skip_serializing_if = "Option::is_none")]
+        pub kube_rbac_proxy: Option<String>,
+        /// image.pullSecrets are the image pull secrets of the pod.
+        pub pull_secrets: Vec<LocalObjectReference>,
     }
 }
 
-/// Metrics endpoint settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Metrics {
-    /// metrics.enable serves Prometheus metrics and creates the metrics Service.
-    pub enable: bool,
-    /// metrics.secure serves metrics over HTTPS with a cert-manager certificate.
-    pub secure: bool,
-    /// metrics.profiling exposes the /debug/pprof endpoints (only when metrics.secure).
-    pub profiling: bool,
-    /// metrics.address is the bind address, evaluated as a Helm template like upstream's default "0.0.0.0:{{ .Values.metrics.port }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means 0.0.0.0:{metrics.port}.
-    pub address: String,
-    /// metrics.port is the metrics port of the container and the Service.
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: i32,
-}
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Metrics {
-            enable: true,
-            secure: true,
-            profiling: false,
-            address: String::new(),
-            port: 8443,
-        }
+values_struct! {
+    /// Metrics endpoint settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Metrics {
+        /// metrics.enable serves Prometheus metrics and creates the metrics Service.
+        pub enable: bool = true,
+        /// metrics.secure serves metrics over HTTPS with a cert-manager certificate.
+        pub secure: bool = true,
+        /// metrics.profiling exposes the /debug/pprof endpoints (only when metrics.secure).
+        pub profiling: bool = false,
+        /// metrics.address is the bind address, evaluated as a Helm template like upstream's default "0.0.0.0:{{ .Values.metrics.port }}" (only {{ .Values.KEY }} substitutions naming a string, number or boolean that is not a secret, through no key named like a method of Helm's values such as YAML); empty means 0.0.0.0:{metrics.port}.
+        pub address: String,
+        /// metrics.port is the metrics port of the container and the Service.
+        #[schemars(range(min = 1, max = 65535))]
+        pub port: i32 = 8443,
     }
 }
 
-/// Multi-tenant mode.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Multitenant {
-    /// multitenant.enable installs the operator in multi-tenant mode (see azureOperatorMode).
-    pub enable: bool,
+values_struct! {
+    /// Multi-tenant mode.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Multitenant {
+        /// multitenant.enable installs the operator in multi-tenant mode (see azureOperatorMode).
+        pub enable: bool,
+    }
 }
 
 /// What the operator pod runs.
@@ -378,147 +360,104 @@ impl OperatorMode {
     }
 }
 
-/// Webhook server settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Webhook {
-    /// webhook.port is the port the webhook server listens on.
-    #[schemars(range(min = 1, max = 65535))]
-    pub port: i32,
-    /// webhook.certDir is where the webhook serving certificate is mounted.
-    #[schemars(length(min = 1))]
-    pub cert_dir: String,
-}
-
-impl Default for Webhook {
-    fn default() -> Self {
-        Webhook {
-            port: 9443,
-            cert_dir: "/tmp/k8s-webhook-server/serving-certs".into(),
-        }
+values_struct! {
+    /// Webhook server settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Webhook {
+        /// webhook.port is the port the webhook server listens on.
+        #[schemars(range(min = 1, max = 65535))]
+        pub port: i32 = 9443,
+        /// webhook.certDir is where the webhook serving certificate is mounted.
+        #[schemars(length(min = 1))]
+        pub cert_dir: String = "/tmp/k8s-webhook-server/serving-certs".into(),
     }
 }
 
-/// Go runtime settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct GoRuntime {
-    /// go.memLimit sets GOMEMLIMIT; keep it at 80-90% of the memory limit. Empty to leave it unset.
-    pub mem_limit: String,
-}
-
-impl Default for GoRuntime {
-    fn default() -> Self {
-        GoRuntime {
-            mem_limit: "400MiB".into(),
-        }
+values_struct! {
+    /// Go runtime settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct GoRuntime {
+        /// go.memLimit sets GOMEMLIMIT; keep it at 80-90% of the memory limit. Empty to leave it unset.
+        pub mem_limit: String = "400MiB".into(),
     }
 }
 
-/// Probe timings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Probes {
-    /// probes.startup times the startup probe; raise failureThreshold on clusters with many CRDs.
-    pub startup: ProbeTiming,
-    /// probes.liveness times the liveness probe.
-    pub liveness: ProbeTiming,
-    /// probes.readiness times the readiness probe.
-    pub readiness: ProbeTiming,
-}
-
-impl Default for Probes {
-    fn default() -> Self {
-        Probes {
-            startup: ProbeTiming {
-                failure_threshold: 12,
-                ..ProbeTiming::default()
-            },
-            liveness: ProbeTiming::default(),
-            readiness: ProbeTiming::default(),
-        }
+values_struct! {
+    /// Probe timings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Probes {
+        /// probes.startup times the startup probe; raise failureThreshold on clusters with many CRDs.
+        pub startup: ProbeTiming = ProbeTiming {
+            failure_threshold: 12,
+            ..ProbeTiming::default()
+        },
+        /// probes.liveness times the liveness probe.
+        pub liveness: ProbeTiming,
+        /// probes.readiness times the readiness probe.
+        pub readiness: ProbeTiming,
     }
 }
 
-/// The timings of one probe.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProbeTiming {
-    /// periodSeconds is the time between two probes.
-    #[schemars(range(min = 1))]
-    pub period_seconds: i32,
-    /// failureThreshold is how many failures in a row count as failed.
-    #[schemars(range(min = 1))]
-    pub failure_threshold: i32,
-    /// timeoutSeconds is how long one probe may take.
-    #[schemars(range(min = 1))]
-    pub timeout_seconds: i32,
-}
-
-impl Default for ProbeTiming {
-    fn default() -> Self {
-        ProbeTiming {
-            period_seconds: 10,
-            failure_threshold: 3,
-            timeout_seconds: 1,
-        }
+values_struct! {
+    /// The timings of one probe.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ProbeTiming {
+        /// periodSeconds is the time between two probes.
+        #[schemars(range(min = 1))]
+        pub period_seconds: i32 = 10,
+        /// failureThreshold is how many failures in a row count as failed.
+        #[schemars(range(min = 1))]
+        pub failure_threshold: i32 = 3,
+        /// timeoutSeconds is how long one probe may take.
+        #[schemars(range(min = 1))]
+        pub timeout_seconds: i32 = 1,
     }
 }
 
-/// Deprecated aad-pod-identity settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct AadPodIdentity {
-    /// aadPodIdentity.enable labels the pod for aad-pod-identity and creates its AzureIdentity and binding (deprecated).
-    pub enable: bool,
-    /// aadPodIdentity.azureManagedIdentityResourceId is the resource ID of the user-assigned managed identity.
-    pub azure_managed_identity_resource_id: String,
-}
-
-/// ServiceAccount settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct ServiceAccount {
-    /// serviceAccount.create creates the ServiceAccount.
-    pub create: bool,
-    /// serviceAccount.name names the ServiceAccount; empty means azureserviceoperator-default (or default when create is false).
-    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
-    pub name: String,
-    /// serviceAccount.annotations are added to the ServiceAccount (e.g. azure.workload.identity/client-id).
-    pub annotations: BTreeMap<String, String>,
-}
-
-impl Default for ServiceAccount {
-    fn default() -> Self {
-        ServiceAccount {
-            create: true,
-            name: String::new(),
-            annotations: BTreeMap::new(),
-        }
+values_struct! {
+    /// Deprecated aad-pod-identity settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct AadPodIdentity {
+        /// aadPodIdentity.enable labels the pod for aad-pod-identity and creates its AzureIdentity and binding (deprecated).
+        pub enable: bool,
+        /// aadPodIdentity.azureManagedIdentityResourceId is the resource ID of the user-assigned managed identity.
+        pub azure_managed_identity_resource_id: String,
     }
 }
 
-/// Reconcile rate limiting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct RateLimit {
-    /// rateLimit.mode is "disabled" or "bucket" (a token bucket limits reconciles).
-    pub mode: RateLimitMode,
-    /// rateLimit.qps is the bucket refill rate per second (mode bucket only).
-    #[schemars(range(min = 1))]
-    pub qps: i32,
-    /// rateLimit.bucketSize is the size of the bucket (mode bucket only).
-    #[schemars(range(min = 1))]
-    pub bucket_size: i32,
+values_struct! {
+    /// ServiceAccount settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct ServiceAccount {
+        /// serviceAccount.create creates the ServiceAccount.
+        pub create: bool = true,
+        /// serviceAccount.name names the ServiceAccount; empty means azureserviceoperator-default (or default when create is false).
+        #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
+        pub name: String,
+        /// serviceAccount.annotations are added to the ServiceAccount (e.g. azure.workload.identity/client-id).
+        pub annotations: BTreeMap<String, String>,
+    }
 }
 
-impl Default for RateLimit {
-    fn default() -> Self {
-        RateLimit {
-            mode: RateLimitMode::Disabled,
-            qps: 5,
-            bucket_size: 100,
-        }
+values_struct! {
+    /// Reconcile rate limiting.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct RateLimit {
+        /// rateLimit.mode is "disabled" or "bucket" (a token bucket limits reconciles).
+        pub mode: RateLimitMode = RateLimitMode::Disabled,
+        /// rateLimit.qps is the bucket refill rate per second (mode bucket only).
+        #[schemars(range(min = 1))]
+        pub qps: i32 = 5,
+        /// rateLimit.bucketSize is the size of the bucket (mode bucket only).
+        #[schemars(range(min = 1))]
+        pub bucket_size: i32 = 100,
     }
 }
 
@@ -533,75 +472,52 @@ pub enum RateLimitMode {
     Bucket,
 }
 
-/// NetworkPolicy settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct NetworkPolicies {
-    /// networkPolicies.enable creates the NetworkPolicies.
-    pub enable: bool,
-    /// networkPolicies.kubernetesApiPort is the TCP port of the Kubernetes API the controller may reach.
-    #[schemars(range(min = 1, max = 65535))]
-    pub kubernetes_api_port: i32,
-    /// networkPolicies.kubernetesApiCIDR is the CIDR of the Kubernetes API.
-    #[serde(rename = "kubernetesApiCIDR")]
-    pub kubernetes_api_cidr: String,
-    /// networkPolicies.mysqlCIDR is the CIDR of the MySQL servers the controller may reach.
-    #[serde(rename = "mysqlCIDR")]
-    pub mysql_cidr: String,
-    /// networkPolicies.postgresqlCIDR is the CIDR of the PostgreSQL servers the controller may reach.
-    #[serde(rename = "postgresqlCIDR")]
-    pub postgresql_cidr: String,
-    /// networkPolicies.sqlCIDR is the CIDR of the Azure SQL servers the controller may reach.
-    #[serde(rename = "sqlCIDR")]
-    pub sql_cidr: String,
-}
-
-impl Default for NetworkPolicies {
-    fn default() -> Self {
-        NetworkPolicies {
-            enable: true,
-            kubernetes_api_port: 6443,
-            kubernetes_api_cidr: "0.0.0.0/0".into(),
-            mysql_cidr: "0.0.0.0/0".into(),
-            postgresql_cidr: "0.0.0.0/0".into(),
-            sql_cidr: "0.0.0.0/0".into(),
-        }
+values_struct! {
+    /// NetworkPolicy settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct NetworkPolicies {
+        /// networkPolicies.enable creates the NetworkPolicies.
+        pub enable: bool = true,
+        /// networkPolicies.kubernetesApiPort is the TCP port of the Kubernetes API the controller may reach.
+        #[schemars(range(min = 1, max = 65535))]
+        pub kubernetes_api_port: i32 = 6443,
+        /// networkPolicies.kubernetesApiCIDR is the CIDR of the Kubernetes API.
+        #[serde(rename = "kubernetesApiCIDR")]
+        pub kubernetes_api_cidr: String = "0.0.0.0/0".into(),
+        /// networkPolicies.mysqlCIDR is the CIDR of the MySQL servers the controller may reach.
+        #[serde(rename = "mysqlCIDR")]
+        pub mysql_cidr: String = "0.0.0.0/0".into(),
+        /// networkPolicies.postgresqlCIDR is the CIDR of the PostgreSQL servers the controller may reach.
+        #[serde(rename = "postgresqlCIDR")]
+        pub postgresql_cidr: String = "0.0.0.0/0".into(),
+        /// networkPolicies.sqlCIDR is the CIDR of the Azure SQL servers the controller may reach.
+        #[serde(rename = "sqlCIDR")]
+        pub sql_cidr: String = "0.0.0.0/0".into(),
     }
 }
 
-/// The in-cluster guard.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct AdmissionPolicy {
-    /// admissionPolicy.enable creates the ValidatingAdmissionPolicies and their bindings where the cluster serves them (admissionregistration.k8s.io/v1, Kubernetes 1.30 and later).
-    pub enable: bool,
-}
-
-impl Default for AdmissionPolicy {
-    fn default() -> Self {
-        AdmissionPolicy { enable: true }
+values_struct! {
+    /// The in-cluster guard.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct AdmissionPolicy {
+        /// admissionPolicy.enable creates the ValidatingAdmissionPolicies and their bindings where the cluster serves them (admissionregistration.k8s.io/v1, Kubernetes 1.30 and later).
+        pub enable: bool = true,
     }
 }
 
-/// PodDisruptionBudget settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct PodDisruptionBudgetValues {
-    /// podDisruptionBudget.enabled creates the PodDisruptionBudget.
-    pub enabled: bool,
-    /// podDisruptionBudget.minAvailable is how many pods must stay up during a voluntary disruption: a number or a percentage.
-    pub min_available: IntOrPercent,
-    /// podDisruptionBudget.unhealthyPodEvictionPolicy is IfHealthyBudget or AlwaysAllow; empty for the Kubernetes default.
-    pub unhealthy_pod_eviction_policy: EvictionPolicy,
-}
-
-impl Default for PodDisruptionBudgetValues {
-    fn default() -> Self {
-        PodDisruptionBudgetValues {
-            enabled: true,
-            min_available: IntOrPercent::Percent("50%".into()),
-            unhealthy_pod_eviction_policy: EvictionPolicy::Unset,
-        }
+values_struct! {
+    /// PodDisruptionBudget settings.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct PodDisruptionBudgetValues {
+        /// podDisruptionBudget.enabled creates the PodDisruptionBudget.
+        pub enabled: bool = true,
+        /// podDisruptionBudget.minAvailable is how many pods must stay up during a voluntary disruption: a number or a percentage.
+        pub min_available: IntOrPercent = IntOrPercent::Percent("50%".into()),
+        /// podDisruptionBudget.unhealthyPodEvictionPolicy is IfHealthyBudget or AlwaysAllow; empty for the Kubernetes default.
+        pub unhealthy_pod_eviction_policy: EvictionPolicy = EvictionPolicy::Unset,
     }
 }
 
@@ -653,169 +569,80 @@ impl Topology {
     }
 }
 
-/// The two Deployments of topology split.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct Split {
-    /// split.webhooks configures the webhooks Deployment (azureserviceoperator-webhooks): operator mode webhooks, no CRD management, no leader election, a rolling update that never takes a pod away before its replacement is ready.
-    pub webhooks: SplitWebhooks,
-    /// split.controller configures the controller Deployment (azureserviceoperator-controller-manager): operator mode watchers-and-webhooks, applies the CRDs, leader election, Recreate. Upgrade it only after the webhooks Deployment has rolled out.
-    pub controller: SplitController,
-}
-
-/// The webhooks Deployment of topology split.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct SplitWebhooks {
-    /// split.webhooks.replicaCount is the number of webhook pods; 2 or more keep the webhooks up when a pod or node is lost.
-    #[schemars(range(min = 0), extend("examples" = [2, 3]))]
-    pub replica_count: i32,
-    /// split.webhooks.maxSurge is how many webhook pods may be created above split.webhooks.replicaCount during an update: a number or a percentage like "50%" (maxUnavailable is always 0).
-    #[schemars(extend("examples" = [1, "50%"]))]
-    pub max_surge: IntOrPercent,
-    /// split.webhooks.minReadySeconds is how long a new webhook pod must be ready before it counts as available, so its endpoint reaches every API server before an old pod goes.
-    #[schemars(range(min = 0))]
-    pub min_ready_seconds: i32,
-    /// split.webhooks.podDisruptionBudget configures the PodDisruptionBudget of the webhook pods (azureserviceoperator-webhooks-pdb).
-    pub pod_disruption_budget: SplitWebhooksDisruptionBudget,
-    /// split.webhooks.refreshToken is written into the webhook pods' annotations when not empty: change it to restart the webhook pods after the controller applied CRDs of new kinds (a webhook pod serves only the kinds whose CRDs existed when it started).
-    #[schemars(extend("examples" = ["2026-12-04T15:00:00Z"]))]
-    pub refresh_token: String,
-    /// split.webhooks.resources are the webhook pods' CPU and memory requests and limits; empty for the top-level resources.
-    pub resources: ResourceRequirements,
-    /// split.webhooks.affinity holds the webhook pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
-    pub affinity: Affinity,
-    /// split.webhooks.topologySpreadConstraints replace the webhook pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
-    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-    /// split.webhooks.nodeSelector restricts the nodes the webhook pods may run on; empty for the top-level nodeSelector.
-    pub node_selector: BTreeMap<String, String>,
-    /// split.webhooks.tolerations let the webhook pods schedule onto nodes with matching taints; empty for the top-level tolerations.
-    pub tolerations: Vec<Toleration>,
-    /// split.webhooks.priorityClassName is the PriorityClass of the webhook pods; empty for the top-level priorityClassName.
-    #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
-    pub priority_class_name: String,
-}
-
-impl Default for SplitWebhooks {
-    fn default() -> Self {
-        SplitWebhooks {
-            replica_count: 2,
-            max_surge: IntOrPercent::Int(1),
-            min_ready_seconds: 5,
-            pod_disruption_budget: SplitWebhooksDisruptionBudget::default(),
-            refresh_token: String::new(),
-            resources: ResourceRequirements::default(),
-            affinity: Affinity::default(),
-            topology_spread_constraints: Vec::new(),
-            node_selector: BTreeMap::new(),
-            tolerations: Vec::new(),
-            priority_class_name: String::new(),
-        }
+values_struct! {
+    /// The two Deployments of topology split.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct Split {
+        /// split.webhooks configures the webhooks Deployment (azureserviceoperator-webhooks): operator mode webhooks, no CRD management, no leader election, a rolling update that never takes a pod away before its replacement is ready.
+        pub webhooks: SplitWebhooks,
+        /// split.controller configures the controller Deployment (azureserviceoperator-controller-manager): operator mode watchers-and-webhooks, applies the CRDs, leader election, Recreate. Upgrade it only after the webhooks Deployment has rolled out.
+        pub controller: SplitController,
     }
 }
 
-/// The webhook pods' PodDisruptionBudget.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct SplitWebhooksDisruptionBudget {
-    /// split.webhooks.podDisruptionBudget.maxUnavailable is how many webhook pods a voluntary disruption (a node drain) may take at once: a number or a percentage.
-    #[schemars(extend("examples" = [1, "25%"]))]
-    pub max_unavailable: IntOrPercent,
-}
-
-impl Default for SplitWebhooksDisruptionBudget {
-    fn default() -> Self {
-        SplitWebhooksDisruptionBudget {
-            max_unavailable: IntOrPercent::Int(1),
-        }
+values_struct! {
+    /// The webhooks Deployment of topology split.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SplitWebhooks {
+        /// split.webhooks.replicaCount is the number of webhook pods; 2 or more keep the webhooks up when a pod or node is lost.
+        #[schemars(range(min = 0), extend("examples" = [2, 3]))]
+        pub replica_count: i32 = 2,
+        /// split.webhooks.maxSurge is how many webhook pods may be created above split.webhooks.replicaCount during an update: a number or a percentage like "50%" (maxUnavailable is always 0).
+        #[schemars(extend("examples" = [1, "50%"]))]
+        pub max_surge: IntOrPercent = IntOrPercent::Int(1),
+        /// split.webhooks.minReadySeconds is how long a new webhook pod must be ready before it counts as available, so its endpoint reaches every API server before an old pod goes.
+        #[schemars(range(min = 0))]
+        pub min_ready_seconds: i32 = 5,
+        /// split.webhooks.podDisruptionBudget configures the PodDisruptionBudget of the webhook pods (azureserviceoperator-webhooks-pdb).
+        pub pod_disruption_budget: SplitWebhooksDisruptionBudget,
+        /// split.webhooks.refreshToken is written into the webhook pods' annotations when not empty: change it to restart the webhook pods after the controller applied CRDs of new kinds (a webhook pod serves only the kinds whose CRDs existed when it started).
+        #[schemars(extend("examples" = ["2026-12-04T15:00:00Z"]))]
+        pub refresh_token: String,
+        /// split.webhooks.resources are the webhook pods' CPU and memory requests and limits; empty for the top-level resources.
+        pub resources: ResourceRequirements,
+        /// split.webhooks.affinity holds the webhook pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
+        pub affinity: Affinity,
+        /// split.webhooks.topologySpreadConstraints replace the webhook pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
+        pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+        /// split.webhooks.nodeSelector restricts the nodes the webhook pods may run on; empty for the top-level nodeSelector.
+        pub node_selector: BTreeMap<String, String>,
+        /// split.webhooks.tolerations let the webhook pods schedule onto nodes with matching taints; empty for the top-level tolerations.
+        pub tolerations: Vec<Toleration>,
+        /// split.webhooks.priorityClassName is the PriorityClass of the webhook pods; empty for the top-level priorityClassName.
+        #[schemars(extend("pattern" = crate::names::SUBDOMAIN_OR_EMPTY_PATTERN, "maxLength" = crate::names::SUBDOMAIN_MAX))]
+        pub priority_class_name: String,
     }
 }
 
-/// The controller Deployment of topology split.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields, rename_all = "camelCase")]
-pub struct SplitController {
-    /// split.controller.replicaCount is the number of controller pods; leader election picks the one that runs the control loop.
-    #[schemars(range(min = 0), extend("examples" = [2, 1]))]
-    pub replica_count: i32,
-    /// split.controller.paused scales the controller Deployment to 0 pods, the first step of an upgrade with Helm: upgrade with it true (the webhooks roll out, no new controller starts early), then again with it false.
-    pub paused: bool,
-    /// split.controller.resources are the controller pods' CPU and memory requests and limits; empty for the top-level resources.
-    pub resources: ResourceRequirements,
-    /// split.controller.affinity holds the controller pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
-    pub affinity: Affinity,
-    /// split.controller.topologySpreadConstraints replace the controller pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
-    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
-}
-
-impl Default for SplitController {
-    fn default() -> Self {
-        SplitController {
-            replica_count: 2,
-            paused: false,
-            resources: ResourceRequirements::default(),
-            affinity: Affinity::default(),
-            topology_spread_constraints: Vec::new(),
-        }
+values_struct! {
+    /// The webhook pods' PodDisruptionBudget.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SplitWebhooksDisruptionBudget {
+        /// split.webhooks.podDisruptionBudget.maxUnavailable is how many webhook pods a voluntary disruption (a node drain) may take at once: a number or a percentage.
+        #[schemars(extend("examples" = [1, "25%"]))]
+        pub max_unavailable: IntOrPercent = IntOrPercent::Int(1),
     }
 }
 
-impl Default for Values {
-    fn default() -> Self {
-        Values {
-            replica_count: 2,
-            strategy: StrategyValues::default(),
-            feature_gates: FeatureGates::default(),
-            revision_history_limit: 10,
-            image: Image::default(),
-            metrics: Metrics::default(),
-            install_crds: true,
-            crd_pattern: StringOrList::default(),
-            crd_labels: StringOrList::default(),
-            multitenant: Multitenant::default(),
-            azure_operator_mode: OperatorMode::Default,
-            webhook: Webhook::default(),
-            use_json_logging: false,
-            go: GoRuntime::default(),
-            probes: Probes::default(),
-            extra_env: Vec::new(),
-            resources: default_resources(),
-            security_context: default_security_context(),
-            pod_security_context: default_pod_security_context(),
-            node_selector: BTreeMap::from([("kubernetes.io/os".into(), "linux".into())]),
-            tolerations: Vec::new(),
-            affinity: Affinity::default(),
-            priority_class_name: String::new(),
-            pod_annotations: BTreeMap::new(),
-            pod_labels: BTreeMap::new(),
-            deployment_annotations: BTreeMap::new(),
-            aad_pod_identity: AadPodIdentity::default(),
-            service_account: ServiceAccount::default(),
-            create_azure_operator_secret: true,
-            azure_subscription_id: String::new(),
-            azure_tenant_id: String::new(),
-            azure_additional_tenants: String::new(),
-            azure_client_id: String::new(),
-            azure_client_secret: String::new(),
-            azure_client_certificate: String::new(),
-            azure_client_certificate_password: String::new(),
-            azure_sync_period: String::new(),
-            azure_target_namespaces: Vec::new(),
-            azure_authority_host: String::new(),
-            azure_resource_manager_endpoint: String::new(),
-            azure_resource_manager_audience: String::new(),
-            azure_user_agent_suffix: String::new(),
-            use_workload_identity_auth: false,
-            allow_multi_env_management: false,
-            max_concurrent_reconciles: 4,
-            rate_limit: RateLimit::default(),
-            network_policies: NetworkPolicies::default(),
-            admission_policy: AdmissionPolicy::default(),
-            pod_disruption_budget: PodDisruptionBudgetValues::default(),
-            topology: Topology::Single,
-            split: Split::default(),
-            global: serde_json::Map::new(),
-        }
+values_struct! {
+    /// The controller Deployment of topology split.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+    #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
+    pub struct SplitController {
+        /// split.controller.replicaCount is the number of controller pods; leader election picks the one that runs the control loop.
+        #[schemars(range(min = 0), extend("examples" = [2, 1]))]
+        pub replica_count: i32 = 2,
+        /// split.controller.paused scales the controller Deployment to 0 pods, the first step of an upgrade with Helm: upgrade with it true (the webhooks roll out, no new controller starts early), then again with it false.
+        pub paused: bool = false,
+        /// split.controller.resources are the controller pods' CPU and memory requests and limits; empty for the top-level resources.
+        pub resources: ResourceRequirements,
+        /// split.controller.affinity holds the controller pods' node affinity and pod (anti-)affinity rules; empty for the top-level affinity.
+        pub affinity: Affinity,
+        /// split.controller.topologySpreadConstraints replace the controller pods' own spread (at most one more pod per node than on any other, counted per revision); empty keeps it.
+        pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     }
 }
 
@@ -869,7 +696,7 @@ fn default_pod_security_context() -> PodSecurityContext {
 
 /// The draft-07 schema schemars derives from [`Values`], before the
 /// transforms of `src/schema.rs`: every key's type, doc comment and
-/// default (from the `Default` impls above), built once per process.
+/// default (the defaults written beside the fields), built once per process.
 pub fn derived_schema() -> &'static Value {
     static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
     SCHEMA.get_or_init(|| {
@@ -933,7 +760,7 @@ pub fn key_schema(key: Key) -> Option<&'static Value> {
 }
 
 /// The chart's default for a key: what a values file that leaves it out
-/// (or sets it to null) gets. Read from the `Default` impls above through
+/// (or sets it to null) gets. Read from the defaults beside the fields through
 /// the schema, the nearest enclosing default first (`probes.startup`'s
 /// failureThreshold is 12, not a probe's 3), else the key's own (the
 /// parameters of a `strategy.rollingUpdate` that is absent by default);

@@ -8,7 +8,7 @@ mod common;
 
 use asogen::rules::cel::NOT_CURRENT;
 use common::apiserver::{ApiServer, fixture, install_crds, server};
-use common::{asogen, chart, helm_render, kustomize, python_tools, root, text};
+use common::{asogen, chart, component_overlays, helm_render, kustomize, python_tools, root, text};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -193,34 +193,8 @@ fn the_kustomize_base_and_component_are_accepted() {
     let generated = root().join("generated/kustomize");
     let base = kustomize(&generated.join("base"));
     apply_install(server, "kustomize base", &base, "kustomize-base");
-    // kustomize takes relative paths only: the overlay sits beside a copy
     let dir = tempfile::tempdir().unwrap();
-    let copy = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(&generated)
-        .arg(dir.path().join("kustomize"))
-        .status()
-        .unwrap();
-    assert!(copy.success());
-    // Every component, each in an overlay of its own, as a user writes it.
-    let mut components: Vec<String> = std::fs::read_dir(generated.join("components"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    components.sort();
-    assert!(
-        components.contains(&"single-replica-rolling".to_string())
-            && components.contains(&"split".to_string()),
-        "{components:?}"
-    );
-    for component in components {
-        let overlay = dir.path().join(format!("overlay-{component}"));
-        std::fs::create_dir(&overlay).unwrap();
-        std::fs::write(
-            overlay.join("kustomization.yaml"),
-            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/{component}\n"),
-        )
-        .unwrap();
+    for (component, overlay) in component_overlays(dir.path()) {
         let built = kustomize(&overlay);
         apply_install(
             server,

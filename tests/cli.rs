@@ -214,6 +214,32 @@ fn every_case_gets_its_verdict_and_exactly_its_rule_ids() {
     }
 }
 
+/// A rule that values can break has a case in tests/cases that expects
+/// it, so every test that runs the cases (asogen, Helm's engine and the
+/// editor, tests/real_tools.rs) sees it: adding such a rule demands its
+/// fixture. (Rules only the cluster can see are tested in
+/// tests/split_rules.rs.)
+#[test]
+fn every_rule_values_can_break_has_a_case() {
+    let expected: Vec<String> = cases()
+        .into_iter()
+        .flat_map(|(_, expect)| match expect {
+            Expect::Rules(ids) => ids,
+            _ => Vec::new(),
+        })
+        .collect();
+    for rule in asogen::rules::RULES {
+        if !rule.values_breach().is_empty() {
+            assert!(
+                expected.iter().any(|id| id == rule.id),
+                "no file of tests/cases expects {}; add one whose first line is `# expect: invalid {}`",
+                rule.id,
+                rule.id
+            );
+        }
+    }
+}
+
 #[test]
 fn a_broken_file_names_file_line_column_key_rules_and_help() {
     let dir = tempfile::tempdir().unwrap();

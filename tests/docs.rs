@@ -97,7 +97,7 @@ fn the_differences_name_only_keys_that_exist() {
         for word in asogen::keys::mentioned_in(entry["reason"].as_str().unwrap()) {
             assert!(
                 asogen::keys::Key::find(word).is_some(),
-                "values/upstream-differences*.yaml names {word:?}, which is not a values key (src/keys.rs)"
+                "values/upstream-differences*.yaml names {word:?}, which is not a values key (src/keys/all.rs)"
             );
             named.push(word.to_string());
         }

@@ -10,7 +10,8 @@ use std::process::Command;
 use serde::Deserialize;
 
 use common::{
-    Expect, asogen, assert_same_objects, cases, chart, helm_render, kustomize, python_tools, text,
+    Expect, asogen, assert_same_objects, cases, chart, component_overlays, helm_render, kustomize,
+    python_tools, text,
 };
 
 const NAMESPACE: &str = "azureserviceoperator-system";
@@ -169,37 +170,10 @@ fn kustomize_base_and_component_build_the_profile_manifests() {
     let ha = std::fs::read_to_string(generated.join("manifests/ha.yaml")).unwrap();
     assert_same_objects("kustomize base vs manifests/ha.yaml", &base, &ha);
 
-    // An overlay that uses the component, as a user would write it.
-    let dir = tempfile::tempdir().unwrap();
-    let copy = Command::new("cp")
-        .args([
-            "-r",
-            generated.join("kustomize").to_str().unwrap(),
-            dir.path().to_str().unwrap(),
-        ])
-        .status()
-        .unwrap();
-    assert!(copy.success());
     // Every component over the base, in an overlay as a user would write
     // it, builds its profile's manifest.
-    let mut components: Vec<String> = std::fs::read_dir(generated.join("kustomize/components"))
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    components.sort();
-    assert!(
-        components.contains(&"single-replica-rolling".to_string())
-            && components.contains(&"split".to_string()),
-        "{components:?}"
-    );
-    for component in components {
-        let overlay = dir.path().join(format!("overlay-{component}"));
-        std::fs::create_dir(&overlay).unwrap();
-        std::fs::write(
-            overlay.join("kustomization.yaml"),
-            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/{component}\n"),
-        )
-        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (component, overlay) in component_overlays(dir.path()) {
         let built = as_stored(&kustomize(&overlay));
         let manifest =
             std::fs::read_to_string(generated.join(format!("manifests/{component}.yaml"))).unwrap();

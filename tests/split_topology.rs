@@ -577,3 +577,107 @@ fn the_bridge_is_single_controller_beside_split_webhooks() {
         ));
     }
 }
+
+/// What of the Azure identity a Deployment's pods get: the settings
+/// Secret's keys in their environment, the workload identity token volume
+/// and the aad-pod-identity binding label.
+fn azure_identity(objects: &[Value], deployment: &str) -> Vec<String> {
+    let pod = &find(objects, "Deployment", deployment)["spec"]["template"];
+    let mut held: Vec<String> = pod["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["env"].as_array().cloned().unwrap_or_default())
+        .filter(|e| e["valueFrom"]["secretKeyRef"]["name"] == "aso-controller-settings")
+        .map(|e| format!("env {}", e["name"].as_str().unwrap()))
+        .collect();
+    let volumes = pod["spec"]["volumes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    held.extend(
+        volumes
+            .iter()
+            .filter(|v| v["name"] == "azure-identity")
+            .map(|_| "volume azure-identity".to_string()),
+    );
+    if pod["metadata"]["labels"].get("aadpodidbinding").is_some() {
+        held.push("label aadpodidbinding".into());
+    }
+    held
+}
+
+#[test]
+fn webhook_pods_hold_no_azure_identity() {
+    let mut renders = split_renders();
+    renders.push((
+        "every identity on".into(),
+        render(
+            "topology: split\nazureSubscriptionID: s\nazureTenantID: t\nazureClientID: c\n\
+             azureClientSecret: x\nuseWorkloadIdentityAuth: true\n\
+             aadPodIdentity:\n  enable: true\n  azureManagedIdentityResourceId: /subscriptions/s/id\n",
+        ),
+    ));
+    for (what, objects) in &renders {
+        assert_eq!(
+            azure_identity(objects, WEBHOOKS),
+            Vec::<String>::new(),
+            "{what}"
+        );
+        // The controller keeps them: the check sees what it looks for.
+        let controller = azure_identity(objects, CONTROLLER);
+        assert!(
+            controller.contains(&"env AZURE_CLIENT_SECRET".to_string())
+                && controller.contains(&"volume azure-identity".to_string()),
+            "{what}: {controller:?}"
+        );
+    }
+    let (_, everything) = renders.last().unwrap();
+    assert!(azure_identity(everything, CONTROLLER).contains(&"label aadpodidbinding".to_string()));
+}
+
+/// `asogen validate` of a values text and flags: its exit code and report
+/// (printed on stdout).
+fn validate(values: &str, flags: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("values.yaml");
+    std::fs::write(&file, values).unwrap();
+    let mut args = vec!["validate", "-f", file.to_str().unwrap()];
+    args.extend(flags);
+    let out = asogen(&args);
+    (out.status.code(), text(&out.stdout))
+}
+
+#[test]
+fn single_topology_keys_the_split_does_not_read_are_warned_of_where_they_are_set() {
+    let (code, report) = validate(
+        "topology: split\nreplicaCount: 3\nstrategy:\n  type: Recreate\n",
+        &["--set", "featureGates.singleReplicaRollingUpdate=true"],
+    );
+    assert_eq!(code, Some(0), "accepted, as Helm accepts it: {report}");
+    for (key, at) in [
+        ("replicaCount", "values.yaml:2:1"),
+        ("strategy", "values.yaml:3:1"),
+        ("featureGates.singleReplicaRollingUpdate", "--set"),
+    ] {
+        let warning = format!("warning[topology]: {key} has no effect with topology: split");
+        let start = report
+            .find(&warning)
+            .unwrap_or_else(|| panic!("no warning for {key}:\n{report}"));
+        let location = report[start..].lines().nth(1).unwrap();
+        assert!(location.contains(at), "{key} at {location}, not {at}");
+    }
+    // The split's own keys, the defaults and the single topology warn of nothing.
+    for (values, flags) in [
+        (
+            "topology: split\nsplit:\n  controller:\n    replicaCount: 3\n",
+            &[][..],
+        ),
+        ("topology: split\n", &["--set", "replicaCount=null"][..]),
+        ("replicaCount: 1\nstrategy:\n  type: Recreate\n", &[][..]),
+    ] {
+        let (code, report) = validate(values, flags);
+        assert_eq!(code, Some(0), "{report}");
+        assert!(!report.contains("warning"), "{values}: {report}");
+    }
+}

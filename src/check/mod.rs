@@ -12,6 +12,7 @@ pub mod labels;
 mod ranges;
 mod rules;
 mod shape;
+mod topology;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -107,7 +108,7 @@ impl Checker {
 
     /// What the values mean otherwise than they may seem to, as warnings
     /// (the values are accepted): YAML 1.1 readings, values the release's
-    /// controller cannot act on.
+    /// controller cannot act on, values the topology does not read.
     pub fn warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
         if sources.is_empty() {
             // The chart defaults warn of nothing (`defaults_pass_every_check`).
@@ -118,10 +119,9 @@ impl Checker {
 
     fn all_warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
         let mut warnings = crate::read::yaml_warnings(sources);
-        warnings.extend(controller::ignored_value_warnings(
-            &merge_sources(sources),
-            &self.catalog,
-        ));
+        let merged = merge_sources(sources);
+        warnings.extend(controller::ignored_value_warnings(&merged, &self.catalog));
+        warnings.extend(topology::unread_value_warnings(&merged));
         warnings
     }
 

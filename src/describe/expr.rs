@@ -640,7 +640,8 @@ mod tests {
     #[test]
     fn evaluates_with_helm_meaning() {
         use crate::keys::{
-            AZURE_SYNC_PERIOD, AZURE_TARGET_NAMESPACES, MAX_SURGE, METRICS_PORT, NODE_SELECTOR,
+            AZURE_SYNC_PERIOD, AZURE_TARGET_NAMESPACES, METRICS_PORT, NODE_SELECTOR,
+            STRATEGY_ROLLING_UPDATE_MAX_SURGE,
         };
         let values = json!({
             "azureSyncPeriod": "",
@@ -654,10 +655,16 @@ mod tests {
             eval(Expr::value(AZURE_SYNC_PERIOD).or_default(Expr::str("d"))),
             "d"
         );
-        assert_eq!(eval(Expr::value(MAX_SURGE)), Value::Null);
-        assert_eq!(eval(Expr::value_or_default(MAX_SURGE)), 1);
         assert_eq!(
-            Expr::dig(MAX_SURGE, crate::keys::STRATEGY).to_go(),
+            eval(Expr::value(STRATEGY_ROLLING_UPDATE_MAX_SURGE)),
+            Value::Null
+        );
+        assert_eq!(
+            eval(Expr::value_or_default(STRATEGY_ROLLING_UPDATE_MAX_SURGE)),
+            1
+        );
+        assert_eq!(
+            Expr::dig(STRATEGY_ROLLING_UPDATE_MAX_SURGE, crate::keys::STRATEGY).to_go(),
             r#"dig "rollingUpdate" "maxSurge" 1 .Values.strategy"#
         );
         assert_eq!(

@@ -711,7 +711,7 @@ fn required_keys(schema: &Value, at: &str, out: &mut BTreeSet<String>) {
 const TOPOLOGY_DEFAULTS: [Key; 3] = [
     keys::REPLICA_COUNT,
     keys::STRATEGY_TYPE,
-    keys::SINGLE_REPLICA_ROLLING_UPDATE,
+    keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
 ];
 
 fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {

@@ -188,8 +188,8 @@ fn strategy() -> Vec<Entry> {
             map(
                 "rollingUpdate",
                 vec![
-                    rolling_param(keys::MAX_SURGE),
-                    rolling_param(keys::MAX_UNAVAILABLE),
+                    rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE),
+                    rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE),
                 ],
             ),
         ],
@@ -238,6 +238,12 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         Role::Controller => vec![Entry::Include("selectorLabels")],
         Role::Webhooks => webhooks_selector_labels(),
     };
+    let identity_binding = talks_to_azure(role).then(|| {
+        when(
+            Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
+            vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
+        )
+    });
     vec![
         map("annotations", annotations),
         map(
@@ -247,12 +253,9 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
                 .chain([
                     json(crate::metadata::BOTH_ROLES_LABEL, Expr::Include("name")),
                     json("app.kubernetes.io/version", Expr::AppVersion),
-                    when(
-                        Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
-                        vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
-                    ),
-                    Entry::Splice(Expr::value(keys::POD_LABELS)),
                 ])
+                .chain(identity_binding)
+                .chain([Entry::Splice(Expr::value(keys::POD_LABELS))])
                 .collect(),
         ),
     ]
@@ -285,11 +288,11 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     // upstream's pod spec, which has no spread.
     let (key, labels) = match role {
         Role::Controller => (
-            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD,
+            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD_CONSTRAINTS,
             crate::metadata::SELECTOR_LABELS,
         ),
         Role::Webhooks => (
-            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD,
+            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD_CONSTRAINTS,
             crate::metadata::WEBHOOKS_SELECTOR_LABELS,
         ),
     };
@@ -311,7 +314,7 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     entries.extend([
         optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
         list("containers", vec![item(container(catalog, release, role))]),
-        list("volumes", volumes()),
+        list("volumes", volumes(role)),
     ]);
     entries
 }
@@ -403,27 +406,27 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
             "livenessProbe",
             "/healthz",
             [
-                keys::LIVENESS_PERIOD_SECONDS,
-                keys::LIVENESS_FAILURE_THRESHOLD,
-                keys::LIVENESS_TIMEOUT_SECONDS,
+                keys::PROBES_LIVENESS_PERIOD_SECONDS,
+                keys::PROBES_LIVENESS_FAILURE_THRESHOLD,
+                keys::PROBES_LIVENESS_TIMEOUT_SECONDS,
             ],
         ),
         (
             "readinessProbe",
             "/readyz",
             [
-                keys::READINESS_PERIOD_SECONDS,
-                keys::READINESS_FAILURE_THRESHOLD,
-                keys::READINESS_TIMEOUT_SECONDS,
+                keys::PROBES_READINESS_PERIOD_SECONDS,
+                keys::PROBES_READINESS_FAILURE_THRESHOLD,
+                keys::PROBES_READINESS_TIMEOUT_SECONDS,
             ],
         ),
         (
             "startupProbe",
             "/healthz",
             [
-                keys::STARTUP_PERIOD_SECONDS,
-                keys::STARTUP_FAILURE_THRESHOLD,
-                keys::STARTUP_TIMEOUT_SECONDS,
+                keys::PROBES_STARTUP_PERIOD_SECONDS,
+                keys::PROBES_STARTUP_FAILURE_THRESHOLD,
+                keys::PROBES_STARTUP_TIMEOUT_SECONDS,
             ],
         ),
     ] {
@@ -445,7 +448,7 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
             "securityContext".into(),
             Expr::value(keys::SECURITY_CONTEXT),
         ),
-        list("volumeMounts", mounts()),
+        list("volumeMounts", mounts(role)),
     ]);
     if role == Role::Webhooks {
         entries.push(field(
@@ -578,12 +581,17 @@ fn env(role: Role) -> Vec<Item> {
             ))
         };
         items.push(match (name, role) {
-            // A webhooks-mode pod exits when it sees target namespaces.
-            ("AZURE_TARGET_NAMESPACES", Role::Webhooks) => continue,
             ("AZURE_OPERATOR_MODE", Role::Webhooks) => mode(role),
             ("AZURE_OPERATOR_MODE", Role::Controller) => {
                 Item::If(split_topology(), vec![mode(role)], vec![from_secret])
             }
+            // Least privilege: a webhooks-mode pod reads none of the
+            // settings. ASO 2.20.0 builds no Azure credential without
+            // AZURE_SUBSCRIPTION_ID (cmd/controller/app/setup.go,
+            // getDefaultAzureTokenCredential), defaults the other
+            // settings (internal/config/vars.go, ReadFromEnvironment), and
+            // exits when a webhooks-mode pod sees target namespaces.
+            (_, Role::Webhooks) => continue,
             _ => from_secret,
         });
     }
@@ -634,9 +642,22 @@ fn mount(name: &str, path: Node) -> Item {
     ])
 }
 
-fn mounts() -> Vec<Item> {
-    vec![
-        mount("azure-identity", lit(json!("/var/run/secrets/tokens"))),
+/// Whether the role's pods get an Azure identity (the workload identity
+/// token, the aad-pod-identity binding): the webhook pods hold no Azure
+/// credential, so they do not.
+fn talks_to_azure(role: Role) -> bool {
+    role == Role::Controller
+}
+
+fn mounts(role: Role) -> Vec<Item> {
+    let mut mounts = Vec::new();
+    if talks_to_azure(role) {
+        mounts.push(mount(
+            "azure-identity",
+            lit(json!("/var/run/secrets/tokens")),
+        ));
+    }
+    mounts.extend([
         Item::If(
             serves_webhooks(),
             vec![mount(
@@ -650,7 +671,8 @@ fn mounts() -> Vec<Item> {
             vec![mount("metrics-cert", lit(json!(METRICS_CERT_DIR)))],
             vec![],
         ),
-    ]
+    ]);
+    mounts
 }
 
 fn secret_volume(name: &str, secret: &str) -> Item {
@@ -660,8 +682,8 @@ fn secret_volume(name: &str, secret: &str) -> Item {
     })))
 }
 
-fn volumes() -> Vec<Item> {
-    vec![
+fn volumes(role: Role) -> Vec<Item> {
+    let mut volumes = vec![
         Item::If(
             serves_webhooks(),
             vec![secret_volume("cert", WEBHOOK_CERT_SECRET)],
@@ -672,7 +694,9 @@ fn volumes() -> Vec<Item> {
             vec![secret_volume("metrics-cert", METRICS_CERT_SECRET)],
             vec![],
         ),
-        Item::One(lit(json!({
+    ];
+    if talks_to_azure(role) {
+        volumes.push(Item::One(lit(json!({
             "name": "azure-identity",
             "projected": {
                 "defaultMode": 420,
@@ -682,6 +706,7 @@ fn volumes() -> Vec<Item> {
                     "path": "azure-identity"
                 }}]
             }
-        }))),
-    ]
+        }))));
+    }
+    volumes
 }

@@ -34,7 +34,7 @@ pub fn azure_identity() -> Resource {
             json("clientID", Expr::value(keys::AZURE_CLIENT_ID)),
             json(
                 "resourceID",
-                Expr::value(keys::AAD_POD_IDENTITY_RESOURCE_ID),
+                Expr::value(keys::AAD_POD_IDENTITY_AZURE_MANAGED_IDENTITY_RESOURCE_ID),
             ),
             field("type", lit(json!(0))),
         ],

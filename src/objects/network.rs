@@ -98,8 +98,8 @@ pub fn webhooks_egress_policy() -> Resource {
                     ]}))),
                     Item::One(lit(json!({"ports": [{"port": 443, "protocol": "TCP"}]}))),
                     egress_to(
-                        Node::Int(Expr::value(keys::KUBERNETES_API_PORT)),
-                        Expr::value(keys::KUBERNETES_API_CIDR),
+                        Node::Int(Expr::value(keys::NETWORK_POLICIES_KUBERNETES_API_PORT)),
+                        Expr::value(keys::NETWORK_POLICIES_KUBERNETES_API_CIDR),
                     ),
                 ],
             ),
@@ -124,14 +124,14 @@ pub fn webhooks_pod_disruption_budget() -> Resource {
         vec![
             json(
                 "maxUnavailable",
-                Expr::value(keys::SPLIT_WEBHOOKS_PDB_MAX_UNAVAILABLE),
+                Expr::value(keys::SPLIT_WEBHOOKS_POD_DISRUPTION_BUDGET_MAX_UNAVAILABLE),
             ),
             map("selector", vec![webhooks_match_labels()]),
             Entry::If(
-                Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
                 vec![json(
                     "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
                 )],
                 vec![],
             ),
@@ -181,12 +181,12 @@ pub fn egress_policy() -> Resource {
                     ]}))),
                     Item::One(lit(json!({"ports": [{"port": 443, "protocol": "TCP"}]}))),
                     egress_to(
-                        Node::Int(Expr::value(keys::KUBERNETES_API_PORT)),
-                        cidr(keys::KUBERNETES_API_CIDR),
+                        Node::Int(Expr::value(keys::NETWORK_POLICIES_KUBERNETES_API_PORT)),
+                        cidr(keys::NETWORK_POLICIES_KUBERNETES_API_CIDR),
                     ),
-                    egress_to(fixed(3306), cidr(keys::MYSQL_CIDR)),
-                    egress_to(fixed(5432), cidr(keys::POSTGRESQL_CIDR)),
-                    egress_to(fixed(1433), cidr(keys::SQL_CIDR)),
+                    egress_to(fixed(3306), cidr(keys::NETWORK_POLICIES_MYSQL_CIDR)),
+                    egress_to(fixed(5432), cidr(keys::NETWORK_POLICIES_POSTGRESQL_CIDR)),
+                    egress_to(fixed(1433), cidr(keys::NETWORK_POLICIES_SQL_CIDR)),
                 ],
             ),
         ],
@@ -227,13 +227,16 @@ pub fn pod_disruption_budget() -> Resource {
     object.push(map(
         "spec",
         vec![
-            json("minAvailable", Expr::value(keys::PDB_MIN_AVAILABLE)),
+            json(
+                "minAvailable",
+                Expr::value(keys::POD_DISRUPTION_BUDGET_MIN_AVAILABLE),
+            ),
             map("selector", vec![match_labels()]),
             Entry::If(
-                Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
                 vec![json(
                     "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::PDB_UNHEALTHY_POD_EVICTION_POLICY),
+                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
                 )],
                 vec![],
             ),

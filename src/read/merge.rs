@@ -84,6 +84,18 @@ impl Merged<'_> {
         }
     }
 
+    /// Whether a values file or flag (not the defaults) sets `pointer` to
+    /// something other than null.
+    pub fn sets(&self, pointer: &str) -> bool {
+        self.sources.iter().any(|source| {
+            source
+                .document
+                .value
+                .pointer(pointer)
+                .is_some_and(|value| !value.is_null())
+        })
+    }
+
     /// Whether a message must not quote the value at `pointer`: a secret by
     /// its key ([`crate::redact::is_secret_name`]), or a file's content that
     /// `--set-file` set there (the value or an ancestor set whole).

@@ -7,6 +7,9 @@ pub mod objects;
 pub mod output;
 pub mod values_doc;
 
+#[cfg(test)]
+mod keys_source;
+
 pub use output::{CompareError, Difference, Have, differences, write_file_atomically};
 
 use std::collections::BTreeMap;

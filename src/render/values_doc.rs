@@ -1,8 +1,8 @@
 //! The table of values keys, and the chart's `values.yaml` and README
 //! values table written from it: the keys of [`crate::keys`] with their
-//! type, default and doc from the schema (the Rust doc comments and
-//! `Default` impls of `src/values.rs`), so the documentation cannot drift
-//! from the model.
+//! type, default and doc from the schema (the Rust doc comments and the
+//! defaults beside the fields of `src/values.rs`), so the documentation
+//! cannot drift from the model.
 
 use serde_json::{Value, json};
 
@@ -53,6 +53,66 @@ fn optional_inner<'a>(root: &'a Value, node: &'a Value) -> &'a Value {
         [one] if branches.len() == 2 => resolve(root, one),
         _ => node,
     }
+}
+
+/// A key as the values schema has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaKey {
+    /// The dotted path.
+    pub path: String,
+    /// Whether its value is a Kubernetes object or a list of them.
+    pub kubernetes: bool,
+}
+
+/// Every key of the values schema, in the values' order (a parent before
+/// its children): down through the chart's own objects, not into a
+/// Kubernetes object (its fields are the API's) nor into a free-form map.
+/// `src/keys/all.rs` is generated from this list.
+pub fn schema_keys() -> Vec<SchemaKey> {
+    fn walk(root: &Value, node: &Value, prefix: &str, out: &mut Vec<SchemaKey>) {
+        let node = optional_inner(root, resolve(root, node));
+        let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+            return;
+        };
+        for (name, child) in properties {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}.{name}")
+            };
+            let kubernetes = is_kubernetes(child);
+            out.push(SchemaKey {
+                path: path.clone(),
+                kubernetes,
+            });
+            if !kubernetes {
+                walk(root, child, &path, out);
+            }
+        }
+    }
+    let root = schema::structural_schema_ref();
+    let mut out = Vec::new();
+    walk(root, root, "", &mut out);
+    out
+}
+
+/// Whether a key's schema, or its items' schema, is a k8s-openapi type's
+/// (a definition named `io.k8s.…`).
+fn is_kubernetes(node: &Value) -> bool {
+    let refers = |node: &Value| {
+        let node = match node
+            .get("allOf")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+        {
+            Some([one]) => one,
+            _ => node,
+        };
+        node.get("$ref")
+            .and_then(Value::as_str)
+            .is_some_and(|target| target.starts_with("#/definitions/io.k8s."))
+    };
+    refers(node) || node.get("items").is_some_and(refers)
 }
 
 /// Every values key with its type, default, secrecy, templating and doc,
@@ -154,11 +214,14 @@ fn write_object(
         if path == keys::STRATEGY_TYPE.path() {
             // The strategy: show the gated variant (absent by default),
             // commented out, with its parameters' defaults.
-            let rolling = keys::ROLLING_UPDATE;
+            let rolling = keys::STRATEGY_ROLLING_UPDATE;
             let node = key_node(root, rolling).unwrap_or(NONE);
             wrap(&description(root, node), &indent, out);
             out.push_str(&format!("{indent}# {}:\n", rolling.leaf()));
-            for param in [keys::MAX_SURGE, keys::MAX_UNAVAILABLE] {
+            for param in [
+                keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE,
+                keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE,
+            ] {
                 let default = crate::values::default_of(param);
                 out.push_str(&format!("{indent}#   {}: {default}\n", param.leaf()));
             }
@@ -288,10 +351,10 @@ mod tests {
     }
 
     /// The key table against the schema, both ways: every handle names a
-    /// key of the values schema (a misspelt path in `src/keys.rs` fails
-    /// here), and every key of the schema, down through the chart's own
-    /// maps, has a handle (a field added to `src/values.rs` without one
-    /// fails here).
+    /// key of the values schema, with the schema's flags (a misspelt or
+    /// stale path in `src/keys/all.rs` fails here), and every key of the
+    /// schema has a handle, in the values' order (a field added to
+    /// `src/values.rs` before `src/keys/all.rs` is generated fails here).
     #[test]
     fn the_key_table_is_the_schema_s_keys() {
         let root = schema::structural_schema_ref();
@@ -302,34 +365,21 @@ mod tests {
                 key.path()
             );
         }
-        let mut from_schema = Vec::new();
-        let mut pending = vec![(String::new(), root)];
-        while let Some((prefix, node)) = pending.pop() {
-            let node = optional_inner(root, resolve(root, node));
-            let Some(properties) = node.get("properties").and_then(Value::as_object) else {
-                continue;
-            };
-            for (name, child) in properties {
-                let path = if prefix.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{prefix}.{name}")
-                };
-                let own = Key::find(&path).is_none_or(|key| !key.is_kubernetes())
-                    && path != keys::GLOBAL.path();
-                if own {
-                    pending.push((path.clone(), child));
-                }
-                from_schema.push(path);
-            }
-        }
-        from_schema.sort();
-        let mut listed: Vec<String> = keys::ALL.iter().map(|k| k.path().to_string()).collect();
-        listed.sort();
+        let listed: Vec<SchemaKey> = keys::ALL
+            .iter()
+            .map(|key| SchemaKey {
+                path: key.path().to_string(),
+                kubernetes: key.is_kubernetes(),
+            })
+            .collect();
         assert_eq!(
-            listed, from_schema,
-            "src/keys.rs and the values schema differ"
+            listed,
+            schema_keys(),
+            "src/keys/all.rs and the values schema differ; run `cargo test --lib keys_source`"
         );
+        // The flag read from the schema: k8s-openapi types, not plain maps.
+        assert!(keys::AFFINITY.is_kubernetes() && keys::EXTRA_ENV.is_kubernetes());
+        assert!(!keys::NODE_SELECTOR.is_kubernetes() && !keys::IMAGE.is_kubernetes());
     }
 
     #[test]
@@ -354,10 +404,10 @@ mod tests {
                 .default
                 .clone()
         };
-        assert_eq!(default(keys::STARTUP_FAILURE_THRESHOLD), json!(12));
-        assert_eq!(default(keys::LIVENESS_FAILURE_THRESHOLD), json!(3));
-        assert_eq!(default(keys::MAX_SURGE), json!(1));
-        assert_eq!(default(keys::ROLLING_UPDATE), Value::Null);
+        assert_eq!(default(keys::PROBES_STARTUP_FAILURE_THRESHOLD), json!(12));
+        assert_eq!(default(keys::PROBES_LIVENESS_FAILURE_THRESHOLD), json!(3));
+        assert_eq!(default(keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE), json!(1));
+        assert_eq!(default(keys::STRATEGY_ROLLING_UPDATE), Value::Null);
         let secret: Vec<&str> = table
             .iter()
             .filter(|row| row.secret)

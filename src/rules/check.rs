@@ -15,7 +15,7 @@ impl RuleInputs {
     /// of them has a value of the wrong type.
     pub fn read(values: &Value) -> Option<RuleInputs> {
         let mut inputs = Vec::new();
-        for key in RuleKey::ALL {
+        for &key in RuleKey::ALL {
             let found = key
                 .path()
                 .split('.')

@@ -126,7 +126,7 @@ fn rules_guard() -> Vec<Stmt> {
     let mut body = Vec::new();
     // The maps on the way to each key, each empty when absent or null.
     let mut maps: Vec<Vec<&str>> = Vec::new();
-    for key in RuleKey::ALL {
+    for &key in RuleKey::ALL {
         let parts: Vec<&str> = key.path().split('.').collect();
         for depth in 1..parts.len() {
             let prefix = parts[..depth].to_vec();
@@ -140,7 +140,7 @@ fn rules_guard() -> Vec<Stmt> {
             }
         }
     }
-    for key in RuleKey::ALL {
+    for &key in RuleKey::ALL {
         let parts: Vec<&str> = key.path().split('.').collect();
         let (leaf, prefix) = parts.split_last().expect("paths are not empty");
         let parent = var(&map_var(prefix));

@@ -21,37 +21,67 @@ use serde_json::Value;
 use crate::keys::{self, Key};
 use crate::values::Topology;
 
-/// A key the rules read. Null and absence both mean the chart default
-/// ([`crate::values::default_of`]), at every enforcement point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum RuleKey {
-    /// `replicaCount` (integer).
-    ReplicaCount,
-    /// `strategy.type` (string).
-    StrategyType,
-    /// `strategy.rollingUpdate` (any value; only whether it is set counts).
-    RollingUpdate,
-    /// `strategy.rollingUpdate.maxSurge` (integer or percent).
-    MaxSurge,
-    /// `strategy.rollingUpdate.maxUnavailable` (integer or percent).
-    MaxUnavailable,
-    /// `featureGates.singleReplicaRollingUpdate` (boolean).
-    Gate,
-    /// `topology` (string). In the cluster the chart knows it when it
-    /// renders, so each topology gets the guard of its own rules.
-    Topology,
-    /// `split.webhooks.replicaCount` (integer).
-    WebhooksReplicaCount,
-    /// `split.webhooks.maxSurge` (integer or percent).
-    WebhooksMaxSurge,
-    /// `split.controller.replicaCount` (integer).
-    ControllerReplicaCount,
-    /// `split.controller.paused` (boolean).
-    ControllerPaused,
-    /// `multitenant.enable` (boolean).
-    Multitenant,
-    /// `azureOperatorMode` (string).
-    OperatorMode,
+macro_rules! rule_keys {
+    ($($(#[$doc:meta])* $name:ident = $key:ident, $kind:ident;)*) => {
+        /// A key the rules read. Null and absence both mean the chart
+        /// default ([`crate::values::default_of`]), at every enforcement
+        /// point.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        pub enum RuleKey {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl RuleKey {
+            /// Every rule key.
+            pub const ALL: &[RuleKey] = &[$(RuleKey::$name),*];
+
+            /// The values key.
+            pub fn key(self) -> Key {
+                match self {
+                    $(RuleKey::$name => keys::$key,)*
+                }
+            }
+
+            /// The type of its values.
+            pub fn kind(self) -> KeyType {
+                match self {
+                    $(RuleKey::$name => KeyType::$kind,)*
+                }
+            }
+        }
+    };
+}
+
+// One line per key a rule reads: its name in the rule table, its values
+// key, and the type of its values.
+rule_keys! {
+    /// `replicaCount`.
+    ReplicaCount = REPLICA_COUNT, Int;
+    /// `strategy.type`.
+    StrategyType = STRATEGY_TYPE, Text;
+    /// `strategy.rollingUpdate`: only whether it is set counts.
+    RollingUpdate = STRATEGY_ROLLING_UPDATE, Any;
+    /// `strategy.rollingUpdate.maxSurge`.
+    MaxSurge = STRATEGY_ROLLING_UPDATE_MAX_SURGE, IntOrPercent;
+    /// `strategy.rollingUpdate.maxUnavailable`.
+    MaxUnavailable = STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE, IntOrPercent;
+    /// `featureGates.singleReplicaRollingUpdate`.
+    Gate = FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE, Bool;
+    /// `topology`. In the cluster the chart knows it when it renders, so
+    /// each topology gets the guard of its own rules.
+    Topology = TOPOLOGY, Text;
+    /// `split.webhooks.replicaCount`.
+    WebhooksReplicaCount = SPLIT_WEBHOOKS_REPLICA_COUNT, Int;
+    /// `split.webhooks.maxSurge`.
+    WebhooksMaxSurge = SPLIT_WEBHOOKS_MAX_SURGE, IntOrPercent;
+    /// `split.controller.replicaCount`.
+    ControllerReplicaCount = SPLIT_CONTROLLER_REPLICA_COUNT, Int;
+    /// `split.controller.paused`.
+    ControllerPaused = SPLIT_CONTROLLER_PAUSED, Bool;
+    /// `multitenant.enable`.
+    Multitenant = MULTITENANT_ENABLE, Bool;
+    /// `azureOperatorMode`.
+    OperatorMode = AZURE_OPERATOR_MODE, Text;
 }
 
 /// What type of value a rule key holds.
@@ -70,42 +100,6 @@ pub enum KeyType {
 }
 
 impl RuleKey {
-    /// Every rule key.
-    pub const ALL: [RuleKey; 13] = [
-        RuleKey::ReplicaCount,
-        RuleKey::StrategyType,
-        RuleKey::RollingUpdate,
-        RuleKey::MaxSurge,
-        RuleKey::MaxUnavailable,
-        RuleKey::Gate,
-        RuleKey::Topology,
-        RuleKey::WebhooksReplicaCount,
-        RuleKey::WebhooksMaxSurge,
-        RuleKey::ControllerReplicaCount,
-        RuleKey::ControllerPaused,
-        RuleKey::Multitenant,
-        RuleKey::OperatorMode,
-    ];
-
-    /// The values key.
-    pub fn key(self) -> Key {
-        match self {
-            RuleKey::ReplicaCount => keys::REPLICA_COUNT,
-            RuleKey::StrategyType => keys::STRATEGY_TYPE,
-            RuleKey::RollingUpdate => keys::ROLLING_UPDATE,
-            RuleKey::MaxSurge => keys::MAX_SURGE,
-            RuleKey::MaxUnavailable => keys::MAX_UNAVAILABLE,
-            RuleKey::Gate => keys::SINGLE_REPLICA_ROLLING_UPDATE,
-            RuleKey::Topology => keys::TOPOLOGY,
-            RuleKey::WebhooksReplicaCount => keys::SPLIT_WEBHOOKS_REPLICA_COUNT,
-            RuleKey::WebhooksMaxSurge => keys::SPLIT_WEBHOOKS_MAX_SURGE,
-            RuleKey::ControllerReplicaCount => keys::SPLIT_CONTROLLER_REPLICA_COUNT,
-            RuleKey::ControllerPaused => keys::SPLIT_CONTROLLER_PAUSED,
-            RuleKey::Multitenant => keys::MULTITENANT_ENABLE,
-            RuleKey::OperatorMode => keys::AZURE_OPERATOR_MODE,
-        }
-    }
-
     /// The dotted values path.
     pub fn path(self) -> &'static str {
         self.key().path()
@@ -115,21 +109,6 @@ impl RuleKey {
     /// null) gets from the chart.
     pub fn default(self) -> Value {
         crate::values::default_of(self.key())
-    }
-
-    /// The type of its values.
-    pub fn kind(self) -> KeyType {
-        match self {
-            RuleKey::ReplicaCount
-            | RuleKey::WebhooksReplicaCount
-            | RuleKey::ControllerReplicaCount => KeyType::Int,
-            RuleKey::StrategyType | RuleKey::Topology | RuleKey::OperatorMode => KeyType::Text,
-            RuleKey::RollingUpdate => KeyType::Any,
-            RuleKey::MaxSurge | RuleKey::MaxUnavailable | RuleKey::WebhooksMaxSurge => {
-                KeyType::IntOrPercent
-            }
-            RuleKey::Gate | RuleKey::ControllerPaused | RuleKey::Multitenant => KeyType::Bool,
-        }
     }
 }
 
@@ -323,7 +302,7 @@ pub const RULES: &[Rule] = &[
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
-        keys: &[keys::ROLLING_UPDATE, keys::STRATEGY_TYPE],
+        keys: &[keys::STRATEGY_ROLLING_UPDATE, keys::STRATEGY_TYPE],
         breach: &[&[
             SINGLE,
             when(RuleKey::StrategyType, Test::Is("Recreate")),
@@ -340,7 +319,7 @@ pub const RULES: &[Rule] = &[
         reason: "a rolling update is safe only with one replica (old and new pods never serve webhooks side by side as two leaders); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate",
         keys: &[
-            keys::SINGLE_REPLICA_ROLLING_UPDATE,
+            keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
             keys::FEATURE_GATES,
             keys::STRATEGY_TYPE,
         ],
@@ -374,7 +353,11 @@ pub const RULES: &[Rule] = &[
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
-        keys: &[keys::MAX_SURGE, keys::MAX_UNAVAILABLE, keys::ROLLING_UPDATE],
+        keys: &[
+            keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE,
+            keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE,
+            keys::STRATEGY_ROLLING_UPDATE,
+        ],
         breach: &[&[
             SINGLE,
             when(RuleKey::RollingUpdate, Test::Set),

@@ -549,6 +549,45 @@ pub fn kustomize(dir: &Path) -> String {
     text(&out.stdout)
 }
 
+/// Every kustomize component asogen generates, each in an overlay of its
+/// own over the base, as a user writes one: a copy of generated/kustomize
+/// goes into `scratch` (kustomize takes relative paths only), beside one
+/// `overlay-COMPONENT` folder per component. The components' names and
+/// their overlays, in name order.
+pub fn component_overlays(scratch: &Path) -> Vec<(String, PathBuf)> {
+    let generated = root().join("generated/kustomize");
+    let copy = Command::new("cp")
+        .arg("-r")
+        .arg(&generated)
+        .arg(scratch.join("kustomize"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    let mut components: Vec<String> = std::fs::read_dir(generated.join("components"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    components.sort();
+    assert!(
+        components.contains(&"single-replica-rolling".to_string())
+            && components.contains(&"split".to_string()),
+        "{components:?}"
+    );
+    components
+        .into_iter()
+        .map(|component| {
+            let overlay = scratch.join(format!("overlay-{component}"));
+            std::fs::create_dir(&overlay).unwrap();
+            std::fs::write(
+                overlay.join("kustomization.yaml"),
+                format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../kustomize/base\ncomponents:\n- ../kustomize/components/{component}\n"),
+            )
+            .unwrap();
+            (component, overlay)
+        })
+        .collect()
+}
+
 /// One entry of [`metadata_corpus`]: a key and value set in one values map
 /// that becomes labels or annotations.
 #[derive(Debug, Clone)]

@@ -1,8 +1,9 @@
-//! The live control plane of the rollout harness: the tests' API server
-//! (tests/common/apiserver.rs), the real kube-controller-manager of the same
-//! release beside it (one per test binary), and one node agent per scenario
-//! (tests/kube-apiserver/cmd/node-agent) that plays the nodes and ASO's
-//! start-up and records what it saw.
+//! The live control plane of the rollout harness and the HA tests: the
+//! tests' API server (tests/common/apiserver.rs), the real
+//! kube-controller-manager of the same release beside it (one per test
+//! binary), for the HA tests the real kube-scheduler too, and one node
+//! agent per scenario (tests/kube-apiserver/cmd/node-agent) that plays the
+//! nodes and ASO's start-up and records what it saw.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -18,71 +19,122 @@ use crate::timeline::Timeline;
 /// v1.37 names): Deployments make ReplicaSets, ReplicaSets make pods,
 /// EndpointSlices route to the ready ones; the disruption controller keeps
 /// the PDBs' status; the garbage collector removes what owners leave.
-const CONTROLLERS: &str = "deployment-controller,replicaset-controller,endpointslice-controller,disruption-controller,garbage-collector-controller";
+const CONTROLLERS: [&str; 5] = [
+    "deployment-controller",
+    "replicaset-controller",
+    "endpointslice-controller",
+    "disruption-controller",
+    "garbage-collector-controller",
+];
 
-/// A running kube-controller-manager; it exits when this process does
-/// (it watches the stdin this struct holds).
-struct Controllers {
+/// What runs beside the API server: one per test binary.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Plane {
+    /// kube-controller-manager's controllers beside [`CONTROLLERS`].
+    pub more_controllers: &'static [&'static str],
+    /// Whether the real kube-scheduler binds the pods (else the node
+    /// agents do, round-robin).
+    pub scheduler: bool,
+}
+
+/// The rollout harness's: the controllers that decide a rollout; the node
+/// agents bind the pods.
+pub const ROLLOUT: Plane = Plane {
+    more_controllers: &[],
+    scheduler: false,
+};
+
+/// A control-plane process; it exits when this process does (it watches
+/// the stdin this struct holds).
+struct Daemon {
+    name: &'static str,
     child: Mutex<Child>,
     log: Arc<Mutex<VecDeque<String>>>,
     _stdin: Mutex<ChildStdin>,
 }
 
-static CONTROLLERS_RUNNING: OnceLock<Controllers> = OnceLock::new();
-
-/// The API server, with the controller manager running against it.
-pub fn control_plane() -> &'static ApiServer {
-    let server = server();
-    let controllers = CONTROLLERS_RUNNING.get_or_init(|| start_controllers(server));
-    if let Ok(Some(status)) = controllers.child.lock().unwrap().try_wait() {
-        panic!(
-            "kube-controller-manager exited ({status}):\n{}",
-            Vec::from(controllers.log.lock().unwrap().clone()).join("\n")
-        );
+impl Daemon {
+    /// Starts `binary --stdin-watch ARGS` as `name`.
+    fn start(name: &'static str, binary: &Path, args: &[String]) -> Daemon {
+        let mut child = tool(binary)
+            .arg("--stdin-watch")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
+        let log = tail_of_stderr(&mut child);
+        let stdin = child.stdin.take().unwrap();
+        Daemon {
+            name,
+            child: Mutex::new(child),
+            log,
+            _stdin: Mutex::new(stdin),
+        }
     }
+
+    /// Fails the test, with the daemon's last log lines, if it exited.
+    fn check(&self) {
+        if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+            panic!(
+                "{} exited ({status}):\n{}",
+                self.name,
+                Vec::from(self.log.lock().unwrap().clone()).join("\n")
+            );
+        }
+    }
+}
+
+static RUNNING: OnceLock<(&'static Plane, Vec<Daemon>)> = OnceLock::new();
+
+/// The API server, with the rollout harness's controllers running
+/// against it.
+pub fn control_plane() -> &'static ApiServer {
+    control_plane_of(&ROLLOUT)
+}
+
+/// The API server, with `plane` running against it (one plane per test
+/// binary).
+pub fn control_plane_of(plane: &'static Plane) -> &'static ApiServer {
+    let server = server();
+    let (running, daemons) = RUNNING.get_or_init(|| (plane, start_plane(server, plane)));
+    assert_eq!(*running, plane, "one control plane per test binary");
+    daemons.iter().for_each(Daemon::check);
     server
 }
 
-/// The kube-controller-manager binary for the current sources, built if
-/// needed (tests/kube-controller-manager/kube-controller-manager).
-fn build_controllers() -> PathBuf {
-    apiserver::build_with(
+fn start_plane(server: &ApiServer, plane: &Plane) -> Vec<Daemon> {
+    let kubeconfig = format!("--kubeconfig={}", server.kubeconfig.display());
+    // one instance of each, no serving: nothing to elect, nothing to probe
+    let common = [kubeconfig, "--leader-elect=false".into(), "--v=1".into()];
+    let binary = apiserver::build_with(
         "tests/kube-controller-manager/kube-controller-manager",
         "kube-controller-manager",
-    )
-}
-
-fn start_controllers(server: &ApiServer) -> Controllers {
-    let binary = build_controllers();
-    let kubeconfig = format!("--kubeconfig={}", server.kubeconfig.display());
-    let controllers = format!("--controllers={CONTROLLERS}");
-    let mut child = tool(&binary)
-        .args([
-            "--stdin-watch",
-            &kubeconfig,
-            &controllers,
-            // one instance, no serving: nothing to elect, nothing to probe
-            "--leader-elect=false",
-            "--secure-port=0",
-            // the controllers act as the admin of the kubeconfig, so no
-            // token controller is needed
-            "--use-service-account-credentials=false",
-            "--kube-api-qps=200",
-            "--kube-api-burst=400",
-            "--v=1",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|err| panic!("cannot start {}: {err}", binary.display()));
-    let log = tail_of_stderr(&mut child);
-    let stdin = child.stdin.take().unwrap();
-    Controllers {
-        child: Mutex::new(child),
-        log,
-        _stdin: Mutex::new(stdin),
+    );
+    let mut args = common.to_vec();
+    args.extend([
+        format!(
+            "--controllers={}",
+            [&CONTROLLERS[..], plane.more_controllers]
+                .concat()
+                .join(",")
+        ),
+        "--secure-port=0".into(),
+        // the controllers act as the admin of the kubeconfig, so no
+        // token controller is needed
+        "--use-service-account-credentials=false".into(),
+        "--kube-api-qps=200".into(),
+        "--kube-api-burst=400".into(),
+    ]);
+    let mut daemons = vec![Daemon::start("kube-controller-manager", &binary, &args)];
+    if plane.scheduler {
+        let binary = apiserver::build_with("tests/kube-scheduler/kube-scheduler", "kube-scheduler");
+        let mut args = common.to_vec();
+        args.push("--secure-port=0".into());
+        daemons.push(Daemon::start("kube-scheduler", &binary, &args));
     }
+    daemons
 }
 
 /// How fast the stand-in nodes and ASO's start-up go (the node agent's
@@ -130,6 +182,17 @@ pub struct Agent {
 impl Agent {
     /// Starts the agent for `namespace` and waits until it watches.
     pub fn start(server: &ApiServer, namespace: &str, timing: &Timing) -> Agent {
+        Agent::start_with(server, namespace, timing, &[])
+    }
+
+    /// [`Agent::start`] with more of the agent's flags (its nodes, and
+    /// whether it binds pods).
+    pub fn start_with(
+        server: &ApiServer,
+        namespace: &str,
+        timing: &Timing,
+        flags: &[String],
+    ) -> Agent {
         let binary = go_tool(
             "tests/kube-apiserver",
             &["go.mod", "go.sum", "cmd/node-agent/main.go"],
@@ -150,6 +213,7 @@ impl Agent {
             .arg(format!("--grace-delay={}", secs(timing.grace)))
             .arg(format!("--crd-apply={}", secs(timing.crd_apply)))
             .arg(format!("--startup-budget={}", secs(timing.startup_budget)))
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

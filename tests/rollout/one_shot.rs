@@ -17,7 +17,9 @@ use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{asogen, text};
 use crate::paths::{KUBECTL, Outcome, Planned, Sequence, generations};
-use crate::scenario::{PREVIOUS_TAG, Run, STEP_LIMIT, Topology, version_of, webhook_deployments};
+use crate::scenario::{
+    PREVIOUS_TAG, Run, STEP_LIMIT, Topology, now_ms, version_of, webhook_deployments,
+};
 
 /// The rule id of the ordering guard's refusals.
 pub const RULE: &str = "split-controller-after-webhooks";
@@ -36,13 +38,6 @@ pub struct OneShot {
     pub reapplied: usize,
     /// The upgrade as the node agent saw it.
     pub run: Run,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
 }
 
 /// `asogen template` of `args`, every object.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::cluster::{Agent, TIMING, control_plane};
-use crate::common::apiserver::install_crds;
+use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{asogen, text};
 use crate::paths::{ApplyPath, Outcome, Planned, Sequence, Tweak, generations};
 use crate::timeline::{Observation, Timeline};
@@ -258,7 +258,8 @@ pub fn version_of(objects: &[Value]) -> String {
     tag.to_string()
 }
 
-fn now_ms() -> i64 {
+/// Now, in Unix milliseconds (the agent's clock).
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -376,6 +377,61 @@ pub fn migrate_in_one_pass(install: &Topology, to: &Topology, path: &ApplyPath) 
     )
 }
 
+/// Installs `topology` into `namespace` with its `args` (as
+/// [`Topology::args`] makes them) through the plan `path` runs, and waits
+/// until it settled: rolled out, and the webhook Service routing to every
+/// Ready pod of the Deployments it selects. The version installed.
+pub fn settle(
+    server: &ApiServer,
+    agent: &mut Agent,
+    namespace: &str,
+    topology: &Topology,
+    args: &[String],
+    path: &ApplyPath,
+) -> String {
+    let objects = topology.render(args, namespace);
+    let version = version_of(&objects);
+    let routed = webhook_deployments(&objects);
+    let installing = Planned {
+        args,
+        tweak: topology.tweak,
+        with_refresh: false,
+        sequence: Sequence::AsPlanned,
+        from: None,
+    };
+    assert_eq!(
+        installing.plan(path).topology,
+        topology.shape,
+        "{}",
+        topology.name
+    );
+    let installed = path.run(
+        server,
+        agent,
+        namespace,
+        &installing,
+        &version,
+        STEP_LIMIT,
+        true,
+    );
+    assert!(
+        matches!(installed, Outcome::Done),
+        "{} via {}: the install did not roll out: {installed:?}; events: {}",
+        topology.name,
+        path.name,
+        agent.events().display()
+    );
+    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&version, &routed));
+    assert!(
+        settled.is_some(),
+        "{} via {}: the webhook Service never routed to every Ready pod of {routed:?}; events: {}",
+        topology.name,
+        path.name,
+        agent.events().display()
+    );
+    version
+}
+
 #[allow(clippy::too_many_arguments)]
 fn scenario(
     install: &Topology,
@@ -394,51 +450,19 @@ fn scenario(
     // which the install brings, and nothing else
     let previous_args = install.args(&namespace, from, &[]);
     let current_args = to.args(&namespace, None, extra);
-    let previous = install.render(&previous_args, &namespace);
-    let current = to.render(&current_args, &namespace);
-    let (before, target) = (version_of(&previous), version_of(&current));
-    if from.is_some() {
-        assert_ne!(before, target, "the catalog's tag is the previous one");
-    }
-    let routed = webhook_deployments(&previous);
+    let target = version_of(&to.render(&current_args, &namespace));
     let mut agent = Agent::start(server, &namespace, &TIMING);
-    let installing = Planned {
-        args: &previous_args,
-        tweak: install.tweak,
-        with_refresh: false,
-        sequence: Sequence::AsPlanned,
-        from: None,
-    };
-    assert_eq!(
-        installing.plan(path).topology,
-        install.shape,
-        "{}",
-        install.name
-    );
-    let installed = path.run(
+    let before = settle(
         server,
         &mut agent,
         &namespace,
-        &installing,
-        &before,
-        STEP_LIMIT,
-        true,
+        install,
+        &previous_args,
+        path,
     );
-    assert!(
-        matches!(installed, Outcome::Done),
-        "{} via {}: the install did not roll out: {installed:?}; events: {}",
-        install.name,
-        path.name,
-        agent.events().display()
-    );
-    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&before, &routed));
-    assert!(
-        settled.is_some(),
-        "{} via {}: the webhook Service never routed to every Ready pod of {routed:?}; events: {}",
-        install.name,
-        path.name,
-        agent.events().display()
-    );
+    if from.is_some() {
+        assert_ne!(before, target, "the catalog's tag is the previous one");
+    }
     let start = now_ms();
     let upgrade = Planned {
         args: &current_args,

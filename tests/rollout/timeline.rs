@@ -53,6 +53,9 @@ pub struct Endpoint {
 pub struct PodState {
     /// Its name.
     pub pod: String,
+    /// The Node it is bound to ("" while it waits for one).
+    #[allow(dead_code)] // read by the HA tests (tests/ha/case.rs)
+    pub node: String,
     /// The Deployment it belongs to.
     pub deployment: String,
     /// Its version (the manager image's tag).
@@ -109,6 +112,12 @@ impl Timeline {
             } => Some((pods.as_slice(), deployments.as_slice())),
             _ => None,
         })
+    }
+
+    /// The pods of the last sample (none before the first).
+    #[allow(dead_code)] // the HA tests' (tests/ha/case.rs)
+    pub fn pods_now(&self) -> &[PodState] {
+        self.last_sample().map_or(&[], |(pods, _)| pods)
     }
 
     /// Whether the Deployments named (all, when `deployments` is None) have

@@ -7,8 +7,12 @@
 // of docs/split-topology.md section 2.
 //
 // What it plays (the facts are docs/split-topology.md F1-F4 and F7):
-//   - three Nodes harness-node-{1,2,3}, Ready; every new pod of the
-//     namespace is bound to one, round-robin;
+//   - three Nodes harness-node-{1,2,3} (--nodes, --node-prefix), Ready,
+//     with room for 110 pods; every new pod of the namespace is bound to
+//     one, round-robin; with --bind=false (the HA tests, tests/ha.rs) the
+//     real kube-scheduler binds them and the agent plays each pod on the
+//     node it was bound to, and renews each Node's Lease (as a kubelet
+//     does) so that the node lifecycle controller keeps them Ready;
 //   - after --start-delay a pod is Running with an address from
 //     192.0.2.0/24 (EndpointSlices refuse loopback; nothing is ever sent);
 //   - a pod whose mode includes webhooks (AZURE_OPERATOR_MODE from its env
@@ -59,6 +63,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
@@ -82,6 +87,9 @@ const (
 
 type config struct {
 	namespace, service, container string
+	bind                          bool
+	nodes                         int
+	nodePrefix, nodeLabel         string
 	startDelay, readyDelay        time.Duration
 	restartDelay                  time.Duration
 	graceDelay, crdApply          time.Duration
@@ -104,9 +112,17 @@ func main() {
 	flag.DurationVar(&c.startupBudget, "startup-budget", 120*time.Second, "the startup probe's budget (12 x 10 s in 2.20.0)")
 	flag.DurationVar(&c.sample, "sample", 100*time.Millisecond, "sampling interval")
 	flag.IntVar(&c.ipBase, "ip-base", 1, "first host number of the pod addresses in 192.0.2.0/24")
+	flag.BoolVar(&c.bind, "bind", true, "bind each new pod to a node, round-robin (false: a scheduler binds them; the agent renews the Nodes' Leases)")
+	flag.IntVar(&c.nodes, "nodes", 3, "how many Nodes it plays")
+	flag.StringVar(&c.nodePrefix, "node-prefix", "harness-node-", "the Nodes' names, before their number (1, 2, ...)")
+	flag.StringVar(&c.nodeLabel, "node-label", "", "a label KEY=VALUE every Node it plays carries (a node pool)")
 	flag.Parse()
-	// client-go's own log (each Lease step) would drown the test output;
-	// what matters is in the events
+	// client-go's own log (each Lease step, and the elector's errors when
+	// a pod is deleted under it) would drown the test output; what matters
+	// is in the events
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
 	if *kubeconfig == "" || c.namespace == "" {
@@ -147,6 +163,9 @@ func run(kubeconfig, out string, c config) error {
 	a := &agent{c: c, client: client, log: &eventLog{w: w}, pods: map[string]*pod{}, crdVersion: ""}
 	if err := a.ensureNodes(ctx); err != nil {
 		return fmt.Errorf("nodes: %w", err)
+	}
+	if !c.bind {
+		go a.heartbeat(ctx)
 	}
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(c.namespace))
 	a.podInf = f.Core().V1().Pods().Informer()
@@ -211,13 +230,27 @@ type pod struct {
 	restarts                 int32
 }
 
+// nodeName is the name of the i-th Node it plays (from 1).
+func (a *agent) nodeName(i int) string {
+	return fmt.Sprintf("%s%d", a.c.nodePrefix, i)
+}
+
+// room is what each Node offers a scheduler: far more than the pods of
+// one install ask for, so only their constraints decide where they go.
+var room = corev1.ResourceList{
+	corev1.ResourceCPU:    resource.MustParse("8"),
+	corev1.ResourceMemory: resource.MustParse("32Gi"),
+	corev1.ResourcePods:   resource.MustParse("110"),
+}
+
 func (a *agent) ensureNodes(ctx context.Context) error {
-	for i := 1; i <= 3; i++ {
-		name := fmt.Sprintf("harness-node-%d", i)
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: map[string]string{"kubernetes.io/hostname": name},
-		}}
+	for i := 1; i <= a.c.nodes; i++ {
+		name := a.nodeName(i)
+		labels := map[string]string{"kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}
+		if k, v, ok := strings.Cut(a.c.nodeLabel, "="); ok {
+			labels[k] = v
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 		_, err := a.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
@@ -232,7 +265,8 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 				Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "HarnessNode",
 				LastHeartbeatTime: now, LastTransitionTime: now,
 			}}
-			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.0.2.%d", 250+i)}}
+			n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: fmt.Sprintf("192.0.2.%d", 250+i%5)}}
+			n.Status.Capacity, n.Status.Allocatable = room, room
 			_, err = a.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 			return err
 		})
@@ -241,6 +275,37 @@ func (a *agent) ensureNodes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// heartbeat renews each Node's Lease in kube-node-lease as a kubelet does
+// (every 10 s, for 40 s), until ctx ends: without it the node lifecycle
+// controller would find the Nodes silent and taint them unreachable.
+func (a *agent) heartbeat(ctx context.Context) {
+	const namespace, duration = "kube-node-lease", int32(40)
+	for {
+		for i := 1; i <= a.c.nodes; i++ {
+			name := a.nodeName(i)
+			now := metav1.NewMicroTime(time.Now())
+			leases := a.client.CoordinationV1().Leases(namespace)
+			l, err := leases.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				l = &coordinationv1.Lease{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+					Spec:       coordinationv1.LeaseSpec{HolderIdentity: &name, LeaseDurationSeconds: &[]int32{duration}[0], RenewTime: &now},
+				}
+				_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+			} else if err == nil {
+				l.Spec.RenewTime = &now
+				_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+			}
+			if err != nil && ctx.Err() == nil && !apierrors.IsConflict(err) {
+				a.log.write(map[string]any{"event": "error", "pod": "", "error": "node lease " + name + ": " + err.Error()})
+			}
+		}
+		if !sleep(ctx, 10*time.Second) {
+			return
+		}
+	}
 }
 
 // seen handles every add or update of a pod.
@@ -274,11 +339,16 @@ func (a *agent) seen(ctx context.Context, o *corev1.Pod) {
 		a.log.write(map[string]any{"event": "pod", "step": "terminating", "pod": p.name, "version": p.version})
 		go a.deleteLater(ctx, o.Name, o.UID)
 	}
-	start := !p.started && !p.terminating
+	// without --bind a pod starts once the scheduler bound it
+	start := !p.started && !p.terminating && (a.c.bind || o.Spec.NodeName != "")
 	if start {
 		p.started = true
-		p.node = fmt.Sprintf("harness-node-%d", a.nextNode%3+1)
-		a.nextNode++
+		if o.Spec.NodeName != "" {
+			p.node = o.Spec.NodeName
+		} else {
+			p.node = a.nodeName(a.nextNode%a.c.nodes + 1)
+			a.nextNode++
+		}
 		p.ip = fmt.Sprintf("192.0.2.%d", (a.c.ipBase+a.nextIP)%240+1)
 		a.nextIP++
 		life, cancel := context.WithCancel(ctx)
@@ -573,6 +643,7 @@ type endpoint struct {
 
 type podState struct {
 	Pod         string `json:"pod"`
+	Node        string `json:"node"`
 	Deployment  string `json:"deployment"`
 	Version     string `json:"version"`
 	Role        string `json:"role"`
@@ -585,10 +656,10 @@ type deployState struct {
 	Name       string `json:"name"`
 	Generation int64  `json:"generation"`
 	Complete   bool   `json:"complete"`
-	Replicas int32  `json:"replicas"`
-	Ready    int32  `json:"ready"`
-	Updated  int32  `json:"updated"`
-	Total    int32  `json:"total"`
+	Replicas   int32  `json:"replicas"`
+	Ready      int32  `json:"ready"`
+	Updated    int32  `json:"updated"`
+	Total      int32  `json:"total"`
 }
 
 type sample struct {
@@ -636,7 +707,7 @@ func (a *agent) take() sample {
 		for _, c := range po.Status.Conditions {
 			ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
 		}
-		s.Pods = append(s.Pods, podState{Pod: po.Name, Deployment: deploymentOf(po), Version: p.version, Role: p.role, Watchers: p.watchers,
+		s.Pods = append(s.Pods, podState{Pod: po.Name, Node: po.Spec.NodeName, Deployment: deploymentOf(po), Version: p.version, Role: p.role, Watchers: p.watchers,
 			Ready: ready, Terminating: po.DeletionTimestamp != nil})
 	}
 	for _, o := range a.sliceInf.GetStore().List() {
