@@ -398,9 +398,6 @@ pub fn plan(
     invocation: &Invocation,
 ) -> Result<Plan, Refused> {
     let ns = shell_word(&invocation.namespace);
-    let rollout = |name: &str| {
-        format!("kubectl rollout status deployment/{name} -n {ns} --timeout={TIMEOUT}")
-    };
     let helm = |extra: &str| helm_upgrade(invocation, extra);
     let step = |number: usize, title: &str, part: Part| Step {
         number,
@@ -427,18 +424,11 @@ pub fn plan(
                     format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
                     "commit aso/; sync the Application".into(),
                 ],
-                Via::Kubectl => {
-                    let mut commands = vec![format!(
-                        "{} | kubectl apply -f -",
-                        invocation.manifest(via, 1)
-                    )];
-                    commands.extend(one.wait.iter().map(|d| rollout(d)));
-                    commands
-                }
+                Via::Kubectl => kubectl_apply(invocation.manifest(via, 1), &one.wait, &ns),
             };
             vec![one]
         }
-        Topology::Split => split_steps(via, invocation, &step, &rollout, &helm),
+        Topology::Split => split_steps(via, invocation, &step, &ns, &helm),
         Topology::Bridge => return Err(Refused::InBridge),
     };
     if via == Via::Helm {
@@ -478,14 +468,7 @@ pub fn plan(
                 ),
                 "commit aso/; sync the Application".into(),
             ],
-            Via::Kubectl => {
-                let mut commands = vec![format!(
-                    "{} | kubectl apply -f -",
-                    invocation.manifest(via, refresh)
-                )];
-                commands.extend(last.wait.iter().map(|d| rollout(d)));
-                commands
-            }
+            Via::Kubectl => kubectl_apply(invocation.manifest(via, refresh), &last.wait, &ns),
         };
         steps.push(last);
         notes.push(format!(
@@ -574,23 +557,14 @@ pub fn migration(
     let ns = shell_word(&invocation.namespace);
     let step = |number: usize, title: &str, part: Part| {
         let wait = deployments(objects, part);
-        let mut commands = Vec::new();
-        match via {
-            Via::Kubectl => {
-                commands.push(format!(
-                    "{} | kubectl apply -f -",
-                    invocation.migration_manifest(via, from, number)
-                ));
-                commands.extend(wait.iter().map(|d| {
-                    format!("kubectl rollout status deployment/{d} -n {ns} --timeout={TIMEOUT}")
-                }));
-            }
-            _ => commands.push(format!(
-                "{} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
-                 before the next step (wait: true)",
-                invocation.migration_manifest(via, from, number)
-            )),
-        }
+        let manifest = invocation.migration_manifest(via, from, number);
+        let commands = match via {
+            Via::Kubectl => kubectl_apply(manifest, &wait, &ns),
+            _ => vec![format!(
+                "{manifest} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
+                 before the next step (wait: true)"
+            )],
+        };
         Step {
             number,
             title: title.to_string(),
@@ -788,12 +762,24 @@ fn helm_migration(
     }
 }
 
+/// kubectl's commands for one step: apply the step's manifest (printed
+/// by `manifest`), then wait for each Deployment's rollout.
+fn kubectl_apply(manifest: String, wait: &[String], namespace: &str) -> Vec<String> {
+    std::iter::once(format!("{manifest} | kubectl apply -f -"))
+        .chain(wait.iter().map(|deployment| {
+            format!(
+                "kubectl rollout status deployment/{deployment} -n {namespace} --timeout={TIMEOUT}"
+            )
+        }))
+        .collect()
+}
+
 /// Steps 1 and 2 of a split upgrade on `via`.
 fn split_steps(
     via: Via,
     invocation: &Invocation,
     step: &dyn Fn(usize, &str, Part) -> Step,
-    rollout: &dyn Fn(&str) -> String,
+    namespace: &str,
     helm: &dyn Fn(&str) -> String,
 ) -> Vec<Step> {
     match via {
@@ -865,25 +851,15 @@ fn split_steps(
                 "apply the webhooks part; wait for its rollout",
                 Part::Webhooks,
             );
-            webhooks.commands = vec![format!(
-                "{} | kubectl apply -f -",
-                invocation.manifest(via, 1)
-            )];
-            webhooks
-                .commands
-                .extend(webhooks.wait.iter().map(|d| rollout(d)));
+            webhooks.commands =
+                kubectl_apply(invocation.manifest(via, 1), &webhooks.wait, namespace);
             let mut controller = step(
                 2,
                 "apply the controller part; wait for its rollout",
                 Part::Controller,
             );
-            controller.commands = vec![format!(
-                "{} | kubectl apply -f -",
-                invocation.manifest(via, 2)
-            )];
-            controller
-                .commands
-                .extend(controller.wait.iter().map(|d| rollout(d)));
+            controller.commands =
+                kubectl_apply(invocation.manifest(via, 2), &controller.wait, namespace);
             vec![webhooks, controller]
         }
     }

@@ -115,6 +115,16 @@ pub fn webhooks_egress_policy() -> Resource {
     )
 }
 
+/// `unhealthyPodEvictionPolicy`, when set: both roles' budgets take it.
+fn unhealthy_pod_eviction_policy() -> Entry {
+    let key = keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY;
+    Entry::If(
+        Expr::value(key),
+        vec![json("unhealthyPodEvictionPolicy", Expr::value(key))],
+        vec![],
+    )
+}
+
 /// The webhook pods' PodDisruptionBudget: a node drain takes at most
 /// `split.webhooks.podDisruptionBudget.maxUnavailable` of them at once.
 pub fn webhooks_pod_disruption_budget() -> Resource {
@@ -127,14 +137,7 @@ pub fn webhooks_pod_disruption_budget() -> Resource {
                 Expr::value(keys::SPLIT_WEBHOOKS_POD_DISRUPTION_BUDGET_MAX_UNAVAILABLE),
             ),
             map("selector", vec![webhooks_match_labels()]),
-            Entry::If(
-                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                vec![json(
-                    "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                )],
-                vec![],
-            ),
+            unhealthy_pod_eviction_policy(),
         ],
     ));
     resource(
@@ -232,14 +235,7 @@ pub fn pod_disruption_budget() -> Resource {
                 Expr::value(keys::POD_DISRUPTION_BUDGET_MIN_AVAILABLE),
             ),
             map("selector", vec![match_labels()]),
-            Entry::If(
-                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                vec![json(
-                    "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                )],
-                vec![],
-            ),
+            unhealthy_pod_eviction_policy(),
         ],
     ));
     resource(
