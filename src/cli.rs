@@ -207,7 +207,8 @@ pub struct UpgradePlanArgs {
     #[arg(long, value_name = "N")]
     pub manifest: Option<usize>,
     /// The topology of the live install, when it differs from the values':
-    /// the plan migrates (single to split, or back) at the same version.
+    /// the plan migrates (single to split, or back) at the same version;
+    /// `bridge` finishes a Helm migration that stopped in its middle step.
     #[arg(long, value_enum, value_name = "TOPOLOGY")]
     pub from: Option<FromTopology>,
     /// Output format of the plan: human or json.
@@ -223,6 +224,8 @@ pub enum FromTopology {
     Single,
     /// A webhooks Deployment and a controller Deployment.
     Split,
+    /// The middle step of a Helm migration, left with `--via helm`.
+    Bridge,
 }
 
 /// An apply path, as `upgrade-plan --via` names it.

@@ -50,6 +50,11 @@ pub const SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "controller-man
 /// value, so no selector of one role can match a pod of the other.
 pub const WEBHOOKS_SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "webhooks")];
 
+/// The label the pods of both roles carry with one value (the chart's
+/// name, unless `podLabels` replaces it on both): what the webhook Service
+/// selects in the bridge of a Helm migration, so it routes to both.
+pub const BOTH_ROLES_LABEL: &str = "app.kubernetes.io/name";
+
 /// The annotations the chart writes on the controller pods.
 pub const POD_ANNOTATIONS: &[(&str, &str)] =
     &[("kubectl.kubernetes.io/default-container", "manager")];

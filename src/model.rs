@@ -81,6 +81,16 @@ pub enum Shape {
         /// The controller pods; None while paused.
         controller: Option<NonZeroU32>,
     },
+    /// The middle step of a Helm migration: the single topology's
+    /// Deployment beside the split's webhooks Deployment.
+    Bridge {
+        /// The controller, as [`Shape::Single`].
+        controller: Box<Shape>,
+        /// At least one webhook pod.
+        webhooks: NonZeroU32,
+        /// As topology split's.
+        webhooks_max_surge: IntOrPercent,
+    },
 }
 
 /// A deployment that may be rendered.
@@ -118,33 +128,51 @@ impl Model {
                 .and_then(NonZeroU32::new)
                 .unwrap_or_else(|| panic!("{rule} holds"))
         };
-        let shape = match values.topology {
-            Topology::Single => Shape::Single {
-                replicas: positive(values.replica_count, "replica-count-positive"),
-                strategy: match values.strategy.kind {
-                    StrategyType::Recreate => Strategy::Recreate,
-                    StrategyType::RollingUpdate => {
-                        let params = values.strategy.rolling_update.clone().unwrap_or_default();
-                        Strategy::RollingUpdate {
-                            max_surge: params.max_surge,
-                            max_unavailable: params.max_unavailable,
-                        }
+        let single = || Shape::Single {
+            replicas: positive(values.replica_count, "replica-count-positive"),
+            strategy: match values.strategy.kind {
+                StrategyType::Recreate => Strategy::Recreate,
+                StrategyType::RollingUpdate => {
+                    let params = values.strategy.rolling_update.clone().unwrap_or_default();
+                    Strategy::RollingUpdate {
+                        max_surge: params.max_surge,
+                        max_unavailable: params.max_unavailable,
                     }
-                },
+                }
             },
-            Topology::Split => Shape::Split {
-                webhooks: positive(
+        };
+        let webhooks = || {
+            (
+                positive(
                     values.split.webhooks.replica_count.into(),
                     "split-webhooks-never-unavailable",
                 ),
-                webhooks_max_surge: values.split.webhooks.max_surge.clone(),
-                controller: (!values.split.controller.paused).then(|| {
-                    positive(
-                        values.split.controller.replica_count.into(),
-                        "split-controller-replicas-positive",
-                    )
-                }),
-            },
+                values.split.webhooks.max_surge.clone(),
+            )
+        };
+        let shape = match values.topology {
+            Topology::Single => single(),
+            Topology::Split => {
+                let (webhooks, webhooks_max_surge) = webhooks();
+                Shape::Split {
+                    webhooks,
+                    webhooks_max_surge,
+                    controller: (!values.split.controller.paused).then(|| {
+                        positive(
+                            values.split.controller.replica_count.into(),
+                            "split-controller-replicas-positive",
+                        )
+                    }),
+                }
+            }
+            Topology::Bridge => {
+                let (webhooks, webhooks_max_surge) = webhooks();
+                Shape::Bridge {
+                    controller: Box::new(single()),
+                    webhooks,
+                    webhooks_max_surge,
+                }
+            }
         };
         Ok(Model {
             values,

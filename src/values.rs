@@ -151,9 +151,9 @@ values_struct! {
         pub pod_disruption_budget: PodDisruptionBudgetValues,
         /// admissionPolicy configures the in-cluster guard: ValidatingAdmissionPolicies that refuse the Deployment shapes the rules forbid, whether they come from an upgrade, `kubectl edit` or `kubectl scale`.
         pub admission_policy: AdmissionPolicy,
-        /// topology is how the operator runs: "single" (the default) runs one controller-manager Deployment whose pods serve the control loop and the webhooks; "split" runs the webhooks in their own Deployment (azureserviceoperator-webhooks, rolled out pod by pod so webhooks stay up) beside the controller Deployment (which applies the CRDs and runs the control loop), configured under split.
+        /// topology is how the operator runs: "single" (the default) runs one controller-manager Deployment whose pods serve the control loop and the webhooks; "split" runs the webhooks in their own Deployment (azureserviceoperator-webhooks, rolled out pod by pod so webhooks stay up) beside the controller Deployment (which applies the CRDs and runs the control loop), configured under split; "bridge" is only the middle step of a migration between the two with Helm (asogen upgrade-plan --via helm --from single|split runs it): the single controller Deployment beside the split's webhooks Deployment, the webhook Service routing to both.
         pub topology: Topology = Topology::Single,
-        /// split configures the two Deployments of topology split; read only with topology split. Both take every other key (image, metrics, resources, affinity, nodeSelector, tolerations, ...) as the single Deployment does.
+        /// split configures the two Deployments of topology split; read only with topology split (split.webhooks also in the bridge of a Helm migration). Both take every other key (image, metrics, resources, affinity, nodeSelector, tolerations, ...) as the single Deployment does.
         pub split: Split,
         /// global is set by Helm when this chart is a dependency of another chart; asogen ignores it.
         #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
@@ -554,6 +554,8 @@ pub enum Topology {
     Single,
     /// Two Deployments: webhook pods that roll one by one, and a controller that applies the CRDs and runs the control loop.
     Split,
+    /// The middle step of a migration between single and split with Helm (`asogen upgrade-plan --via helm --from ...` sets it for one step): the single topology's controller Deployment beside the split's webhooks Deployment, the webhook Service routing to the pods of both. Not a topology to stay in or to upgrade the version in.
+    Bridge,
 }
 
 impl Topology {
@@ -562,6 +564,7 @@ impl Topology {
         match self {
             Topology::Single => "single",
             Topology::Split => "split",
+            Topology::Bridge => "bridge",
         }
     }
 }

@@ -655,6 +655,69 @@ fn upgrade_plan_refuses_what_it_cannot_plan() {
     assert_eq!(out.status.code(), Some(2), "--via is required");
 }
 
+/// Helm migrates through `topology: bridge`: two whole-release steps,
+/// the first with `--set topology=bridge`, each of whose objects is what
+/// `template` renders for it; values that are the bridge get no plan.
+#[test]
+fn upgrade_plan_migrates_helm_through_the_bridge() {
+    let sorted = |mut objects: Vec<Value>| {
+        objects.sort_by_key(|o| o.to_string());
+        objects
+    };
+    let template = |args: &[&str]| {
+        let mut all = vec!["template", "-n", "ops"];
+        all.extend(args);
+        let out = asogen(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        sorted(common::objects(&text(&out.stdout)).into_values().collect())
+    };
+    for (from, values) in [
+        ("single", vec!["-f", "values/profiles/split.yaml"]),
+        ("split", vec![]),
+    ] {
+        let mut args = vec!["--via", "helm", "--from", from, "-n", "ops"];
+        args.extend(&values);
+        let plan = plan_json(&args);
+        assert_eq!(plan["from"], from, "{plan:#}");
+        let steps = plan["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 2, "{plan:#}");
+        assert_eq!(
+            steps[0]["set"],
+            serde_json::json!([{"key": "topology", "value": "bridge"}])
+        );
+        assert!(
+            steps[0]["commands"][0]
+                .as_str()
+                .unwrap()
+                .contains("--set topology=bridge --wait"),
+            "{plan:#}"
+        );
+        assert_eq!(steps[1]["set"], serde_json::json!([]));
+        let mut bridge = values.clone();
+        bridge.extend(["--set", "topology=bridge"]);
+        assert_eq!(
+            sorted(plan_manifest(&args, "1")),
+            template(&bridge),
+            "{from}"
+        );
+        assert_eq!(
+            sorted(plan_manifest(&args, "2")),
+            template(&values),
+            "{from}"
+        );
+    }
+    let out = asogen(&["upgrade-plan", "--via", "helm", "--set", "topology=bridge"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("finish the migration first"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = asogen(&["upgrade-plan", "--via", "kubectl", "--from", "bridge"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--via helm --from bridge"));
+}
+
 /// The printed commands repeat the `-f` files, never a `--set` value.
 #[test]
 fn upgrade_plan_never_prints_a_set_value() {

@@ -19,11 +19,11 @@ mod scenario;
 #[path = "rollout/timeline.rs"]
 mod timeline;
 
-use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
+use paths::{ApplyPath, KUBECTL, Outcome, PATHS, Sequence};
 use scenario::{
     Run, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, SPLIT_SHARED_SELECTOR,
     SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, TOPOLOGIES, Topology, UPSTREAM, change, migrate,
-    upgrade, upgrade_reversed,
+    migrate_in_one_pass, upgrade, upgrade_reversed,
 };
 
 /// The upgrade of `topology` through every path, the paths at once (each
@@ -181,7 +181,14 @@ fn single_replica_rolling_with_leader_election_never_completes() {
 #[test]
 fn single_replica_rolling_without_a_version_change_completes() {
     let extra = ["--set-string", "podAnnotations.harness/change=1"];
-    let run = change(&SINGLE_ROLLING, &KUBECTL, None, &extra, STEP_LIMIT, false);
+    let run = change(
+        &SINGLE_ROLLING,
+        &KUBECTL,
+        None,
+        &extra,
+        STEP_LIMIT,
+        Sequence::AsPlanned,
+    );
     let why = run.describe();
     assert!(
         matches!(run.outcome, Outcome::Done),
@@ -237,8 +244,9 @@ fn table() {
 /// The migrations of docs/split-topology.md section 3, at the same
 /// version, through the plan `upgrade-plan --from` prints: single to split
 /// and back keep the webhook Service routed to ready pods all along (I1)
-/// and never run two controller versions (I3), on kubectl and on Argo CD's
-/// waves at once.
+/// and never run two controller versions (I3), on kubectl, on Argo CD's
+/// waves and on Helm (two `helm upgrade --wait` through topology bridge,
+/// each applying the whole release and deleting what left it) at once.
 #[test]
 fn migrations_to_split_and_back_keep_webhooks_up() {
     let runs: Vec<(String, Run)> = std::thread::scope(|s| {
@@ -247,6 +255,8 @@ fn migrations_to_split_and_back_keep_webhooks_up() {
             (&SPLIT_2, &UPSTREAM, &KUBECTL),
             (&UPSTREAM, &SPLIT_2, &PATHS[3]),
             (&SPLIT_2, &UPSTREAM, &PATHS[3]),
+            (&UPSTREAM, &SPLIT_2, &PATHS[1]),
+            (&SPLIT_2, &UPSTREAM, &PATHS[1]),
         ];
         let handles: Vec<_> = cases
             .into_iter()
@@ -271,7 +281,27 @@ fn migrations_to_split_and_back_keep_webhooks_up() {
         assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
         assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
         assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+        println!("{what}: {:?}", run.observation);
     }
+}
+
+/// Negative, the reason Helm migrates through the bridge: one `helm
+/// upgrade` from single straight to split (the whole release in one pass)
+/// moves the webhook Service to webhook pods that are not ready yet while
+/// Recreate replaces the controller's: I1 is broken.
+#[test]
+fn one_helm_upgrade_from_single_to_split_breaks_webhook_availability() {
+    let helm = &PATHS[1];
+    assert_eq!(helm.via, "helm");
+    let run = migrate_in_one_pass(&UPSTREAM, &SPLIT_2, helm);
+    let o = &run.observation;
+    let why = run.describe();
+    assert!(matches!(run.outcome, Outcome::Done), "{why}");
+    assert!(
+        o.zero_endpoints_ms > 0,
+        "I1 is broken: no webhook endpoint for a while: {why}"
+    );
+    println!("one helm upgrade, single to split: {o:?}");
 }
 
 /// Negative: moving a single install to split with the split's upgrade

@@ -260,3 +260,148 @@ fn the_cluster_refuses_what_the_split_rules_forbid() {
         .unwrap_or_else(|err| panic!("the controller at 3 replicas with Recreate: {err}"));
     scale(CONTROLLER, "0", false).unwrap_or_else(|err| panic!("pause the controller: {err}"));
 }
+
+/// What `asogen template --set topology=TOPOLOGY` renders into `namespace`
+/// that belongs to this install alone: its namespaced objects and its
+/// guard (whose names carry the namespace), as a stream and by kind/name.
+fn helm_release(namespace: &str, topology: &str) -> (String, Vec<(String, String)>) {
+    let set = format!("topology={topology}");
+    let out = asogen(&["template", "--set", &set]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let objects: Vec<Value> = serde_yaml::Deserializer::from_str(
+        &text(&out.stdout).replace(RELEASE_NAMESPACE, namespace),
+    )
+    .map(|document| Value::deserialize(document).unwrap())
+    .filter(|o| {
+        o["metadata"]["namespace"] == namespace
+            || o["kind"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("ValidatingAdmissionPolicy"))
+    })
+    .collect();
+    let stream = objects
+        .iter()
+        .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
+        .collect();
+    let names = objects
+        .iter()
+        .map(|o| {
+            let field = |v: &Value| v.as_str().unwrap().to_string();
+            (field(&o["kind"]), field(&o["metadata"]["name"]))
+        })
+        .collect();
+    (stream, names)
+}
+
+/// The Helm migration through `topology: bridge` on the real API server,
+/// written as Helm 3 writes a release (created with its manifest saved,
+/// then the three-way patch as manager `helm`, in the render's order,
+/// which puts the Deployments before the policies, as Helm does; then what
+/// left the release deleted): single, bridge, split, bridge, single. Each
+/// step passes the guards the step before enforces (checked enforced
+/// before it), and the bridge is guarded by both topologies' rules: the
+/// single rules on its controller, the split webhooks' on its webhooks
+/// Deployment, and the ordering guard on a new controller image (the
+/// version upgrade the bridge must refuse).
+#[test]
+fn the_guards_let_the_helm_migration_through_and_guard_the_bridge() {
+    let server = server();
+    install_crds(server);
+    let ns = &server.fresh_namespace("bridge-rules");
+    let dry_patch = |name: &str, kind: &str, body: &str| {
+        let kind = format!("--type={kind}");
+        server.attempt(&[
+            "patch",
+            "deployment",
+            name,
+            "-n",
+            ns,
+            &kind,
+            "-p",
+            body,
+            "--dry-run=server",
+        ])
+    };
+    let rolling = r#"{"spec":{"strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}"#;
+    // Waits until `attempt` is refused with `rule` (a new policy takes a
+    // moment to be enforced).
+    let enforced = |what: &str, rule: &str, attempt: &dyn Fn() -> Result<String, String>| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            match attempt() {
+                Err(stderr) if stderr.contains(&format!("{rule}:")) => return,
+                other => assert!(
+                    std::time::Instant::now() < deadline,
+                    "{what}: never refused with {rule}: {other:?}\n{}",
+                    server.log_tail()
+                ),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    };
+    let guarded = |topology: &str| match topology {
+        "single" => enforced("single", "ha-requires-recreate", &|| {
+            dry_patch(CONTROLLER, "merge", rolling)
+        }),
+        "split" => enforced("split", "split-controller-never-rolls", &|| {
+            dry_patch(CONTROLLER, "merge", rolling)
+        }),
+        _ => {
+            enforced("the bridge's controller", "ha-requires-recreate", &|| {
+                dry_patch(CONTROLLER, "merge", rolling)
+            });
+            enforced(
+                "the bridge's webhooks",
+                "split-webhooks-never-unavailable",
+                &|| dry_patch(WEBHOOKS, "merge", r#"{"spec":{"replicas":0}}"#),
+            );
+            let (manager, _) = manager_args(server, ns, CONTROLLER);
+            let image = format!(
+                r#"[{{"op":"replace","path":"/spec/template/spec/containers/{manager}/image","value":"example.com/aso:v9.9.9"}}]"#
+            );
+            enforced(
+                "a new controller image in the bridge",
+                "split-controller-after-webhooks",
+                &|| dry_patch(CONTROLLER, "json", &image),
+            );
+        }
+    };
+
+    let (stream, mut live) = helm_release(ns, "single");
+    server.kubectl_ok(
+        &[
+            "create",
+            "--save-config",
+            "--field-manager=helm",
+            "-n",
+            ns,
+            "-f",
+            "-",
+        ],
+        &stream,
+    );
+    guarded("single");
+    for topology in ["bridge", "split", "bridge", "single"] {
+        let (stream, names) = helm_release(ns, topology);
+        let applied = server.kubectl(
+            &["apply", "--field-manager=helm", "-n", ns, "-f", "-"],
+            &stream,
+        );
+        assert!(
+            applied.status.success(),
+            "helm upgrade to {topology} refused:\n{}",
+            text(&applied.stderr)
+        );
+        for (kind, name) in live.iter().filter(|o| !names.contains(o)) {
+            let target = format!("{}/{name}", kind.to_lowercase());
+            // the guard's policies and bindings are cluster-scoped
+            if kind.starts_with("ValidatingAdmissionPolicy") {
+                server.kubectl_ok(&["delete", &target], "");
+            } else {
+                server.kubectl_ok(&["delete", &target, "-n", ns], "");
+            }
+        }
+        live = names;
+        guarded(topology);
+    }
+}

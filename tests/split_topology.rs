@@ -500,6 +500,84 @@ fn the_single_topology_renders_as_if_the_split_did_not_exist() {
     );
 }
 
+/// The objects of `objects` by kind and name.
+fn by_name(objects: Vec<Value>) -> BTreeMap<(String, String), Value> {
+    objects
+        .into_iter()
+        .map(|o| {
+            let key = (
+                o["kind"].as_str().unwrap().to_string(),
+                o["metadata"]["name"].as_str().unwrap().to_string(),
+            );
+            (key, o)
+        })
+        .collect()
+}
+
+/// Whether a Service's `selector` selects the pods of `deployment`.
+fn selects_pods(selector: &Value, deployment: &Value) -> bool {
+    selects(
+        selector,
+        &deployment["spec"]["template"]["metadata"]["labels"],
+    )
+}
+
+/// The bridge of a Helm migration: every object is single's or split's,
+/// byte for byte (so neither Deployment rolls on the way in or out), it
+/// has every object of both, and its webhook Service alone differs,
+/// selecting the pods of both roles, whatever `podLabels` says.
+#[test]
+fn the_bridge_is_single_controller_beside_split_webhooks() {
+    let tuned = std::fs::read_to_string(root().join("tests/cases/own-split-tuned.yaml")).unwrap();
+    // the tuned case pauses its controller, which only split reads
+    let tuned = tuned.replace("topology: split\n", "");
+    for (what, values) in [
+        ("defaults", String::new()),
+        ("the tuned split case", tuned),
+        (
+            "podLabels replacing the shared label",
+            "podLabels:\n  app.kubernetes.io/name: ours\n  team: platform\n".to_string(),
+        ),
+    ] {
+        let render_as =
+            |topology: &str| by_name(render(&format!("topology: {topology}\n{values}")));
+        let (single, split, bridge) =
+            (render_as("single"), render_as("split"), render_as("bridge"));
+        let service = (String::from("Service"), WEBHOOK_SERVICE.to_string());
+        for (key, object) in &bridge {
+            if *key == service {
+                continue;
+            }
+            assert!(
+                single.get(key) == Some(object) || split.get(key) == Some(object),
+                "{what}: {key:?} is neither single's nor split's"
+            );
+        }
+        for key in single.keys().chain(split.keys()) {
+            assert!(bridge.contains_key(key), "{what}: the bridge lacks {key:?}");
+        }
+        let key = |name: &str| (String::from("Deployment"), name.to_string());
+        assert_eq!(bridge[&key(CONTROLLER)], single[&key(CONTROLLER)], "{what}");
+        assert_eq!(bridge[&key(WEBHOOKS)], split[&key(WEBHOOKS)], "{what}");
+        let selector = &bridge[&service]["spec"]["selector"];
+        for name in [CONTROLLER, WEBHOOKS] {
+            assert!(
+                selects_pods(selector, &bridge[&key(name)]),
+                "{what}: the bridge's Service {selector} misses the pods of {name}"
+            );
+        }
+        // single's and split's Services each select one role only
+        assert!(!selects_pods(
+            &single[&service]["spec"]["selector"],
+            &split[&key(WEBHOOKS)]
+        ));
+        assert!(!selects_pods(
+            &split[&service]["spec"]["selector"],
+            &single[&key(CONTROLLER)]
+        ));
+    }
+}
+
 /// What of the Azure identity a Deployment's pods get: the settings
 /// Secret's keys in their environment, the workload identity token volume
 /// and the aad-pod-identity binding label.

@@ -544,4 +544,33 @@ fn a_change_of_topology_is_reported_as_a_migration_with_its_plan() {
             && human.contains("asogen upgrade-plan --from single"),
         "{human}"
     );
+    // The bridge (a Helm migration's middle step) renders the single
+    // controller, so only the values tell it: a migration in progress,
+    // to finish before the version changes.
+    for live in [&single, &split] {
+        let (_, report) = check_json(live, &["--set", "topology=bridge"]);
+        assert_eq!(report["migration"]["to"], "bridge", "{report:#}");
+        assert_eq!(report["migration"]["in_progress"], true, "{report:#}");
+        let plan = report["migration"]["plan"].as_str().unwrap();
+        assert!(
+            plan.contains("upgrade-plan --via helm --from bridge"),
+            "{plan}"
+        );
+    }
+    let out = asogen(&[
+        "upgrade-check",
+        "--live",
+        single.to_str().unwrap(),
+        "--set",
+        "topology=bridge",
+    ]);
+    let human = text(&out.stdout);
+    assert!(
+        human.contains("migration: in progress") && human.contains("finish it first"),
+        "{human}"
+    );
+    // Helm alone in use: the plan named is Helm's.
+    let (_, report) = check_json(&single, &["--set", "topology=split", "--via", "helm3"]);
+    let plan = report["migration"]["plan"].as_str().unwrap();
+    assert!(plan.contains("--from single --via helm "), "{plan}");
 }

@@ -74,7 +74,8 @@ pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Resul
                 sources,
             })
         })?;
-    let target = upgrade::Target::from_deployment(&render::deployment(&model));
+    let target =
+        upgrade::Target::from_deployment(&render::deployment(&model), model.values.topology);
     // Without --via or --field-manager: the paths the live object shows in
     // use; every common path when it shows none.
     let in_use = if config.via.is_empty() && config.field_manager.is_empty() {

@@ -23,9 +23,9 @@ pub enum Error {
     /// The values are refused: there is nothing to upgrade to.
     #[error("the values are invalid: {} problem(s); there is nothing to upgrade to", .0.diagnostics.len())]
     Invalid(Problems),
-    /// The path cannot migrate between topologies safely.
+    /// No plan leads there safely (the bridge).
     #[error(transparent)]
-    Unordered(#[from] plan::Unordered),
+    Refused(#[from] plan::Refused),
     /// `--manifest` names no step of the plan.
     #[error(
         "the plan via {via} has steps 1 to {steps}; there is no step {asked}\nhelp: run `asogen upgrade-plan --via {via}` without --manifest to see the steps"
@@ -45,7 +45,7 @@ impl super::Failure for Error {
     fn exit_code(&self) -> u8 {
         match self {
             Error::Values(err) => err.exit_code(),
-            Error::Invalid(_) | Error::Unordered(_) => EXIT_FAILED,
+            Error::Invalid(_) | Error::Refused(_) => EXIT_FAILED,
             Error::NoSuchStep { .. } => EXIT_USAGE,
         }
     }
@@ -118,16 +118,18 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         None => to,
         Some(FromTopology::Single) => Topology::Single,
         Some(FromTopology::Split) => Topology::Split,
+        Some(FromTopology::Bridge) => Topology::Bridge,
     };
     let plan = if from == to {
-        plan::plan(to, path, &objects, &invocation)
+        plan::plan(to, path, &objects, &invocation)?
     } else {
-        // what the live install has: the same values in the other shape
+        // what the last step leaves: the same values in the shape it
+        // starts from
         let (_, before) = render(
             &values,
             &[plan::Setting {
                 key: crate::keys::TOPOLOGY,
-                value: from.as_str().to_string(),
+                value: plan::left_from(from, path).as_str().to_string(),
             }],
             &args.namespace,
         )?;

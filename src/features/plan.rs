@@ -377,19 +377,28 @@ fn version(objects: &[Value]) -> String {
         .unwrap_or_default()
 }
 
+/// `helm upgrade` of the user's release with their values and `extra`.
+fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
+    format!(
+        "helm upgrade RELEASE CHART{}{extra} --wait --timeout {TIMEOUT}",
+        invocation.values_args()
+    )
+}
+
+/// What every Helm plan says about its placeholders.
+const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart (e.g. aso and \
+     generated/charts/azure-service-operator)";
+
 /// The plan for `objects` (the install the user's values render) applied
-/// through `via`.
-pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invocation) -> Plan {
+/// through `via`; refused for the bridge, which is only ever left.
+pub fn plan(
+    topology: Topology,
+    via: Via,
+    objects: &[Value],
+    invocation: &Invocation,
+) -> Result<Plan, Refused> {
     let ns = shell_word(&invocation.namespace);
-    let rollout = |name: &str| {
-        format!("kubectl rollout status deployment/{name} -n {ns} --timeout={TIMEOUT}")
-    };
-    let helm = |extra: &str| {
-        format!(
-            "helm upgrade RELEASE CHART{}{extra} --wait --timeout {TIMEOUT}",
-            invocation.values_args()
-        )
-    };
+    let helm = |extra: &str| helm_upgrade(invocation, extra);
     let step = |number: usize, title: &str, part: Part| Step {
         number,
         title: title.to_string(),
@@ -415,25 +424,15 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
                     format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
                     "commit aso/; sync the Application".into(),
                 ],
-                Via::Kubectl => {
-                    let mut commands = vec![format!(
-                        "{} | kubectl apply -f -",
-                        invocation.manifest(via, 1)
-                    )];
-                    commands.extend(one.wait.iter().map(|d| rollout(d)));
-                    commands
-                }
+                Via::Kubectl => kubectl_apply(invocation.manifest(via, 1), &one.wait, &ns),
             };
             vec![one]
         }
-        Topology::Split => split_steps(via, invocation, &step, &rollout, &helm),
+        Topology::Split => split_steps(via, invocation, &step, &ns, &helm),
+        Topology::Bridge => return Err(Refused::InBridge),
     };
     if via == Via::Helm {
-        notes.push(
-            "RELEASE and CHART are your release's name and chart (e.g. aso and \
-             generated/charts/azure-service-operator)"
-                .into(),
-        );
+        notes.push(HELM_NOTE.into());
     }
     if topology == Topology::Split {
         let refresh = steps.len() + 1;
@@ -469,14 +468,7 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
                 ),
                 "commit aso/; sync the Application".into(),
             ],
-            Via::Kubectl => {
-                let mut commands = vec![format!(
-                    "{} | kubectl apply -f -",
-                    invocation.manifest(via, refresh)
-                )];
-                commands.extend(last.wait.iter().map(|d| rollout(d)));
-                commands
-            }
+            Via::Kubectl => kubectl_apply(invocation.manifest(via, refresh), &last.wait, &ns),
         };
         steps.push(last);
         notes.push(format!(
@@ -496,34 +488,55 @@ pub fn plan(topology: Topology, via: Via, objects: &[Value], invocation: &Invoca
             ));
         }
     }
-    Plan {
+    Ok(Plan {
         from: topology,
         topology,
         via,
         namespace: invocation.namespace.clone(),
         steps,
         notes,
-    }
+    })
 }
 
-/// Why a path cannot migrate between topologies without breaking I1.
+/// Why there is no plan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "Helm applies every object of a release in one pass, so it cannot move the webhook Service \
-     between the Deployments only after the new one is ready (I1 would break)\n\
-     help: migrate with `asogen upgrade-plan --via kubectl --from {from}` (or flux, argo), \
-     then go on with Helm"
-)]
-pub struct Unordered {
-    /// The live topology.
-    pub from: &'static str,
+pub enum Refused {
+    /// The values are the bridge: an upgrade from it would roll the
+    /// controller and the webhooks at once behind one Service (two
+    /// versions serving, the new controller writing CRDs the old webhook
+    /// pods cannot convert).
+    #[error(
+        "topology bridge is the middle step of a Helm migration between single and split, \
+         not a topology to upgrade in: an upgrade now would put two versions behind the webhook Service\n\
+         help: finish the migration first: set topology: split (or single) in your values and run \
+         `asogen upgrade-plan --via helm --from bridge`; upgrade the version afterwards"
+    )]
+    InBridge,
+    /// Only Helm enters the bridge, so only Helm leaves it.
+    #[error(
+        "topology bridge is the middle step of a Helm migration; it is left with Helm, not {via}\n\
+         help: run `asogen upgrade-plan --via helm --from bridge`"
+    )]
+    BridgeNotHelm {
+        /// The path asked for.
+        via: &'static str,
+    },
+}
+
+/// The topology whose objects a migration's last step leaves behind
+/// (deletes): Helm's last step starts from the bridge.
+pub fn left_from(from: Topology, via: Via) -> Topology {
+    match via {
+        Via::Helm => Topology::Bridge,
+        _ => from,
+    }
 }
 
 /// The plan that moves a live `from` install to the topology `objects`
 /// render (`to`), through `via`, deleting `leftovers` (the objects only
-/// `from` has) at the end: docs/split-topology.md section 3, "Migration".
-/// Both ways the webhook Service moves only to pods that are ready and of
-/// their final shape.
+/// the topology [`left_from`] names has) at the end: docs/split-topology.md
+/// section 3, "Migration". Both ways the webhook Service moves only to
+/// pods that are ready and of their final shape.
 pub fn migration(
     from: Topology,
     to: Topology,
@@ -531,32 +544,27 @@ pub fn migration(
     objects: &[Value],
     leftovers: Vec<ObjectRef>,
     invocation: &Invocation,
-) -> Result<Plan, Unordered> {
+) -> Result<Plan, Refused> {
+    if to == Topology::Bridge {
+        return Err(Refused::InBridge);
+    }
     if via == Via::Helm {
-        return Err(Unordered {
-            from: from.as_str(),
-        });
+        return Ok(helm_migration(from, to, objects, leftovers, invocation));
+    }
+    if from == Topology::Bridge {
+        return Err(Refused::BridgeNotHelm { via: via.name() });
     }
     let ns = shell_word(&invocation.namespace);
     let step = |number: usize, title: &str, part: Part| {
         let wait = deployments(objects, part);
-        let mut commands = Vec::new();
-        match via {
-            Via::Kubectl => {
-                commands.push(format!(
-                    "{} | kubectl apply -f -",
-                    invocation.migration_manifest(via, from, number)
-                ));
-                commands.extend(wait.iter().map(|d| {
-                    format!("kubectl rollout status deployment/{d} -n {ns} --timeout={TIMEOUT}")
-                }));
-            }
-            _ => commands.push(format!(
-                "{} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
-                 before the next step (wait: true)",
-                invocation.migration_manifest(via, from, number)
-            )),
-        }
+        let manifest = invocation.migration_manifest(via, from, number);
+        let commands = match via {
+            Via::Kubectl => kubectl_apply(manifest, &wait, &ns),
+            _ => vec![format!(
+                "{manifest} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
+                 before the next step (wait: true)"
+            )],
+        };
         Step {
             number,
             title: title.to_string(),
@@ -584,7 +592,8 @@ pub fn migration(
     let mut steps = match (via, to) {
         (Via::Argo, _) => {
             let order = match to {
-                Topology::Split => Order::WebhooksFirst,
+                // never the bridge here: refused above
+                Topology::Split | Topology::Bridge => Order::WebhooksFirst,
                 Topology::Single => Order::ControllerFirst,
             };
             let mut sync = step(
@@ -617,7 +626,8 @@ pub fn migration(
             ),
             step(3, "give the controller its split shape", Part::Controller),
         ],
-        (_, Topology::Single) => vec![
+        // never the bridge here: refused above
+        (_, Topology::Single | Topology::Bridge) => vec![
             step(
                 1,
                 "give the controller its single shape; the webhook Service still routes to the webhook pods",
@@ -658,12 +668,118 @@ pub fn migration(
     })
 }
 
+/// A migration with Helm, which applies a whole release in one pass and
+/// then deletes what left it: through the bridge, two `helm upgrade
+/// --wait`. Step 1 renders `topology: bridge`: the single controller
+/// Deployment beside the split's webhooks Deployment, each as its own
+/// topology renders it, and the webhook Service routing to the pods of
+/// both, so the Service only gains pods (the webhook pods as they become
+/// ready on the way to split; the controller's, which Recreate replaces,
+/// beside the ready webhook pods on the way back). Step 2 renders the
+/// target: the Service drops the other role's pods, which `--wait` of step
+/// 1 made ready ones of their final shape, and Helm deletes what only the
+/// bridge had (`leftovers`). From the bridge, step 2 alone.
+fn helm_migration(
+    from: Topology,
+    to: Topology,
+    objects: &[Value],
+    leftovers: Vec<ObjectRef>,
+    invocation: &Invocation,
+) -> Plan {
+    // The bridge has what `to` renders and what step 2 leaves.
+    let mut bridge = deployments(objects, Part::All);
+    bridge.extend(
+        leftovers
+            .iter()
+            .filter(|o| o.kind == "Deployment")
+            .map(|o| o.name.clone()),
+    );
+    let set_bridge = format!(
+        " --set {}={}",
+        keys::TOPOLOGY.path(),
+        Topology::Bridge.as_str()
+    );
+    let enter = Step {
+        number: 1,
+        title: match to {
+            Topology::Split => "enter the bridge: create the webhooks Deployment beside the controller; the webhook Service routes to both".into(),
+            _ => "enter the bridge: give the controller its single shape beside the webhooks Deployment; the webhook Service routes to both".into(),
+        },
+        when: When::Always,
+        set: vec![Setting {
+            key: keys::TOPOLOGY,
+            value: Topology::Bridge.as_str().into(),
+        }],
+        part: Part::All,
+        waves: None,
+        delete: Vec::new(),
+        wait: bridge,
+        commands: vec![helm_upgrade(invocation, &set_bridge)],
+    };
+    let leave = Step {
+        number: 2,
+        title: format!(
+            "leave the bridge for {}: the webhook Service routes to the {} pods alone; Helm deletes what only the bridge had",
+            to.as_str(),
+            if to == Topology::Split {
+                "webhook"
+            } else {
+                "controller"
+            }
+        ),
+        when: When::Always,
+        set: Vec::new(),
+        part: Part::All,
+        waves: None,
+        delete: leftovers,
+        wait: deployments(objects, Part::All),
+        commands: vec![helm_upgrade(invocation, "")],
+    };
+    let mut steps = if from == Topology::Bridge {
+        vec![leave]
+    } else {
+        vec![enter, leave]
+    };
+    for (i, step) in steps.iter_mut().enumerate() {
+        step.number = i + 1;
+    }
+    Plan {
+        from,
+        topology: to,
+        via: Via::Helm,
+        namespace: invocation.namespace.clone(),
+        steps,
+        notes: vec![
+            HELM_NOTE.into(),
+            format!(
+                "{}={} is only the migration's middle step: do not upgrade the version, or stop, there; \
+                 `asogen upgrade-plan --via helm --from bridge` finishes a migration that stopped in it",
+                keys::TOPOLOGY.path(),
+                Topology::Bridge.as_str()
+            ),
+            "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via helm`".into(),
+        ],
+    }
+}
+
+/// kubectl's commands for one step: apply the step's manifest (printed
+/// by `manifest`), then wait for each Deployment's rollout.
+fn kubectl_apply(manifest: String, wait: &[String], namespace: &str) -> Vec<String> {
+    std::iter::once(format!("{manifest} | kubectl apply -f -"))
+        .chain(wait.iter().map(|deployment| {
+            format!(
+                "kubectl rollout status deployment/{deployment} -n {namespace} --timeout={TIMEOUT}"
+            )
+        }))
+        .collect()
+}
+
 /// Steps 1 and 2 of a split upgrade on `via`.
 fn split_steps(
     via: Via,
     invocation: &Invocation,
     step: &dyn Fn(usize, &str, Part) -> Step,
-    rollout: &dyn Fn(&str) -> String,
+    namespace: &str,
     helm: &dyn Fn(&str) -> String,
 ) -> Vec<Step> {
     match via {
@@ -735,25 +851,15 @@ fn split_steps(
                 "apply the webhooks part; wait for its rollout",
                 Part::Webhooks,
             );
-            webhooks.commands = vec![format!(
-                "{} | kubectl apply -f -",
-                invocation.manifest(via, 1)
-            )];
-            webhooks
-                .commands
-                .extend(webhooks.wait.iter().map(|d| rollout(d)));
+            webhooks.commands =
+                kubectl_apply(invocation.manifest(via, 1), &webhooks.wait, namespace);
             let mut controller = step(
                 2,
                 "apply the controller part; wait for its rollout",
                 Part::Controller,
             );
-            controller.commands = vec![format!(
-                "{} | kubectl apply -f -",
-                invocation.manifest(via, 2)
-            )];
-            controller
-                .commands
-                .extend(controller.wait.iter().map(|d| rollout(d)));
+            controller.commands =
+                kubectl_apply(invocation.manifest(via, 2), &controller.wait, namespace);
             vec![webhooks, controller]
         }
     }
@@ -887,7 +993,7 @@ mod tests {
     fn single_is_one_step_on_every_path() {
         let objects = vec![deployment(names::DEPLOYMENT, SELECTOR_LABELS)];
         for via in Via::ALL {
-            let plan = plan(Topology::Single, via, &objects, &invocation());
+            let plan = plan(Topology::Single, via, &objects, &invocation()).unwrap();
             assert_eq!(plan.steps.len(), 1, "{via:?}");
             assert_eq!(plan.steps[0].part, Part::All);
             assert_eq!(plan.steps[0].wait, [names::DEPLOYMENT]);
@@ -898,7 +1004,7 @@ mod tests {
     fn split_upgrades_the_webhooks_before_the_controller() {
         let objects = split();
         for via in Via::ALL {
-            let plan = plan(Topology::Split, via, &objects, &invocation());
+            let plan = plan(Topology::Split, via, &objects, &invocation()).unwrap();
             let always: Vec<&Step> = plan
                 .steps
                 .iter()
@@ -930,7 +1036,7 @@ mod tests {
 
     #[test]
     fn waves_follow_the_stages() {
-        let plan = plan(Topology::Split, Via::Argo, &split(), &invocation());
+        let plan = plan(Topology::Split, Via::Argo, &split(), &invocation()).unwrap();
         let objects = step_objects(&plan.steps[0], split());
         let waves: Vec<&str> = objects
             .iter()
@@ -989,20 +1095,129 @@ mod tests {
             Stage::Controller.wave(Order::ControllerFirst)
                 < Stage::Routing.wave(Order::ControllerFirst)
         );
-        let helm = migration(
-            Topology::Single,
+    }
+
+    fn single() -> Vec<Value> {
+        vec![
+            deployment(names::DEPLOYMENT, SELECTOR_LABELS),
+            json!({"kind": "Service", "metadata": {"name": names::WEBHOOK_SERVICE},
+                   "spec": {"selector": labels(SELECTOR_LABELS)}}),
+        ]
+    }
+
+    /// What the bridge renders besides `single()`: the webhooks
+    /// Deployment (its Service selects both roles).
+    fn bridge() -> Vec<Value> {
+        let mut objects = single();
+        objects.push(deployment(
+            names::WEBHOOKS_DEPLOYMENT,
+            WEBHOOKS_SELECTOR_LABELS,
+        ));
+        objects
+    }
+
+    #[test]
+    fn helm_migrates_through_the_bridge_in_two_upgrades() {
+        assert_eq!(left_from(Topology::Single, Via::Helm), Topology::Bridge);
+        assert_eq!(left_from(Topology::Single, Via::Kubectl), Topology::Single);
+        for (from, to, objects) in [
+            (Topology::Single, Topology::Split, split()),
+            (Topology::Split, Topology::Single, single()),
+        ] {
+            let left = leftovers(&bridge(), &objects);
+            let plan =
+                migration(from, to, Via::Helm, &objects, left.clone(), &invocation()).unwrap();
+            assert_eq!((plan.from, plan.topology), (from, to));
+            assert_eq!(plan.steps.len(), 2, "{plan:#?}");
+            let [enter, leave] = [&plan.steps[0], &plan.steps[1]];
+            // step 1 renders the bridge, step 2 the values as they are
+            assert_eq!(
+                enter.set,
+                [Setting {
+                    key: keys::TOPOLOGY,
+                    value: "bridge".into()
+                }]
+            );
+            assert!(
+                enter.commands[0].contains(" --set topology=bridge --wait"),
+                "{:?}",
+                enter.commands
+            );
+            assert!(leave.set.is_empty());
+            assert!(!leave.commands[0].contains("--set"), "{:?}", leave.commands);
+            assert!(
+                [enter, leave]
+                    .iter()
+                    .all(|s| s.part == Part::All && s.waves.is_none())
+            );
+            // step 1 waits for both Deployments: the new role's pods are
+            // ready before step 2 routes the Service to them alone
+            let mut waited = enter.wait.clone();
+            waited.sort();
+            assert_eq!(waited, [names::DEPLOYMENT, names::WEBHOOKS_DEPLOYMENT]);
+            // Helm deletes what only the bridge had, after step 2
+            assert!(enter.delete.is_empty());
+            assert_eq!(leave.delete, left);
+            let gone = leave
+                .delete
+                .iter()
+                .any(|o| o.name == names::WEBHOOKS_DEPLOYMENT);
+            assert_eq!(gone, to == Topology::Single);
+        }
+        // left halfway: step 2 alone finishes it
+        let finish = migration(
+            Topology::Bridge,
             Topology::Split,
             Via::Helm,
             &split(),
             Vec::new(),
             &invocation(),
+        )
+        .unwrap();
+        assert_eq!(finish.steps.len(), 1);
+        assert_eq!(finish.steps[0].number, 1);
+        assert!(finish.steps[0].set.is_empty());
+    }
+
+    #[test]
+    fn the_bridge_is_only_left() {
+        for via in Via::ALL {
+            assert_eq!(
+                plan(Topology::Bridge, via, &bridge(), &invocation()),
+                Err(Refused::InBridge),
+                "{via:?}"
+            );
+            assert_eq!(
+                migration(
+                    Topology::Single,
+                    Topology::Bridge,
+                    via,
+                    &bridge(),
+                    Vec::new(),
+                    &invocation()
+                ),
+                Err(Refused::InBridge),
+                "{via:?}"
+            );
+        }
+        assert_eq!(
+            migration(
+                Topology::Bridge,
+                Topology::Single,
+                Via::Kubectl,
+                &single(),
+                Vec::new(),
+                &invocation()
+            ),
+            Err(Refused::BridgeNotHelm { via: "kubectl" })
         );
-        assert_eq!(helm, Err(Unordered { from: "single" }));
+        let message = Refused::InBridge.to_string();
+        assert!(message.contains("finish the migration first"), "{message}");
     }
 
     #[test]
     fn commands_quote_what_the_shell_would_split() {
-        let plan = plan(Topology::Split, Via::Kubectl, &split(), &invocation());
+        let plan = plan(Topology::Split, Via::Kubectl, &split(), &invocation()).unwrap();
         assert_eq!(
             plan.steps[0].commands,
             [

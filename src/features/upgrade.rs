@@ -92,18 +92,19 @@ pub struct Target {
     pub strategy: Value,
     /// spec.selector as rendered.
     pub selector: Value,
-    /// The topology rendered ([`topology_of`]).
+    /// The topology the values say (the bridge renders the single
+    /// topology's controller, so [`topology_of`] cannot tell it).
     pub topology: Topology,
 }
 
 impl Target {
-    /// Reads the rendered Deployment.
-    pub fn from_deployment(deployment: &Value) -> Target {
+    /// Reads the rendered Deployment, of the values' `topology`.
+    pub fn from_deployment(deployment: &Value, topology: Topology) -> Target {
         Target {
             replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
             strategy: deployment["spec"]["strategy"].clone(),
             selector: deployment["spec"]["selector"].clone(),
-            topology: topology_of(deployment),
+            topology,
         }
     }
 
@@ -200,15 +201,49 @@ pub struct Report {
     pub migration: Option<Migration>,
 }
 
-/// A change of topology (`single` to `split` or back).
+/// A change of topology (`single` to `split` or back), or one in
+/// progress (the values say `bridge`, a Helm migration's middle step).
 #[derive(Debug, Clone, Serialize)]
 pub struct Migration {
     /// The live topology.
     pub from: Topology,
     /// The rendered one.
     pub to: Topology,
+    /// Whether the values are the bridge: the migration must be finished
+    /// before the version changes.
+    pub in_progress: bool,
     /// What to run instead of one apply.
     pub plan: String,
+}
+
+impl Migration {
+    /// The migration from `from` to `to` on `paths`, if the topologies
+    /// differ or the values are the bridge.
+    fn of(from: Topology, to: Topology, paths: &[ApplyPath]) -> Option<Migration> {
+        if to == Topology::Bridge {
+            return Some(Migration {
+                from,
+                to,
+                in_progress: true,
+                plan: "asogen upgrade-plan --via helm --from bridge (with values saying topology: split, or single)".into(),
+            });
+        }
+        let helm_only = !paths.is_empty()
+            && paths
+                .iter()
+                .all(|p| matches!(p, ApplyPath::Helm3 | ApplyPath::Helm4));
+        let via = if helm_only {
+            "helm (with these values: two helm upgrade --wait, through topology bridge)".to_string()
+        } else {
+            "PATH (with these values; PATH is helm, flux, argo or kubectl: with helm, two helm upgrade --wait through topology bridge)".to_string()
+        };
+        (from != to).then(|| Migration {
+            from,
+            to,
+            in_progress: false,
+            plan: format!("asogen upgrade-plan --from {} --via {via}", from.as_str()),
+        })
+    }
 }
 
 impl Report {
@@ -406,7 +441,8 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
 /// The topology a controller Deployment is of, read off its manager
 /// container: only topology split writes `AZURE_OPERATOR_MODE` as a
 /// literal value (one mode per Deployment); the single topology reads it
-/// from the settings Secret, as upstream does.
+/// from the settings Secret, as upstream does. The bridge's controller is
+/// the single topology's, so it reads as `single`.
 pub fn topology_of(deployment: &Value) -> Topology {
     let literal_mode = deployment
         .pointer("/spec/template/spec/containers")
@@ -629,14 +665,7 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
         .as_ref()
         .is_some_and(|selector| selector != &target.selector);
     let topology_changes = topology_changes(&live, &target);
-    let migration = (live.topology != target.topology).then(|| Migration {
-        from: live.topology,
-        to: target.topology,
-        plan: format!(
-            "asogen upgrade-plan --from {} --via PATH (with these values)",
-            live.topology.as_str()
-        ),
-    });
+    let migration = Migration::of(live.topology, target.topology, paths);
     Report {
         migration,
         remedy: refused.then(|| {
@@ -691,7 +720,12 @@ pub fn format_human(report: &Report) -> String {
             report.topology_changes.join(", ")
         ));
     }
-    if let Some(migration) = &report.migration {
+    if let Some(migration) = report.migration.as_ref().filter(|m| m.in_progress) {
+        out.push_str(&format!(
+            "migration: in progress: topology bridge is the middle step of a Helm migration, not a topology to upgrade in (the controller and the webhooks would roll at once behind one Service); finish it first with `{}`, then upgrade the version\n",
+            migration.plan
+        ));
+    } else if let Some(migration) = &report.migration {
         out.push_str(&format!(
             "migration: topology {} -> {}: applied at once, the webhook Service would move to pods that are not ready yet (no webhook endpoint for a while); run the steps of `{}` instead\n",
             migration.from.as_str(),

@@ -136,14 +136,6 @@ fn policy(
     resource(file, Some(when), object)
 }
 
-/// True in `topology` (as the Deployments' descriptions test it).
-fn topology_is(topology: Topology) -> Expr {
-    match topology {
-        Topology::Split => super::split_topology(),
-        Topology::Single => !super::split_topology(),
-    }
-}
-
 /// The validations of `role`'s policy on `subject` as the chart renders
 /// them (the rules' conditions on the topology are decided when it
 /// renders: one list, or a choice by topology), and when the policy is
@@ -166,13 +158,17 @@ fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
     let mut checks = entry(&first.1);
     for (topology, list) in others.iter().rev() {
         if *list != first.1 {
-            checks = Entry::If(topology_is(*topology), vec![entry(list)], vec![checks]);
+            checks = Entry::If(
+                super::topology_is(*topology),
+                vec![entry(list)],
+                vec![checks],
+            );
         }
     }
     // Rendered only in the topologies that have validations.
     let mut only: Vec<Expr> = lists
         .iter()
-        .map(|(topology, _)| topology_is(*topology))
+        .map(|(topology, _)| super::topology_is(*topology))
         .collect();
     let only = match only.len() {
         n if n == TOPOLOGIES.len() => None,

@@ -12,7 +12,7 @@ use super::names::{
 use super::settings::SECRET_ENV;
 use super::{
     header, lit, match_labels, resource, role_header, secure_metrics, serves_webhooks,
-    split_topology, webhooks_match_labels, webhooks_selector_labels,
+    split_topology, webhooks_deployed, webhooks_match_labels, webhooks_selector_labels,
 };
 use crate::catalog::{CRD_LABELS_FLAG, Catalog};
 use crate::describe::tree::{field, item, json, list, map, text, when};
@@ -159,7 +159,11 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
             ),
         ],
     ));
-    resource("deployment-webhooks.yaml", Some(split_topology()), object)
+    resource(
+        "deployment-webhooks.yaml",
+        Some(webhooks_deployed()),
+        object,
+    )
 }
 
 /// `type: Recreate` and the explicit null that clears a defaulted
@@ -247,7 +251,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
             selector
                 .into_iter()
                 .chain([
-                    json("app.kubernetes.io/name", Expr::Include("name")),
+                    json(crate::metadata::BOTH_ROLES_LABEL, Expr::Include("name")),
                     json("app.kubernetes.io/version", Expr::AppVersion),
                 ])
                 .chain(identity_binding)

@@ -17,6 +17,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
 use crate::model::Release;
+use crate::values::Topology;
 
 pub use admission::kustomize_references;
 pub use deployment::REFRESH_ANNOTATION;
@@ -119,9 +120,24 @@ pub fn resources_with(
     resources
 }
 
-/// `true` with `topology: split` (`single` when left out).
+/// `true` with `topology` set to `topology` (`single` when left out).
+pub(crate) fn topology_is(topology: Topology) -> Expr {
+    Expr::value_or_default(keys::TOPOLOGY).eq(Expr::str(topology.as_str()))
+}
+
+/// `true` with `topology: split`: the controller's split shape.
 pub(crate) fn split_topology() -> Expr {
-    Expr::value_or_default(keys::TOPOLOGY).eq(Expr::str(crate::values::Topology::Split.as_str()))
+    topology_is(Topology::Split)
+}
+
+/// `true` where the webhooks Deployment runs: topology split, and the
+/// bridge of a Helm migration, which renders it exactly as split does so
+/// that it never rolls on the way in or out.
+pub(crate) fn webhooks_deployed() -> Expr {
+    Expr::any(vec![
+        topology_is(Topology::Split),
+        topology_is(Topology::Bridge),
+    ])
 }
 
 /// The webhook pods' selector labels, as map entries.

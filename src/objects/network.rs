@@ -9,7 +9,7 @@ use super::names::{
     WEBHOOKS_ALLOW_INGRESS, WEBHOOKS_PDB,
 };
 use super::{
-    header, lit, match_labels, resource, role_header, split_topology, webhooks_match_labels,
+    header, lit, match_labels, resource, role_header, webhooks_deployed, webhooks_match_labels,
 };
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Item, Node, Resource};
@@ -67,7 +67,7 @@ pub fn webhooks_ingress_policy() -> Resource {
         "networkpolicy-webhooks-allow-ingress.yaml",
         Some(Expr::all(vec![
             Expr::value(keys::NETWORK_POLICIES_ENABLE),
-            split_topology(),
+            webhooks_deployed(),
         ])),
         object,
     )
@@ -109,9 +109,19 @@ pub fn webhooks_egress_policy() -> Resource {
         "networkpolicy-webhooks-allow-egress.yaml",
         Some(Expr::all(vec![
             Expr::value(keys::NETWORK_POLICIES_ENABLE),
-            split_topology(),
+            webhooks_deployed(),
         ])),
         object,
+    )
+}
+
+/// `unhealthyPodEvictionPolicy`, when set: both roles' budgets take it.
+fn unhealthy_pod_eviction_policy() -> Entry {
+    let key = keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY;
+    Entry::If(
+        Expr::value(key),
+        vec![json("unhealthyPodEvictionPolicy", Expr::value(key))],
+        vec![],
     )
 }
 
@@ -127,19 +137,12 @@ pub fn webhooks_pod_disruption_budget() -> Resource {
                 Expr::value(keys::SPLIT_WEBHOOKS_POD_DISRUPTION_BUDGET_MAX_UNAVAILABLE),
             ),
             map("selector", vec![webhooks_match_labels()]),
-            Entry::If(
-                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                vec![json(
-                    "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                )],
-                vec![],
-            ),
+            unhealthy_pod_eviction_policy(),
         ],
     ));
     resource(
         "poddisruptionbudget-webhooks.yaml",
-        Some(split_topology()),
+        Some(webhooks_deployed()),
         object,
     )
 }
@@ -232,14 +235,7 @@ pub fn pod_disruption_budget() -> Resource {
                 Expr::value(keys::POD_DISRUPTION_BUDGET_MIN_AVAILABLE),
             ),
             map("selector", vec![match_labels()]),
-            Entry::If(
-                Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                vec![json(
-                    "unhealthyPodEvictionPolicy",
-                    Expr::value(keys::POD_DISRUPTION_BUDGET_UNHEALTHY_POD_EVICTION_POLICY),
-                )],
-                vec![],
-            ),
+            unhealthy_pod_eviction_policy(),
         ],
     ));
     resource(

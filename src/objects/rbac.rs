@@ -8,7 +8,7 @@ use serde_json::json;
 use super::names::{
     LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE, METRICS_AUTH_ROLE, WEBHOOKS_SERVICE_ACCOUNT,
 };
-use super::{catalog_data, header, lit, resource, role_header, secure_metrics, split_topology};
+use super::{catalog_data, header, lit, resource, role_header, secure_metrics, webhooks_deployed};
 use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
@@ -173,7 +173,7 @@ pub fn webhooks_service_account() -> Resource {
     let object = role_header("v1", "ServiceAccount", WEBHOOKS_SERVICE_ACCOUNT, vec![]);
     resource(
         "serviceaccount-webhooks.yaml",
-        Some(split_topology()),
+        Some(webhooks_deployed()),
         object,
     )
 }
@@ -208,7 +208,7 @@ pub fn metrics_auth_role(catalog: &Catalog) -> Resource {
     object.push(field("rules", rules(&reviews)));
     resource(
         "clusterrole-metrics-auth.yaml",
-        Some(Expr::all(vec![split_topology(), secure_metrics()])),
+        Some(Expr::all(vec![webhooks_deployed(), secure_metrics()])),
         object,
     )
 }
@@ -243,7 +243,7 @@ pub fn webhooks_crd_reader_binding() -> Resource {
         "clusterrolebinding-webhooks-crd-reader.yaml",
         &format!("{NAME_PREFIX}webhooks-crd-reader-rolebinding"),
         &format!("{NAME_PREFIX}crd-reader-role"),
-        split_topology(),
+        webhooks_deployed(),
     )
 }
 
@@ -253,6 +253,6 @@ pub fn webhooks_metrics_auth_binding() -> Resource {
         "clusterrolebinding-webhooks-metrics-auth.yaml",
         &format!("{NAME_PREFIX}webhooks-metrics-auth-rolebinding"),
         METRICS_AUTH_ROLE,
-        Expr::all(vec![split_topology(), secure_metrics()]),
+        Expr::all(vec![webhooks_deployed(), secure_metrics()]),
     )
 }

@@ -10,12 +10,14 @@ use super::names::{
 };
 use super::{
     catalog_data, header, lit, resource, secure_metrics, serves_webhooks, split_topology,
-    webhooks_selector_labels,
+    topology_is, webhooks_selector_labels,
 };
 use crate::catalog::{Catalog, Group, NAME_PREFIX};
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Item, Resource};
+use crate::describe::{Entry, Expr, Func, Item, Resource};
 use crate::keys;
+use crate::metadata::BOTH_ROLES_LABEL;
+use crate::values::Topology;
 
 /// The webhook Service.
 pub fn webhook_service() -> Resource {
@@ -34,15 +36,35 @@ pub fn webhook_service() -> Resource {
                 ])],
             ),
             // The name is in every CRD's conversion config: only the
-            // selector may move to topology split's webhook pods.
+            // selector may move to topology split's webhook pods. In the
+            // bridge it selects the pods of both roles, so a Helm
+            // migration's steps only ever add ready pods before removing
+            // the others.
             Entry::If(
                 split_topology(),
                 vec![map("selector", webhooks_selector_labels())],
-                vec![map("selector", vec![Entry::Include("selectorLabels")])],
+                vec![Entry::If(
+                    topology_is(Topology::Bridge),
+                    vec![map("selector", vec![both_roles_selector()])],
+                    vec![map("selector", vec![Entry::Include("selectorLabels")])],
+                )],
             ),
         ],
     ));
     resource("service-webhook.yaml", Some(serves_webhooks()), object)
+}
+
+/// The label the pods of both roles carry with the same value: the
+/// chart's name, or what `podLabels` puts in its place on both.
+fn both_roles_selector() -> Entry {
+    json(
+        BOTH_ROLES_LABEL,
+        Expr::Call(
+            Func::Index,
+            vec![Expr::value(keys::POD_LABELS), Expr::str(BOTH_ROLES_LABEL)],
+        )
+        .or_default(Expr::Include("name")),
+    )
 }
 
 /// `cert-manager.io/inject-ca-from`: the serving certificate's CA.

@@ -742,6 +742,7 @@ mod tests {
             Some(json!(null)),
             Some(json!("single")),
             Some(json!("split")),
+            Some(json!("bridge")),
         ];
         let webhooks = [None, Some(json!(0)), Some(json!(3))];
         let surges = [

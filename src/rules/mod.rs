@@ -265,10 +265,15 @@ const BOTH: &[Role] = &[Role::Controller, Role::Webhooks];
 
 /// The single topology's rules read its keys, which topology split leaves
 /// unused (there the split.* keys count, and the controller at 0 replicas
-/// is paused, not broken).
-const SINGLE: Condition = when(RuleKey::Topology, Test::Is("single"));
-/// Topology split's rules.
+/// is paused, not broken). The bridge of a Helm migration renders the
+/// single topology's controller, so they hold there too.
+const SINGLE: Condition = when(RuleKey::Topology, Test::IsNot("split"));
+/// Topology split's rules about its controller.
 const SPLIT: Condition = when(RuleKey::Topology, Test::Is("split"));
+/// Topology split's rules about its webhooks Deployment, or both roles:
+/// they hold wherever the webhooks Deployment runs, split and the bridge
+/// (which renders it as split does).
+const WEBHOOKS_DEPLOYED: Condition = when(RuleKey::Topology, Test::IsNot("single"));
 
 /// Every rule, in the order they are reported.
 pub const RULES: &[Rule] = &[
@@ -370,7 +375,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-unavailable",
         roles: WEBHOOKS,
-        summary: "with topology: split, the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0",
+        summary: "with topology: split (or bridge), the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0",
         reason: "the webhook Service sends every admission and conversion request to the webhook pods; with no replica, or a rolling update that must take an old pod away before its replacement is ready (no surge, or maxUnavailable above 0, or Recreate), it has no ready endpoint and the API server refuses every request for an ASO resource",
         help: "set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered",
         keys: &[
@@ -379,17 +384,27 @@ pub const RULES: &[Rule] = &[
             keys::TOPOLOGY,
         ],
         breach: &[
-            &[SPLIT, when(RuleKey::WebhooksReplicaCount, Test::AtMost(0))],
-            &[SPLIT, when(RuleKey::WebhooksMaxSurge, Test::Zero)],
             &[
-                SPLIT,
+                WEBHOOKS_DEPLOYED,
+                when(RuleKey::WebhooksReplicaCount, Test::AtMost(0)),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                when(RuleKey::WebhooksMaxSurge, Test::Zero),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
                 object(Field::StrategyType, Test::IsNot("RollingUpdate")),
             ],
-            &[SPLIT, object(Field::MaxUnavailable, Test::NotZero)],
+            &[
+                WEBHOOKS_DEPLOYED,
+                object(Field::MaxUnavailable, Test::NotZero),
+            ],
         ],
         message: |v| {
             format!(
-                "topology is split, split.webhooks.replicaCount is {} and split.webhooks.maxSurge is {}: both must be at least 1, or an update leaves the webhooks with no ready pod",
+                "topology is {}, split.webhooks.replicaCount is {} and split.webhooks.maxSurge is {}: both must be at least 1, or an update leaves the webhooks with no ready pod",
+                v.text(RuleKey::Topology),
                 v.text(RuleKey::WebhooksReplicaCount),
                 v.text(RuleKey::WebhooksMaxSurge)
             )
@@ -398,12 +413,12 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-apply-crds",
         roles: WEBHOOKS,
-        summary: "with topology: split, the webhooks Deployment's manager container runs with --crd-management=none",
+        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs with --crd-management=none",
         reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
         help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args",
         keys: &[],
         breach: &[&[
-            SPLIT,
+            WEBHOOKS_DEPLOYED,
             object(Field::ManagerArgs, Test::FlagNot("crd-management", "none")),
         ]],
         message: |_| "the webhooks Deployment must run with --crd-management=none".into(),
@@ -411,12 +426,12 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-no-leader-election",
         roles: WEBHOOKS,
-        summary: "with topology: split, the webhooks Deployment's manager container runs without --enable-leader-election",
+        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs without --enable-leader-election",
         reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace and can hold it while the controller waits, so no control loop runs",
         help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered",
         keys: &[],
         breach: &[&[
-            SPLIT,
+            WEBHOOKS_DEPLOYED,
             object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
         ]],
         message: |_| "the webhooks Deployment must run without --enable-leader-election".into(),
@@ -453,26 +468,33 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-no-multitenant",
         roles: BOTH,
-        summary: "topology: split does not combine with multitenant.enable: true",
+        summary: "topology: split (or bridge) does not combine with multitenant.enable: true",
         reason: "multi-tenant mode has its own cluster-wide webhooks Deployment and per-tenant watchers; splitting it too is not supported",
         help: "set topology: single, or multitenant.enable: false",
         keys: &[keys::MULTITENANT_ENABLE, keys::TOPOLOGY],
-        breach: &[&[SPLIT, when(RuleKey::Multitenant, Test::True)]],
-        message: |_| {
-            "topology is split and multitenant.enable is true; the two do not combine".into()
+        breach: &[&[WEBHOOKS_DEPLOYED, when(RuleKey::Multitenant, Test::True)]],
+        message: |v| {
+            format!(
+                "topology is {} and multitenant.enable is true; the two do not combine",
+                v.text(RuleKey::Topology)
+            )
         },
     },
     Rule {
         id: "split-no-operator-mode",
         roles: BOTH,
-        summary: "with topology: split, azureOperatorMode is left empty",
+        summary: "with topology: split (or bridge), azureOperatorMode is left empty",
         reason: "with topology split each Deployment's operator mode is fixed by its role (webhooks, and watchers-and-webhooks for the controller); the one mode azureOperatorMode sets cannot be both",
         help: "remove azureOperatorMode (or set it to \"\")",
         keys: &[keys::AZURE_OPERATOR_MODE, keys::TOPOLOGY],
-        breach: &[&[SPLIT, when(RuleKey::OperatorMode, Test::IsNot(""))]],
+        breach: &[&[
+            WEBHOOKS_DEPLOYED,
+            when(RuleKey::OperatorMode, Test::IsNot("")),
+        ]],
         message: |v| {
             format!(
-                "topology is split and azureOperatorMode is {:?}; each role's mode is fixed",
+                "topology is {} and azureOperatorMode is {:?}; each role's mode is fixed",
+                v.text(RuleKey::Topology),
                 v.text(RuleKey::OperatorMode)
             )
         },
@@ -492,11 +514,11 @@ pub fn markdown_table() -> String {
 }
 
 /// Every topology, in the order the guard's choices are rendered.
-pub const TOPOLOGIES: [Topology; 2] = [Topology::Single, Topology::Split];
+pub const TOPOLOGIES: [Topology; 3] = [Topology::Single, Topology::Split, Topology::Bridge];
 
 // A new topology fails to compile here until TOPOLOGIES lists it.
 const _: () = match Topology::Single {
-    Topology::Single | Topology::Split => (),
+    Topology::Single | Topology::Split | Topology::Bridge => (),
 };
 
 impl Rule {
@@ -531,7 +553,7 @@ pub fn split_table() -> String {
     };
     for rule in RULES
         .iter()
-        .filter(|rule| rule.topologies() == [Topology::Split])
+        .filter(|rule| !rule.topologies().contains(&Topology::Single))
     {
         let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
         out.push_str(&format!(

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{asogen, text};
-use crate::paths::{KUBECTL, Outcome, Planned, generations};
+use crate::paths::{KUBECTL, Outcome, Planned, Sequence, generations};
 use crate::scenario::{
     PREVIOUS_TAG, Run, STEP_LIMIT, Topology, now_ms, version_of, webhook_deployments,
 };
@@ -124,7 +124,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
         args: &previous_args,
         tweak: None,
         with_refresh: false,
-        reversed: false,
+        sequence: Sequence::AsPlanned,
         from: None,
     };
     let installed = KUBECTL.run(

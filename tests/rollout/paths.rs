@@ -147,6 +147,19 @@ pub struct ObjectRef {
 /// What the harness changes in what asogen renders, before applying it.
 pub type Tweak = fn(&mut [Value]);
 
+/// Which of a plan's steps the harness runs, in which order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequence {
+    /// Every step, in order.
+    AsPlanned,
+    /// Last to first (a negative test: the controller before the
+    /// webhooks).
+    Reversed,
+    /// The last step alone (a negative test: one apply of the values as
+    /// they are, e.g. one `helm upgrade` straight to another topology).
+    LastOnly,
+}
+
 /// A plan to run: `asogen upgrade-plan` arguments for one install.
 pub struct Planned<'a> {
     /// `asogen template`-style values arguments (`-f`, `--set`, `-n`).
@@ -155,9 +168,8 @@ pub struct Planned<'a> {
     pub tweak: Option<Tweak>,
     /// Whether to run the steps only needed when kinds were added.
     pub with_refresh: bool,
-    /// Whether to run the steps last to first (a negative test: the
-    /// controller before the webhooks).
-    pub reversed: bool,
+    /// Which of the plan's steps run, in which order.
+    pub sequence: Sequence,
     /// The live topology, for a migration (`upgrade-plan --from`).
     pub from: Option<&'a str>,
 }
@@ -229,8 +241,10 @@ impl ApplyPath {
             .iter()
             .filter(|step| step.when == "always" || planned.with_refresh)
             .collect();
-        if planned.reversed {
-            steps.reverse();
+        match planned.sequence {
+            Sequence::AsPlanned => {}
+            Sequence::Reversed => steps.reverse(),
+            Sequence::LastOnly => steps = steps.split_off(steps.len().saturating_sub(1)),
         }
         for (i, step) in steps.into_iter().enumerate() {
             let objects = planned.objects(self, namespace, step.number);

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{asogen, text};
-use crate::paths::{ApplyPath, Outcome, Planned, Tweak, generations};
+use crate::paths::{ApplyPath, Outcome, Planned, Sequence, Tweak, generations};
 use crate::timeline::{Observation, Timeline};
 
 /// The release before the catalog's: what the upgrade starts from. Only
@@ -300,28 +300,42 @@ impl Run {
 /// the catalog's tag through `path`, and observes until the rollout ends or
 /// `limit` passes after the upgrade's last write.
 pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
-    change(topology, path, Some(PREVIOUS_TAG), &[], limit, false)
+    change(
+        topology,
+        path,
+        Some(PREVIOUS_TAG),
+        &[],
+        limit,
+        Sequence::AsPlanned,
+    )
 }
 
 /// [`upgrade`] with the plan's steps run last to first.
 pub fn upgrade_reversed(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
-    change(topology, path, Some(PREVIOUS_TAG), &[], limit, true)
+    change(
+        topology,
+        path,
+        Some(PREVIOUS_TAG),
+        &[],
+        limit,
+        Sequence::Reversed,
+    )
 }
 
 /// Installs `topology` at image tag `from` (the catalog's when None), then
 /// applies it at the catalog's tag with `extra` values arguments, each
 /// through the plan `asogen upgrade-plan --via PATH` prints, and observes
-/// as [`upgrade`] does; the upgrade's steps last to first when `reversed`.
+/// as [`upgrade`] does; the upgrade's steps in `sequence`.
 pub fn change(
     topology: &Topology,
     path: &ApplyPath,
     from: Option<&str>,
     extra: &[&str],
     limit: Duration,
-    reversed: bool,
+    sequence: Sequence,
 ) -> Run {
     scenario(
-        topology, topology, path, from, extra, limit, reversed, false,
+        topology, topology, path, from, extra, limit, sequence, false,
     )
 }
 
@@ -342,8 +356,24 @@ pub fn migrate(
         None,
         &[],
         STEP_LIMIT,
-        false,
+        Sequence::AsPlanned,
         with_migration_plan,
+    )
+}
+
+/// Installs `install`, then applies `to`'s values at the same tag in one
+/// step: the last step of `to`'s own plan on `path` (with Helm, one `helm
+/// upgrade` straight to the values), as a careless migration would.
+pub fn migrate_in_one_pass(install: &Topology, to: &Topology, path: &ApplyPath) -> Run {
+    scenario(
+        install,
+        to,
+        path,
+        None,
+        &[],
+        STEP_LIMIT,
+        Sequence::LastOnly,
+        false,
     )
 }
 
@@ -366,7 +396,7 @@ pub fn settle(
         args,
         tweak: topology.tweak,
         with_refresh: false,
-        reversed: false,
+        sequence: Sequence::AsPlanned,
         from: None,
     };
     assert_eq!(
@@ -410,7 +440,7 @@ fn scenario(
     from: Option<&str>,
     extra: &[&str],
     limit: Duration,
-    reversed: bool,
+    sequence: Sequence,
     migration: bool,
 ) -> Run {
     let server = control_plane();
@@ -438,7 +468,7 @@ fn scenario(
         args: &current_args,
         tweak: to.tweak,
         with_refresh: false,
-        reversed,
+        sequence,
         from: migration.then_some(install.shape),
     };
     let outcome = path.run(

@@ -19,13 +19,13 @@ use super::{Param, binding, cluster_header, enabled};
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
 use crate::objects::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
-use crate::objects::{lit, resource, split_topology};
+use crate::objects::{lit, resource, webhooks_deployed};
 
 /// The rule id every refusal starts with.
 const RULE: &str = "split-controller-after-webhooks";
 
 /// The rule in one sentence.
-const SUMMARY: &str = "with topology: split, the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out";
+const SUMMARY: &str = "with topology: split (or bridge), the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out";
 
 /// How to get past a refusal.
 const HELP: &str = "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path";
@@ -168,10 +168,13 @@ fn scale_policy(when: &Expr) -> Resource {
     )
 }
 
-/// The ordering guard's policies, then their bindings: rendered with
-/// `topology: split` where the guard is.
+/// The ordering guard's policies, then their bindings: rendered wherever
+/// the webhooks Deployment runs (topology split, and the bridge of a Helm
+/// migration, where it also refuses the controller's half of a version
+/// upgrade, which would mix versions behind the webhook Service) and the
+/// guard is.
 pub fn objects() -> Vec<Resource> {
-    let when = enabled(Some(split_topology()));
+    let when = enabled(Some(webhooks_deployed()));
     let (deployment, deployment_file) = DEPLOYMENT_GUARD;
     let (scale, scale_file) = SCALE_GUARD;
     vec![

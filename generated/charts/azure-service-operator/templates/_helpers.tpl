@@ -108,32 +108,32 @@ its id and help through `fail`. */}}
 {{- $azureOperatorMode = get $root "azureOperatorMode" }}
 {{- end }}
 {{- $broken := list }}
-{{- if and (eq (toString $topology) "single") (ge (int64 $replicaCount) 2) (eq (toString $strategy_type) "RollingUpdate") }}
+{{- if and (ne (toString $topology) "split") (ge (int64 $replicaCount) 2) (eq (toString $strategy_type) "RollingUpdate") }}
 {{- $broken = append $broken "ha-requires-recreate: replicaCount > 1 requires strategy.type: Recreate; help: set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true" }}
 {{- end }}
-{{- if and (eq (toString $topology) "single") (eq (toString $strategy_type) "Recreate") $strategy_rollingUpdate }}
+{{- if and (ne (toString $topology) "split") (eq (toString $strategy_type) "Recreate") $strategy_rollingUpdate }}
 {{- $broken = append $broken "recreate-forbids-rolling-update: with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null); help: remove strategy.rollingUpdate" }}
 {{- end }}
-{{- if and (eq (toString $topology) "single") (eq (toString $strategy_type) "RollingUpdate") (ne (toString $featureGates_singleReplicaRollingUpdate) "true") }}
+{{- if and (ne (toString $topology) "split") (eq (toString $strategy_type) "RollingUpdate") (ne (toString $featureGates_singleReplicaRollingUpdate) "true") }}
 {{- $broken = append $broken "rolling-update-needs-feature-gate: strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true; help: set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate" }}
 {{- end }}
-{{- if and (eq (toString $topology) "single") (le (int64 $replicaCount) 0) }}
+{{- if and (ne (toString $topology) "split") (le (int64 $replicaCount) 0) }}
 {{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
 {{- end }}
-{{- if and (eq (toString $topology) "single") $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
+{{- if and (ne (toString $topology) "split") $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
 {{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
 {{- end }}
-{{- if or (and (eq (toString $topology) "split") (le (int64 $split_webhooks_replicaCount) 0)) (and (eq (toString $topology) "split") (has (toString $split_webhooks_maxSurge) (list "0" "0%"))) }}
-{{- $broken = append $broken "split-webhooks-never-unavailable: with topology: split, the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0; help: set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered" }}
+{{- if or (and (ne (toString $topology) "single") (le (int64 $split_webhooks_replicaCount) 0)) (and (ne (toString $topology) "single") (has (toString $split_webhooks_maxSurge) (list "0" "0%"))) }}
+{{- $broken = append $broken "split-webhooks-never-unavailable: with topology: split (or bridge), the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0; help: set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered" }}
 {{- end }}
 {{- if and (eq (toString $topology) "split") (le (int64 $split_controller_replicaCount) 0) (ne (toString $split_controller_paused) "true") }}
 {{- $broken = append $broken "split-controller-replicas-positive: with topology: split, split.controller.replicaCount >= 1 unless split.controller.paused is true; help: set split.controller.replicaCount: 2 (the default) or 1, or split.controller.paused: true to pause the controller" }}
 {{- end }}
-{{- if and (eq (toString $topology) "split") (eq (toString $multitenant_enable) "true") }}
-{{- $broken = append $broken "split-no-multitenant: topology: split does not combine with multitenant.enable: true; help: set topology: single, or multitenant.enable: false" }}
+{{- if and (ne (toString $topology) "single") (eq (toString $multitenant_enable) "true") }}
+{{- $broken = append $broken "split-no-multitenant: topology: split (or bridge) does not combine with multitenant.enable: true; help: set topology: single, or multitenant.enable: false" }}
 {{- end }}
-{{- if and (eq (toString $topology) "split") (ne (toString $azureOperatorMode) "") }}
-{{- $broken = append $broken "split-no-operator-mode: with topology: split, azureOperatorMode is left empty; help: remove azureOperatorMode (or set it to \"\")" }}
+{{- if and (ne (toString $topology) "single") (ne (toString $azureOperatorMode) "") }}
+{{- $broken = append $broken "split-no-operator-mode: with topology: split (or bridge), azureOperatorMode is left empty; help: remove azureOperatorMode (or set it to \"\")" }}
 {{- end }}
 {{- $valuesMethods := list "YAML" "Table" "AsMap" "Encode" "PathValue" }}
 {{- $notSecret := list "pullsecrets" "createazureoperatorsecret" "refreshtoken" "secretkeyref" }}
