@@ -10,6 +10,8 @@
 #[path = "rollout/cluster.rs"]
 mod cluster;
 mod common;
+#[path = "rollout/helm_cli.rs"]
+mod helm_cli;
 #[path = "rollout/one_shot.rs"]
 mod one_shot;
 #[path = "rollout/paths.rs"]
@@ -360,4 +362,72 @@ fn split_one_shot_apply_is_refused_until_the_webhooks_roll_out() {
     let o = &unguarded.run.observation;
     assert!(o.crd_epoch, "the new controller wrote its CRDs: {why}");
     assert!(o.stale_pods > 0, "I2 is broken: {why}");
+}
+
+/// The careless one-shot upgrade of split with the real Helm v4 CLI:
+/// `helm install` of the generated chart at the previous tag, then one
+/// `helm upgrade --wait` to the catalog's, no plan followed. Helm applies
+/// what the guard lets through, reports the controller's refusal by rule
+/// id, marks the release failed and rolls nothing back (it applied by
+/// server-side apply, Helm v4's default); the controller
+/// keeps its version; once the webhooks rolled out the same `helm
+/// upgrade` passes, with I1 to I3 held.
+#[test]
+fn split_one_shot_helm_upgrade_is_refused_until_the_webhooks_roll_out() {
+    let shot = helm_cli::one_helm_upgrade(&SPLIT_2);
+    let why = shot.run.describe();
+    let o = &shot.run.observation;
+    let (before, target) = (
+        format!(":{}", scenario::PREVIOUS_TAG),
+        format!(":{}", o.target),
+    );
+    assert!(!shot.first_ok, "the first helm upgrade fails: {why}");
+    assert!(
+        shot.first.contains(one_shot::RULE) && shot.first.contains(one_shot::CONTROLLER),
+        "Helm reports the guard's refusal of the controller: {:?} {why}",
+        shot.first
+    );
+    let (status, method) = &shot.status_after_first;
+    assert_eq!(
+        status, "failed",
+        "a failed release, nothing rolled back: {why}"
+    );
+    assert_eq!(method, "ssa", "Helm v4 applied server-side: {why}");
+    let (webhooks, controller) = &shot.images_after_first;
+    assert!(
+        webhooks.ends_with(&target),
+        "Helm updated the webhooks past the refusal: {webhooks} {why}"
+    );
+    assert!(
+        controller.ends_with(&before),
+        "the controller kept its version: {controller} {why}"
+    );
+    assert!(
+        !shot.controller_pods_before_retry.is_empty()
+            && shot
+                .controller_pods_before_retry
+                .iter()
+                .all(|v| format!(":{v}") == before),
+        "only controller pods of the previous version ran before the retry: {:?} {why}",
+        shot.controller_pods_before_retry
+    );
+    assert!(shot.reupgraded >= 1, "{why}");
+    assert!(
+        matches!(shot.run.outcome, Outcome::Done),
+        "the same helm upgrade passes once the webhooks rolled out: {why}"
+    );
+    assert!(
+        shot.controller_image.ends_with(&target),
+        "the controller runs the new version: {} {why}",
+        shot.controller_image
+    );
+    assert!(o.completed && o.crd_epoch, "the upgrade completes: {why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
+    assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
+    assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+    println!(
+        "one helm upgrade of split: first refused: {}\n{} tries to pass after the webhooks rolled out; {o:?}",
+        shot.first.trim(),
+        shot.reupgraded
+    );
 }

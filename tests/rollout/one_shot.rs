@@ -23,8 +23,10 @@ use crate::scenario::{
 
 /// The rule id of the ordering guard's refusals.
 pub const RULE: &str = "split-controller-after-webhooks";
-const CONTROLLER: &str = "azureserviceoperator-controller-manager";
-const WEBHOOKS: &str = "azureserviceoperator-webhooks";
+/// The controller Deployment of the split.
+pub const CONTROLLER: &str = "azureserviceoperator-controller-manager";
+/// The webhooks Deployment of the split.
+pub const WEBHOOKS: &str = "azureserviceoperator-webhooks";
 
 /// What the one-shot apply did.
 pub struct OneShot {
@@ -78,12 +80,13 @@ fn apply(server: &ApiServer, namespace: &str, objects: &[Value]) -> Result<(), S
     }
 }
 
-fn controller_image(server: &ApiServer, namespace: &str) -> String {
+/// The manager container's image of the live Deployment `name`.
+pub fn manager_image(server: &ApiServer, namespace: &str, name: &str) -> String {
     server.kubectl_ok(
         &[
             "get",
             "deployment",
-            CONTROLLER,
+            name,
             "-n",
             namespace,
             "-o",
@@ -93,7 +96,9 @@ fn controller_image(server: &ApiServer, namespace: &str) -> String {
     )
 }
 
-fn rollout_status(server: &ApiServer, namespace: &str, name: &str) -> bool {
+/// Whether `kubectl rollout status` of the Deployment `name` ends well
+/// within [`STEP_LIMIT`].
+pub fn rollout_status(server: &ApiServer, namespace: &str, name: &str) -> bool {
     let timeout = format!("--timeout={}s", STEP_LIMIT.as_secs());
     let target = format!("deployment/{name}");
     server
@@ -164,7 +169,8 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
 
     let start = now_ms();
     let first = apply(server, &namespace, &current);
-    let controller_kept = controller_image(server, &namespace).ends_with(&format!(":{before}"));
+    let controller_kept =
+        manager_image(server, &namespace, CONTROLLER).ends_with(&format!(":{before}"));
     let mut reapplied = 0;
     let first = match first {
         Ok(()) => String::new(),
@@ -213,7 +219,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
 
 /// Waits until the guard refuses the controller's new image (a
 /// server-side dry run: admission sees it, nothing is stored).
-fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
+pub fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
     let controller: Vec<Value> = current
         .iter()
         .filter(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == CONTROLLER)
