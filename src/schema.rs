@@ -33,6 +33,57 @@ fn build_structural_schema() -> Value {
     schema
 }
 
+/// A `null` at a key whose absence the chart reads as empty
+/// ([`crate::values::absence_is_empty`]: `nodeSelector: null` selects no
+/// node) is a value the editor must accept; Helm's merge deletes the key
+/// before its schema sees the values, and asogen's merge makes it empty.
+/// Each such property (not the definition it refers to, which other keys
+/// share) takes null beside its own schema, in the published schema only:
+/// the values asogen checks are merged, so they hold no such null.
+fn allow_null_where_absence_is_empty(schema: &mut Value) {
+    for &key in crate::keys::ALL {
+        if !crate::values::absence_is_empty(key) {
+            continue;
+        }
+        let parent = match key.parent() {
+            Some(parent) => node_pointer(schema, parent.path()),
+            None => Some(String::new()),
+        };
+        let Some(Value::Object(node)) = parent.and_then(|parent| {
+            let pointer = format!(
+                "{parent}/properties/{}",
+                crate::pointer::escape_segment(key.leaf())
+            );
+            schema.pointer_mut(&pointer)
+        }) else {
+            panic!("{} has a schema", key.path());
+        };
+        match node.get_mut("type") {
+            Some(Value::String(kind)) => {
+                let kind = std::mem::take(kind);
+                node.insert("type".into(), json!([kind, "null"]));
+            }
+            _ => {
+                // Its shape (a `$ref`) as one alternative, its words kept.
+                let mut shape = Map::new();
+                for keyword in [
+                    "$ref",
+                    "allOf",
+                    "type",
+                    "properties",
+                    "additionalProperties",
+                    "items",
+                ] {
+                    if let Some(value) = node.remove(keyword) {
+                        shape.insert(keyword.into(), value);
+                    }
+                }
+                node.insert("anyOf".into(), json!([{"type": "null"}, shape]));
+            }
+        }
+    }
+}
+
 /// The structural schema narrowed to the top-level keys in `written`: every
 /// other top-level value gets the schema `true`, and only the definitions
 /// still referenced are kept.
@@ -120,6 +171,7 @@ fn referenced_definitions(full: &Value, node: &Value) -> Map<String, Value> {
 /// server's checks of labels and annotations.
 pub fn published_schema() -> Value {
     let mut schema = structural_schema();
+    allow_null_where_absence_is_empty(&mut schema);
     add_rules(&mut schema);
     add_metadata_checks(&mut schema);
     schema

@@ -767,7 +767,7 @@ pub fn defaults_json() -> &'static Value {
 }
 
 /// The chart's default for a key: what a values file that leaves it out
-/// (or sets it to null) gets. The default of the nearest enclosing key
+/// gets (a `null` deletes it instead, [`needed_keys`]). The default of the nearest enclosing key
 /// first (`probes.startup`'s failureThreshold is 12, not a probe's 3);
 /// below a key absent by default, what its struct's defaults would give if
 /// it were set (the parameters of a `strategy.rollingUpdate`); null for a
@@ -782,6 +782,39 @@ pub fn default_of(key: Key) -> Value {
     match at(filled, key) {
         Some(value) if !set.contains(&key) => value.clone(),
         _ => Value::Null,
+    }
+}
+
+/// Whether the chart reads a key's absence as its empty value: a key the
+/// defaults set that holds a map or a list of the user's entries (annotations, a Kubernetes
+/// object, tolerations) rather than keys of the chart's. A values `null`
+/// deletes a key the defaults set, as Helm merges values; such a key is
+/// then empty (`nodeSelector: null` selects no node, `resources: null`
+/// sets no requests or limits), in asogen as in the chart's templates.
+pub fn absence_is_empty(key: Key) -> bool {
+    !key.has_children()
+        && matches!(
+            at(defaults_json(), key),
+            Some(Value::Object(_) | Value::Array(_))
+        )
+}
+
+/// The keys the defaults set that the chart cannot do without: a values
+/// `null` deletes such a key (as Helm merges values), and asogen, the
+/// chart's guard and the editor refuse it (see [`absence_is_empty`] for
+/// the keys whose absence means empty).
+pub fn needed_keys() -> impl Iterator<Item = Key> {
+    crate::keys::ALL
+        .iter()
+        .copied()
+        .filter(|&key| at(defaults_json(), key).is_some() && !absence_is_empty(key))
+}
+
+/// The empty value of a key whose absence is empty ([`absence_is_empty`]).
+pub fn empty_of(key: Key) -> Value {
+    match default_of(key) {
+        Value::Array(_) => Value::Array(Vec::new()),
+        _ => Value::Object(serde_json::Map::new()),
     }
 }
 

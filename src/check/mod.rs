@@ -139,7 +139,8 @@ impl Checker {
     fn check_all(&self, sources: &[Source], namespace: &str) -> Result<Model, Vec<Diagnostic>> {
         let schema = schema::structural_schema_ref();
         let merged = merge_sources(sources);
-        let mut shape = shape_diagnostics(&merged, schema, self.validator());
+        let mut shape = deleted_key_diagnostics(&merged);
+        shape.extend(shape_diagnostics(&merged, schema, self.validator()));
         shape.extend(label_diagnostics(&merged));
         if !shape.is_empty() {
             // Report the broken rules too when the keys they read are well
@@ -198,6 +199,22 @@ impl Checker {
         )
         .map_err(|violations| rule_diagnostics(&merge_sources(sources), &violations))
     }
+}
+
+/// The keys the chart needs that a `null` deleted, as Helm merges values
+/// (its merge with the chart's defaults removes a key set to null): each
+/// at the null that deleted it. The chart's guard refuses them too.
+fn deleted_key_diagnostics(merged: &Merged) -> Vec<Diagnostic> {
+    crate::read::deleted_needed_keys(&merged.value)
+        .into_iter()
+        .map(|key| {
+            let mut d = merged.diagnostic(&key.pointer(), true);
+            d.keyword = Some("null".into());
+            d.message = crate::read::deleted_key_message(key);
+            d.help = Some(crate::read::deleted_key_help(key));
+            d
+        })
+        .collect()
 }
 
 /// The values the chart evaluates with `tpl`, evaluated the same way: a

@@ -27,6 +27,7 @@ pub fn chart_guard(chart: &str, catalog: &Catalog) -> String {
 pub fn guard(chart: &str, catalog: &Catalog) -> Vec<Stmt> {
     let mut body = vec![Stmt::let_("root", Expr::AllValues)];
     body.extend(rules_guard());
+    body.extend(deleted_keys_guard());
     body.extend(templated_values_guard());
     body.extend(crd_pattern_guard(
         &crate::catalog::crd_pattern::served_groups(catalog),
@@ -194,6 +195,40 @@ fn rules_guard() -> Vec<Stmt> {
         ));
     }
     body
+}
+
+/// The keys the chart needs that a `null` deleted (Helm's merge with the
+/// defaults removes a key set to null, before the schema sees the
+/// values): each whose enclosing maps are there, as asogen reports them
+/// ([`crate::read::deleted_needed_keys`]).
+fn deleted_keys_guard() -> Vec<Stmt> {
+    crate::values::needed_keys()
+        .map(|key| {
+            let segments: Vec<&str> = key.segments().collect();
+            let mut present: Vec<Expr> = (0..segments.len())
+                .map(|depth| {
+                    call(
+                        Func::HasKey,
+                        vec![
+                            map_at(segments[..depth].iter().copied()),
+                            Expr::str(segments[depth]),
+                        ],
+                    )
+                })
+                .collect();
+            let deleted = !present.pop().expect("paths are not empty");
+            present.push(deleted);
+            let test = if present.len() == 1 {
+                present.remove(0)
+            } else {
+                Expr::all(present)
+            };
+            Stmt::when(
+                test,
+                vec![report(Expr::str(&crate::read::deleted_key_line(key)))],
+            )
+        })
+        .collect()
 }
 
 /// The values the chart evaluates with `tpl`: one whose text holds an
@@ -629,6 +664,11 @@ mod tests {
             .iter()
             .map(|violation| schema_message(&violation.rule))
             .collect();
+        out.extend(
+            crate::read::deleted_needed_keys(values)
+                .into_iter()
+                .map(crate::read::deleted_key_line),
+        );
         let pattern = values
             .get(crate::keys::CRD_PATTERN.path())
             .unwrap_or(&Value::Null);

@@ -134,9 +134,18 @@ fn strip_installer_labels(value: &mut Value) {
 /// Objects of a YAML stream by (kind, namespace, name), without the
 /// installer labels.
 pub fn objects(stream: &str) -> BTreeMap<(String, String, String), Value> {
+    objects_of(
+        serde_yaml::Deserializer::from_str(stream)
+            .map(|document| Value::deserialize(document).expect("rendered YAML parses")),
+    )
+}
+
+/// Objects by (kind, namespace, name), without the installer labels.
+pub fn objects_of(
+    values: impl IntoIterator<Item = Value>,
+) -> BTreeMap<(String, String, String), Value> {
     let mut out = BTreeMap::new();
-    for document in serde_yaml::Deserializer::from_str(stream) {
-        let mut value = Value::deserialize(document).expect("rendered YAML parses");
+    for mut value in values {
         if value.is_null() {
             continue;
         }
@@ -170,6 +179,15 @@ pub fn first_difference(ours: &str, theirs: &str) -> Option<String> {
         Ok(parsed) => parsed,
         Err(problem) => return Some(problem),
     };
+    first_object_difference(&ours, &theirs)
+}
+
+/// The first difference between two sets of objects (asogen's, then
+/// Helm's), if any.
+pub fn first_object_difference(
+    ours: &BTreeMap<(String, String, String), Value>,
+    theirs: &BTreeMap<(String, String, String), Value>,
+) -> Option<String> {
     if ours.keys().ne(theirs.keys()) {
         let only: Vec<_> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
         let other: Vec<_> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
@@ -177,7 +195,7 @@ pub fn first_difference(ours: &str, theirs: &str) -> Option<String> {
             "objects differ: asogen only {only:?}, Helm only {other:?}"
         ));
     }
-    for (key, object) in &ours {
+    for (key, object) in ours {
         if *object != theirs[key] {
             return Some(format!(
                 "{key:?} differs:\n--- asogen\n{}\n--- Helm\n{}",
@@ -316,7 +334,6 @@ pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {
 /// (`-f`, `--set`, `--set-string`, `--set-file`, `--set-json`); each
 /// answer is `{"values": ...}` or `{"error": "..."}`. Run in `dir`.
 pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
-    use std::io::Write as _;
     let binary = go_tool(
         "tests/tools/strvals",
         &["go.mod", "go.sum", "main.go"],
@@ -324,25 +341,54 @@ pub fn helm_merge_values(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
         "helm-values",
         "the --set differential test needs it to run Helm's own values code",
     );
-    let mut child = tool(&binary)
+    answers_of(&binary, &[], dir, cases)
+}
+
+/// What `helm template` makes of the chart in `chart` for each case (its
+/// values flags), with Helm v4's own code (tests/tools/helm-template, one
+/// chart load for every case; `args` are the namespace and any API
+/// versions): `{"objects": [...]}` or `{"error": "..."}`.
+pub fn helm_template_each(
+    dir: &Path,
+    chart: &str,
+    args: &[&str],
+    cases: &[Vec<String>],
+) -> Vec<Value> {
+    let binary = go_tool(
+        "tests/tools/helm-template",
+        &["go.mod", "go.sum", "main.go"],
+        ".",
+        "helm-template",
+        "the null differential test needs it to render the chart with Helm's own code",
+    );
+    let mut all = vec![chart];
+    all.extend_from_slice(args);
+    answers_of(&binary, &all, dir, cases)
+}
+
+/// One JSON answer line per case line, from a batch tool of tests/tools.
+fn answers_of(binary: &Path, args: &[&str], dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
+    use std::io::Write as _;
+    let name = binary.file_name().unwrap().to_string_lossy().into_owned();
+    let mut child = tool(binary)
+        .args(args)
         .current_dir(dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
-        .expect("helm-values runs");
+        .unwrap_or_else(|err| panic!("{name} runs: {err}"));
     let mut input = String::new();
     for case in cases {
         input.push_str(&serde_json::to_string(case).unwrap());
         input.push('\n');
     }
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    // Written from a thread: the answers may outgrow the pipe's buffer
+    // before every case is read.
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
     let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "helm-values failed");
+    writer.join().unwrap().unwrap();
+    assert!(output.status.success(), "{name} failed");
     let answers: Vec<Value> = text(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())

@@ -135,6 +135,288 @@ its id and help through `fail`. */}}
 {{- if and (ne (toString $topology) "single") (ne (toString $azureOperatorMode) "") }}
 {{- $broken = append $broken "split-no-operator-mode: with topology: split (or bridge), azureOperatorMode is left empty; help: remove azureOperatorMode (or set it to \"\")" }}
 {{- end }}
+{{- if not (hasKey $root "replicaCount") }}
+{{- $broken = append $broken "replicaCount is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave replicaCount out to keep its default, 2, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "strategy") }}
+{{- $broken = append $broken "strategy is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave strategy out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "strategy") (not (hasKey (default dict (get $root "strategy")) "type")) }}
+{{- $broken = append $broken "strategy.type is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave strategy.type out to keep its default, \"Recreate\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "featureGates") }}
+{{- $broken = append $broken "featureGates is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave featureGates out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "featureGates") (not (hasKey (default dict (get $root "featureGates")) "singleReplicaRollingUpdate")) }}
+{{- $broken = append $broken "featureGates.singleReplicaRollingUpdate is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave featureGates.singleReplicaRollingUpdate out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "revisionHistoryLimit") }}
+{{- $broken = append $broken "revisionHistoryLimit is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave revisionHistoryLimit out to keep its default, 10, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "image") }}
+{{- $broken = append $broken "image is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave image out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "image") (not (hasKey (default dict (get $root "image")) "repository")) }}
+{{- $broken = append $broken "image.repository is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave image.repository out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "image") (not (hasKey (default dict (get $root "image")) "repositoryBase")) }}
+{{- $broken = append $broken "image.repositoryBase is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave image.repositoryBase out to keep its default, \"mcr.microsoft.com/k8s/azureserviceoperator\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "image") (not (hasKey (default dict (get $root "image")) "tag")) }}
+{{- $broken = append $broken "image.tag is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave image.tag out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "metrics") }}
+{{- $broken = append $broken "metrics is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "metrics") (not (hasKey (default dict (get $root "metrics")) "enable")) }}
+{{- $broken = append $broken "metrics.enable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics.enable out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "metrics") (not (hasKey (default dict (get $root "metrics")) "secure")) }}
+{{- $broken = append $broken "metrics.secure is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics.secure out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "metrics") (not (hasKey (default dict (get $root "metrics")) "profiling")) }}
+{{- $broken = append $broken "metrics.profiling is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics.profiling out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "metrics") (not (hasKey (default dict (get $root "metrics")) "address")) }}
+{{- $broken = append $broken "metrics.address is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics.address out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "metrics") (not (hasKey (default dict (get $root "metrics")) "port")) }}
+{{- $broken = append $broken "metrics.port is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave metrics.port out to keep its default, 8443, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "installCRDs") }}
+{{- $broken = append $broken "installCRDs is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave installCRDs out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "crdPattern") }}
+{{- $broken = append $broken "crdPattern is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave crdPattern out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "crdLabels") }}
+{{- $broken = append $broken "crdLabels is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave crdLabels out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "multitenant") }}
+{{- $broken = append $broken "multitenant is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave multitenant out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "multitenant") (not (hasKey (default dict (get $root "multitenant")) "enable")) }}
+{{- $broken = append $broken "multitenant.enable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave multitenant.enable out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureOperatorMode") }}
+{{- $broken = append $broken "azureOperatorMode is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureOperatorMode out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "webhook") }}
+{{- $broken = append $broken "webhook is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave webhook out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "webhook") (not (hasKey (default dict (get $root "webhook")) "port")) }}
+{{- $broken = append $broken "webhook.port is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave webhook.port out to keep its default, 9443, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "webhook") (not (hasKey (default dict (get $root "webhook")) "certDir")) }}
+{{- $broken = append $broken "webhook.certDir is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave webhook.certDir out to keep its default, \"/tmp/k8s-webhook-server/serving-certs\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "useJSONLogging") }}
+{{- $broken = append $broken "useJSONLogging is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave useJSONLogging out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "go") }}
+{{- $broken = append $broken "go is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave go out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "go") (not (hasKey (default dict (get $root "go")) "memLimit")) }}
+{{- $broken = append $broken "go.memLimit is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave go.memLimit out to keep its default, \"400MiB\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "probes") }}
+{{- $broken = append $broken "probes is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (not (hasKey (default dict (get $root "probes")) "startup")) }}
+{{- $broken = append $broken "probes.startup is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.startup out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "startup") (not (hasKey (default dict (get (default dict (get $root "probes")) "startup")) "periodSeconds")) }}
+{{- $broken = append $broken "probes.startup.periodSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.startup.periodSeconds out to keep its default, 10, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "startup") (not (hasKey (default dict (get (default dict (get $root "probes")) "startup")) "failureThreshold")) }}
+{{- $broken = append $broken "probes.startup.failureThreshold is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.startup.failureThreshold out to keep its default, 12, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "startup") (not (hasKey (default dict (get (default dict (get $root "probes")) "startup")) "timeoutSeconds")) }}
+{{- $broken = append $broken "probes.startup.timeoutSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.startup.timeoutSeconds out to keep its default, 1, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (not (hasKey (default dict (get $root "probes")) "liveness")) }}
+{{- $broken = append $broken "probes.liveness is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.liveness out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "liveness") (not (hasKey (default dict (get (default dict (get $root "probes")) "liveness")) "periodSeconds")) }}
+{{- $broken = append $broken "probes.liveness.periodSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.liveness.periodSeconds out to keep its default, 10, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "liveness") (not (hasKey (default dict (get (default dict (get $root "probes")) "liveness")) "failureThreshold")) }}
+{{- $broken = append $broken "probes.liveness.failureThreshold is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.liveness.failureThreshold out to keep its default, 3, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "liveness") (not (hasKey (default dict (get (default dict (get $root "probes")) "liveness")) "timeoutSeconds")) }}
+{{- $broken = append $broken "probes.liveness.timeoutSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.liveness.timeoutSeconds out to keep its default, 1, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (not (hasKey (default dict (get $root "probes")) "readiness")) }}
+{{- $broken = append $broken "probes.readiness is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.readiness out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "readiness") (not (hasKey (default dict (get (default dict (get $root "probes")) "readiness")) "periodSeconds")) }}
+{{- $broken = append $broken "probes.readiness.periodSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.readiness.periodSeconds out to keep its default, 10, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "readiness") (not (hasKey (default dict (get (default dict (get $root "probes")) "readiness")) "failureThreshold")) }}
+{{- $broken = append $broken "probes.readiness.failureThreshold is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.readiness.failureThreshold out to keep its default, 3, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "probes") (hasKey (default dict (get $root "probes")) "readiness") (not (hasKey (default dict (get (default dict (get $root "probes")) "readiness")) "timeoutSeconds")) }}
+{{- $broken = append $broken "probes.readiness.timeoutSeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave probes.readiness.timeoutSeconds out to keep its default, 1, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "priorityClassName") }}
+{{- $broken = append $broken "priorityClassName is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave priorityClassName out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "aadPodIdentity") }}
+{{- $broken = append $broken "aadPodIdentity is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave aadPodIdentity out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "aadPodIdentity") (not (hasKey (default dict (get $root "aadPodIdentity")) "enable")) }}
+{{- $broken = append $broken "aadPodIdentity.enable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave aadPodIdentity.enable out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "aadPodIdentity") (not (hasKey (default dict (get $root "aadPodIdentity")) "azureManagedIdentityResourceId")) }}
+{{- $broken = append $broken "aadPodIdentity.azureManagedIdentityResourceId is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave aadPodIdentity.azureManagedIdentityResourceId out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "serviceAccount") }}
+{{- $broken = append $broken "serviceAccount is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave serviceAccount out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "serviceAccount") (not (hasKey (default dict (get $root "serviceAccount")) "create")) }}
+{{- $broken = append $broken "serviceAccount.create is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave serviceAccount.create out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "serviceAccount") (not (hasKey (default dict (get $root "serviceAccount")) "name")) }}
+{{- $broken = append $broken "serviceAccount.name is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave serviceAccount.name out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "createAzureOperatorSecret") }}
+{{- $broken = append $broken "createAzureOperatorSecret is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave createAzureOperatorSecret out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureSubscriptionID") }}
+{{- $broken = append $broken "azureSubscriptionID is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureSubscriptionID out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureTenantID") }}
+{{- $broken = append $broken "azureTenantID is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureTenantID out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureAdditionalTenants") }}
+{{- $broken = append $broken "azureAdditionalTenants is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureAdditionalTenants out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureClientID") }}
+{{- $broken = append $broken "azureClientID is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureClientID out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureClientSecret") }}
+{{- $broken = append $broken "azureClientSecret is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureClientSecret out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureClientCertificate") }}
+{{- $broken = append $broken "azureClientCertificate is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureClientCertificate out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureClientCertificatePassword") }}
+{{- $broken = append $broken "azureClientCertificatePassword is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureClientCertificatePassword out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureSyncPeriod") }}
+{{- $broken = append $broken "azureSyncPeriod is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureSyncPeriod out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureAuthorityHost") }}
+{{- $broken = append $broken "azureAuthorityHost is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureAuthorityHost out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureResourceManagerEndpoint") }}
+{{- $broken = append $broken "azureResourceManagerEndpoint is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureResourceManagerEndpoint out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureResourceManagerAudience") }}
+{{- $broken = append $broken "azureResourceManagerAudience is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureResourceManagerAudience out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "azureUserAgentSuffix") }}
+{{- $broken = append $broken "azureUserAgentSuffix is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave azureUserAgentSuffix out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "useWorkloadIdentityAuth") }}
+{{- $broken = append $broken "useWorkloadIdentityAuth is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave useWorkloadIdentityAuth out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "allowMultiEnvManagement") }}
+{{- $broken = append $broken "allowMultiEnvManagement is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave allowMultiEnvManagement out to keep its default, false, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "maxConcurrentReconciles") }}
+{{- $broken = append $broken "maxConcurrentReconciles is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave maxConcurrentReconciles out to keep its default, 4, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "rateLimit") }}
+{{- $broken = append $broken "rateLimit is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave rateLimit out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "rateLimit") (not (hasKey (default dict (get $root "rateLimit")) "mode")) }}
+{{- $broken = append $broken "rateLimit.mode is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave rateLimit.mode out to keep its default, \"disabled\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "rateLimit") (not (hasKey (default dict (get $root "rateLimit")) "qps")) }}
+{{- $broken = append $broken "rateLimit.qps is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave rateLimit.qps out to keep its default, 5, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "rateLimit") (not (hasKey (default dict (get $root "rateLimit")) "bucketSize")) }}
+{{- $broken = append $broken "rateLimit.bucketSize is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave rateLimit.bucketSize out to keep its default, 100, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "networkPolicies") }}
+{{- $broken = append $broken "networkPolicies is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "enable")) }}
+{{- $broken = append $broken "networkPolicies.enable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.enable out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "kubernetesApiPort")) }}
+{{- $broken = append $broken "networkPolicies.kubernetesApiPort is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.kubernetesApiPort out to keep its default, 6443, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "kubernetesApiCIDR")) }}
+{{- $broken = append $broken "networkPolicies.kubernetesApiCIDR is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.kubernetesApiCIDR out to keep its default, \"0.0.0.0/0\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "mysqlCIDR")) }}
+{{- $broken = append $broken "networkPolicies.mysqlCIDR is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.mysqlCIDR out to keep its default, \"0.0.0.0/0\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "postgresqlCIDR")) }}
+{{- $broken = append $broken "networkPolicies.postgresqlCIDR is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.postgresqlCIDR out to keep its default, \"0.0.0.0/0\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "networkPolicies") (not (hasKey (default dict (get $root "networkPolicies")) "sqlCIDR")) }}
+{{- $broken = append $broken "networkPolicies.sqlCIDR is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave networkPolicies.sqlCIDR out to keep its default, \"0.0.0.0/0\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "podDisruptionBudget") }}
+{{- $broken = append $broken "podDisruptionBudget is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave podDisruptionBudget out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "podDisruptionBudget") (not (hasKey (default dict (get $root "podDisruptionBudget")) "enabled")) }}
+{{- $broken = append $broken "podDisruptionBudget.enabled is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave podDisruptionBudget.enabled out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "podDisruptionBudget") (not (hasKey (default dict (get $root "podDisruptionBudget")) "minAvailable")) }}
+{{- $broken = append $broken "podDisruptionBudget.minAvailable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave podDisruptionBudget.minAvailable out to keep its default, \"50%\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "podDisruptionBudget") (not (hasKey (default dict (get $root "podDisruptionBudget")) "unhealthyPodEvictionPolicy")) }}
+{{- $broken = append $broken "podDisruptionBudget.unhealthyPodEvictionPolicy is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave podDisruptionBudget.unhealthyPodEvictionPolicy out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "admissionPolicy") }}
+{{- $broken = append $broken "admissionPolicy is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave admissionPolicy out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "admissionPolicy") (not (hasKey (default dict (get $root "admissionPolicy")) "enable")) }}
+{{- $broken = append $broken "admissionPolicy.enable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave admissionPolicy.enable out to keep its default, true, or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "topology") }}
+{{- $broken = append $broken "topology is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave topology out to keep its default, \"single\", or set a value" }}
+{{- end }}
+{{- if not (hasKey $root "split") }}
+{{- $broken = append $broken "split is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (not (hasKey (default dict (get $root "split")) "webhooks")) }}
+{{- $broken = append $broken "split.webhooks is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "replicaCount")) }}
+{{- $broken = append $broken "split.webhooks.replicaCount is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.replicaCount out to keep its default, 2, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "maxSurge")) }}
+{{- $broken = append $broken "split.webhooks.maxSurge is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.maxSurge out to keep its default, 1, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "minReadySeconds")) }}
+{{- $broken = append $broken "split.webhooks.minReadySeconds is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.minReadySeconds out to keep its default, 5, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "podDisruptionBudget")) }}
+{{- $broken = append $broken "split.webhooks.podDisruptionBudget is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.podDisruptionBudget out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "podDisruptionBudget") (not (hasKey (default dict (get (default dict (get (default dict (get $root "split")) "webhooks")) "podDisruptionBudget")) "maxUnavailable")) }}
+{{- $broken = append $broken "split.webhooks.podDisruptionBudget.maxUnavailable is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.podDisruptionBudget.maxUnavailable out to keep its default, 1, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "refreshToken")) }}
+{{- $broken = append $broken "split.webhooks.refreshToken is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.refreshToken out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "webhooks") (not (hasKey (default dict (get (default dict (get $root "split")) "webhooks")) "priorityClassName")) }}
+{{- $broken = append $broken "split.webhooks.priorityClassName is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.webhooks.priorityClassName out to keep its default, \"\", or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (not (hasKey (default dict (get $root "split")) "controller")) }}
+{{- $broken = append $broken "split.controller is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.controller out to keep its defaults, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "controller") (not (hasKey (default dict (get (default dict (get $root "split")) "controller")) "replicaCount")) }}
+{{- $broken = append $broken "split.controller.replicaCount is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.controller.replicaCount out to keep its default, 2, or set a value" }}
+{{- end }}
+{{- if and (hasKey $root "split") (hasKey (default dict (get $root "split")) "controller") (not (hasKey (default dict (get (default dict (get $root "split")) "controller")) "paused")) }}
+{{- $broken = append $broken "split.controller.paused is null, and a null deletes the key (Helm merges values so), but the chart needs it; help: leave split.controller.paused out to keep its default, false, or set a value" }}
+{{- end }}
 {{- $valuesMethods := list "YAML" "Table" "AsMap" "Encode" "PathValue" }}
 {{- $notSecret := list "pullsecrets" "createazureoperatorsecret" "refreshtoken" "secretkeyref" }}
 {{- $secretWord := "secret|.secret|ecret|.ecret|escret|s.ecret|scret|s.cret|sceret|se.cret|seret|se.ret|sercet|sec.ret|secet|sec.et|secert|secr.et|secrt|secr.t|secrte|secre.t|secre|secre.|secret.|password|.password|assword|.assword|apssword|p.assword|pssword|p.ssword|psasword|pa.ssword|pasword|pa.sword|pas.sword|pas.word|paswsord|pass.word|passord|pass.ord|passowrd|passw.ord|passwrd|passw.rd|passwrod|passwo.rd|passwod|passwo.d|passwodr|passwor.d|passwor|passwor.|password.|passwd|.passwd|asswd|.asswd|apsswd|p.asswd|psswd|p.sswd|psaswd|pa.sswd|paswd|pa.swd|pas.swd|pas.wd|paswsd|pass.wd|passd|pass.d|passdw|passw.d|passw|passw.|passwd.|certificate|.certificate|ertificate|.ertificate|ecrtificate|c.ertificate|crtificate|c.rtificate|cretificate|ce.rtificate|cetificate|ce.tificate|cetrificate|cer.tificate|cerificate|cer.ificate|ceritficate|cert.ificate|certficate|cert.ficate|certfiicate|certi.ficate|certiicate|certi.icate|certiifcate|certif.icate|certifcate|certif.cate|certifciate|certifi.cate|certifiate|certifi.ate|certifiacte|certific.ate|certificte|certific.te|certifictae|certifica.te|certificae|certifica.e|certificaet|certificat.e|certificat|certificat.|certificate.|token|(?:secr|secre|pass|passw|passwo|passwor|cert|certi|certif|certifi|certific|certifica|certificat|toke)$" }}
