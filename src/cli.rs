@@ -22,6 +22,57 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// The arguments as clap reads them, except that help or the version
+    /// asked for only inside a cluster of short flags is a usage error:
+    /// `-hvalues.yaml` is a file whose name starts with `-` that clap reads
+    /// as `-h` and more, and a check that printed help and exited 0 would
+    /// pass without reading it.
+    pub fn parse_operands<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::CommandFactory as _;
+        use clap::error::ErrorKind;
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let err = match Cli::try_parse_from(&args) {
+            Ok(cli) => return Ok(cli),
+            Err(err) => err,
+        };
+        let (asked, exact, long) = match err.kind() {
+            ErrorKind::DisplayHelp => ('h', "-h", "--help"),
+            ErrorKind::DisplayVersion => ('V', "-V", "--version"),
+            _ => return Err(err),
+        };
+        let options: Vec<&str> = args
+            .iter()
+            .skip(1)
+            .map(|arg| arg.to_str().unwrap_or(""))
+            .take_while(|&arg| arg != "--")
+            .collect();
+        if options
+            .iter()
+            .any(|&arg| arg == exact || arg == long || arg == "help")
+        {
+            return Err(err);
+        }
+        match options.iter().find(|arg| {
+            arg.len() > 2 && arg.starts_with('-') && !arg.starts_with("--") && arg.contains(asked)
+        }) {
+            Some(cluster) => Err(Cli::command().error(
+                ErrorKind::UnknownArgument,
+                format!(
+                    "'{cluster}' reads as {exact} and more short flags, not as a file; \
+                     put '--' before files whose names start with '-' (asogen validate -- {cluster}), \
+                     or write them as ./{cluster}"
+                ),
+            )),
+            None => Err(err),
+        }
+    }
+}
+
 /// The commands; each takes its own arguments, which are its settings
 /// wherever no check across flags is needed.
 #[derive(Debug, Subcommand)]
@@ -332,7 +383,14 @@ Differs from helm template: --kube-version decides what the cluster serves (befo
 pub struct ValuesFlags {
     /// A values file (`-` for standard input); later files win, maps merge deeply,
     /// lists replace.
-    #[arg(short = 'f', long = "values", value_name = "FILE")]
+    // The word after -f is the file, whatever it starts with, as Helm
+    // reads it: `-f -hvalues.yaml` is that file, not -h.
+    #[arg(
+        short = 'f',
+        long = "values",
+        value_name = "FILE",
+        allow_hyphen_values = true
+    )]
     pub values: Vec<PathBuf>,
     /// Set values as Helm does: `a.b=v,c[0]=w`, `{x,y}` for a list, `\` escapes;
     /// only true, false, null and integers are typed, anything else is text.

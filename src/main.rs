@@ -3,8 +3,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// mimalloc instead of the system allocator: rendering builds and drops many
 /// small JSON values, and a third of `render`'s instructions went to glibc's
 /// malloc and free (measured with callgrind; see bench/README.md). Built
@@ -14,7 +12,10 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = asogen::cli::Cli::parse();
+    let args = match asogen::cli::Cli::parse_operands(std::env::args_os()) {
+        Ok(args) => args,
+        Err(err) => err.exit(),
+    };
     match asogen::commands::run(args) {
         Ok(status) => ExitCode::from(status.exit_code()),
         Err(err) => {

@@ -149,11 +149,12 @@ fn pre_commit_runs_the_repositorys_hook() {
     std::fs::write(dir.join("notes.yaml"), BAD).unwrap();
     git(&["add", "."]);
     let path = path_with(&bin);
-    let try_repo = |files: &[&str]| {
+    // `--files FILE...` or `--all-files`.
+    let try_repo = |selection: &[&str]| {
         let mut args = vec!["try-repo"];
         args.push(hooks.path().to_str().unwrap());
-        args.extend(["asogen-validate-system", "--files"]);
-        args.extend(files);
+        args.push("asogen-validate-system");
+        args.extend(selection);
         let out = common::tool(bin.join("pre-commit"))
             .args(&args)
             .current_dir(dir)
@@ -167,11 +168,16 @@ fn pre_commit_runs_the_repositorys_hook() {
             .expect("pre-commit runs");
         (out.status.code(), all_text(&out))
     };
-    let (code, report) = try_repo(&["dev-values.yaml"]);
+    let (code, report) = try_repo(&["--files", "dev-values.yaml"]);
     assert_eq!(code, Some(0), "{report}");
     assert!(report.contains("Passed"), "{report}");
 
-    let (code, report) = try_repo(&["dev-values.yaml", "prod-values.yaml", "notes.yaml"]);
+    let (code, report) = try_repo(&[
+        "--files",
+        "dev-values.yaml",
+        "prod-values.yaml",
+        "notes.yaml",
+    ]);
     assert_eq!(code, Some(1), "{report}");
     assert!(report.contains("prod-values.yaml:3:9"), "{report}");
     assert!(report.contains("ha-requires-recreate"), "{report}");
@@ -180,8 +186,21 @@ fn pre_commit_runs_the_repositorys_hook() {
     // passes beside the bad one.
     assert!(!report.contains("notes.yaml"), "{report}");
     assert!(report.contains("1 of 2 values files valid"), "{report}");
-    let (code, report) = try_repo(&["chart/templates/validate-values.yaml", "dev-values.yaml"]);
+    let (code, report) = try_repo(&[
+        "--files",
+        "chart/templates/validate-values.yaml",
+        "dev-values.yaml",
+    ]);
     assert_eq!(code, Some(0), "{report}");
+    // A file named like a flag is a file: without the hook's `--` it read
+    // as -h, printed help and passed (every file pre-commit selects is in
+    // one call: the bad prod-values.yaml went unchecked too).
+    std::fs::write(dir.join("-hvalues.yaml"), BAD).unwrap();
+    git(&["add", "--", "-hvalues.yaml"]);
+    let (code, report) = try_repo(&["--all-files"]);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(report.contains("-hvalues.yaml:3:9"), "{report}");
+    assert!(report.contains("prod-values.yaml:3:9"), "{report}");
 }
 
 /// The hooks pre-commit reads run asogen as `asogen validate` with the
@@ -196,6 +215,8 @@ fn the_hook_definitions_name_asogen_validate() {
     assert_eq!(ids, ["asogen-validate", "asogen-validate-system"]);
     for hook in &hooks {
         assert_eq!(hook["entry"], "asogen validate");
+        // Options end before the file names pre-commit appends.
+        assert_eq!(hook["args"], serde_json::json!(["--"]));
     }
     assert_eq!(hooks[0]["language"], "rust");
     assert_eq!(hooks[1]["language"], "system");
@@ -320,6 +341,17 @@ fn the_github_actions_example_steps_run() {
         report.contains(
             "::error file=cluster-b-values.yaml,line=3,col=9,title=ha-requires-recreate::"
         ),
+        "{report}"
+    );
+    // A file named like a flag, beside a good one, is checked as a file
+    // (before, it read as -h: help, exit 0, nothing checked).
+    std::fs::remove_file(dir.join("cluster-b-values.yaml")).unwrap();
+    std::fs::write(dir.join("-hvalues.yaml"), BAD).unwrap();
+    git(&["add", "-A"]);
+    let (code, report) = step(commands[0]);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains("::error file=-hvalues.yaml,line=3,col=9,title=ha-requires-recreate::"),
         "{report}"
     );
     // A profile changed and not rendered: the check fails and says how to

@@ -26,6 +26,12 @@ pub enum Error {
     /// No plan leads there safely (the bridge).
     #[error(transparent)]
     Refused(#[from] plan::Refused),
+    /// Values from standard input, which the printed commands would read
+    /// again (empty the second time).
+    #[error(
+        "upgrade-plan prints commands that read your values files again, and standard input (-f -) is read once: the steps would run on the chart defaults\nhelp: save the values to a file and give its name (-f values.yaml)"
+    )]
+    StdinValues,
     /// `--manifest` names no step of the plan.
     #[error(
         "the plan via {via} has steps 1 to {steps}; there is no step {asked}\nhelp: run `asogen upgrade-plan --via {via}` without --manifest to see the steps"
@@ -46,7 +52,7 @@ impl super::Failure for Error {
         match self {
             Error::Values(err) => err.exit_code(),
             Error::Invalid(_) | Error::Refused(_) => EXIT_FAILED,
-            Error::NoSuchStep { .. } => EXIT_USAGE,
+            Error::NoSuchStep { .. } | Error::StdinValues => EXIT_USAGE,
         }
     }
 
@@ -79,11 +85,15 @@ fn render(
     // --set-string: the step's values are text (a tag) or a boolean, which
     // --set types
     for setting in extra {
-        let expression = format!("{}={}", setting.key.path(), setting.value);
         if setting.value == "true" || setting.value == "false" {
-            values.set.push(expression);
+            values
+                .set
+                .push(format!("{}={}", setting.key.path(), setting.value));
         } else {
-            values.set_string.push(expression);
+            values.set_string.push(crate::read::set_string_expression(
+                setting.key.path(),
+                &setting.value,
+            ));
         }
     }
     let sources = super::read_values(&values)?;
@@ -100,6 +110,11 @@ fn render(
 
 /// Prints the plan, or the objects of one step.
 pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
+    // One step's objects (--manifest) read standard input once, as asked;
+    // a printed plan would repeat `-f -` in its commands.
+    if args.manifest.is_none() && args.values.values.iter().any(|f| f.as_os_str() == "-") {
+        return Err(Error::StdinValues);
+    }
     let values: ValuesInput = args.values.clone().into();
     let (model, objects) = render(&values, &[], &args.namespace)?;
     let invocation = Invocation {

@@ -312,7 +312,14 @@ impl Invocation {
     fn values_args(&self) -> String {
         let mut args = format!(" -n {}", shell_word(&self.namespace));
         for file in &self.files {
-            args.push_str(&format!(" -f {}", shell_word(file)));
+            // A relative name that starts with `-` reads as flags to every
+            // tool the commands run; `./` keeps it a file.
+            let file = if file.starts_with('-') {
+                format!("./{file}")
+            } else {
+                file.clone()
+            };
+            args.push_str(&format!(" -f {}", shell_word(&file)));
         }
         if self.sets {
             args.push_str(" <your --set flags>");
@@ -451,7 +458,15 @@ pub fn plan(
             key: REFRESH_KEY,
             value: token.clone(),
         }];
-        let set = format!(" --set {}={}", REFRESH_KEY.path(), shell_word(&token));
+        // --set-string, escaped for Helm's grammar: a tag is text (a number
+        // would be typed), and its commas set nothing else.
+        let set = format!(
+            " --set-string {}",
+            shell_word(&crate::read::set_string_expression(
+                REFRESH_KEY.path(),
+                &token
+            ))
+        );
         last.commands = match via {
             Via::Helm => vec![helm(&set)],
             Via::Flux => vec![

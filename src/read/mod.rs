@@ -32,7 +32,7 @@ pub use merge::{
     deleted_needed_keys, merge, merge_maps, merge_sources, user_values,
 };
 pub use set::{SetFlag, is_flag_source, set_source};
-pub use strvals::Refusal;
+pub use strvals::{Refusal, set_string_expression};
 
 /// One source of values, in the order they apply.
 #[derive(Debug, Clone)]

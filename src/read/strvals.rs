@@ -617,6 +617,22 @@ fn equal_fold(text: &str, word: &str) -> bool {
             .all(|(c, w)| c.eq_ignore_ascii_case(&w) || (w == 's' && c == '\u{17f}'))
 }
 
+/// `KEY=VALUE` for `--set-string` that Helm's strvals (and asogen's) read
+/// back as exactly `value` under the dotted `key`: a backslash before each
+/// character the grammar gives a meaning (`,` would start another
+/// assignment, `{` a list, `\\` an escape), so a value cannot set other
+/// keys.
+pub fn set_string_expression(key: &str, value: &str) -> String {
+    let mut out = format!("{key}=");
+    for c in value.chars() {
+        if matches!(c, '\\' | ',' | '{' | '}') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `--set`'s typing: `true`/`false`/`null` in any case, `0`, and decimal
 /// integers within 64 bits that do not start with `0`; else the text.
 pub fn typed(text: &str) -> Value {

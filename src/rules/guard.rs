@@ -225,7 +225,7 @@ fn deleted_keys_guard() -> Vec<Stmt> {
             };
             Stmt::when(
                 test,
-                vec![report(Expr::str(&crate::read::deleted_key_line(key)))],
+                vec![report(Expr::str(crate::read::deleted_key_line(key)))],
             )
         })
         .collect()
