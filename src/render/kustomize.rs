@@ -120,6 +120,9 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
     }
 }
 
+/// The folder of a component that holds the objects it adds.
+const OBJECTS_DIR: &str = "objects";
+
 /// A Component turning the base objects into the profile's objects.
 pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts: &mut Artifacts) {
     let dir = format!("{KUSTOMIZE_DIR}/components/{name}");
@@ -141,7 +144,10 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
             }
             None => {
                 let file = file_name(object);
-                artifacts.insert(format!("{dir}/{file}"), header() + &yaml::to_yaml(object));
+                artifacts.insert(
+                    format!("{dir}/{OBJECTS_DIR}/{file}"),
+                    header() + &yaml::to_yaml(object),
+                );
                 resources.push(file);
             }
         }
@@ -165,7 +171,33 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
         "kind": "Component",
     });
     if !resources.is_empty() {
-        component["resources"] = json!(resources);
+        // The component's own objects in a Kustomization of their own with
+        // the base's namespace, for the reason the base has it
+        // ([`render_base`]): an overlay's namePrefix or nameSuffix alone
+        // must reach the references of the component's policies too. A
+        // component's own `namespace:` would move every object of the
+        // overlay, the user's included.
+        let mut objects = json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": resources,
+        });
+        if let Some(namespace) = base
+            .iter()
+            .find(|o| o["kind"] == "Deployment")
+            .and_then(|o| o["metadata"]["namespace"].as_str())
+        {
+            objects["namespace"] = json!(namespace);
+        }
+        artifacts.insert(
+            format!("{dir}/{OBJECTS_DIR}/kustomization.yaml"),
+            format!(
+                "{}# The objects the `{name}` component adds to the base, in the base's namespace.\n{}",
+                header(),
+                yaml::to_yaml(&objects)
+            ),
+        );
+        component["resources"] = json!([OBJECTS_DIR]);
     }
     if !patches.is_empty() {
         component["patches"] = json!(patches);
