@@ -659,12 +659,19 @@ fn is_float(text: &str) -> bool {
 pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
     let mut builder = Builder::new(source, Keep::Spans, MAX_NODES)?;
     let mut value = None;
+    // The last line of the previous document: directives sit between it
+    // and the next explicit `---`.
+    let mut after = 0;
     loop {
         let (event, span) = builder.next()?;
         match event {
-            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+            Event::StreamStart | Event::Nothing => {}
+            Event::DocumentEnd => after = span.start.line(),
             Event::StreamEnd => break,
-            Event::DocumentStart(_) => {
+            Event::DocumentStart(explicit) => {
+                if explicit {
+                    refuse_directives(source, after, span.start.line())?;
+                }
                 let (event, span) = builder.next()?;
                 if matches!(event, Event::DocumentEnd) {
                     continue;
@@ -688,6 +695,33 @@ pub fn parse_document(source: &str) -> Result<LocatedDocument, YamlError> {
         spans: builder.spans,
         notes: builder.notes,
     })
+}
+
+/// A directive (`%YAML 1.2`, `%TAG ...`) on the lines after line `after`
+/// and before line `before` (1-based), which lie between documents:
+/// Helm's values reader refuses every one (even `%YAML 1.1`: "did not find
+/// expected <document start>"), so asogen does.
+fn refuse_directives(source: &str, after: usize, before: usize) -> Result<(), YamlError> {
+    let directive = source
+        .lines()
+        .enumerate()
+        .skip(after)
+        .take(before.saturating_sub(after + 1))
+        .find(|(_, line)| line.starts_with('%'));
+    match directive {
+        Some((index, line)) => Err(YamlError::new(
+            format!(
+                "a YAML directive ({}): Helm refuses a values file with directives; \
+                 help: remove the line (a values file needs no %YAML or %TAG)",
+                line.split_whitespace().next().unwrap_or("%")
+            ),
+            Position {
+                line: index + 1,
+                column: 1,
+            },
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The most nodes a stream of `source` may expand to: one per byte of
