@@ -150,7 +150,7 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
     };
     // An integer or a percent string is 0 (as text, so that a percent is
     // never compared with a number).
-    let zero = |field: &str| format!("string({field}) in ['0', '0%']");
+    let zero = |field: &str| format!("string({field}).matches('{}')", super::ZERO_PATTERN);
     Some(match test {
         Test::AtLeast(n) => format!("{field} >= {n}"),
         Test::AtMost(n) => format!("{field} <= {n}"),

@@ -68,7 +68,13 @@ impl Test {
             Test::Set => !value.is_null(),
             Test::True => value == &Value::Bool(true),
             Test::NotTrue => value != &Value::Bool(true),
-            Test::Zero => value.as_i64() == Some(0) || value.as_str() == Some("0%"),
+            Test::Zero => {
+                value.as_i64() == Some(0)
+                    || value.as_str().is_some_and(|text| {
+                        let digits = text.strip_suffix('%').unwrap_or(text);
+                        !digits.is_empty() && digits.chars().all(|c| c == '0')
+                    })
+            }
             Test::NotZero => !Test::Zero.holds(value),
             Test::FlagOn(flag) => args(value).any(|arg| flag_on(flag, arg)),
             Test::FlagNot(flag, setting) => {

@@ -115,8 +115,14 @@ fn condition(key: RuleKey, test: Test) -> Expr {
         Test::IsNot(expected) => call(Func::Ne, vec![text(v), Expr::str(expected)]),
         Test::True => text(v).eq(Expr::str("true")),
         Test::NotTrue => call(Func::Ne, vec![text(v), Expr::str("true")]),
-        Test::Zero => call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
-        Test::NotZero => !call(Func::Has, vec![text(v), Expr::strings(["0", "0%"])]),
+        Test::Zero => call(
+            Func::RegexMatch,
+            vec![Expr::str(super::ZERO_PATTERN), text(v)],
+        ),
+        Test::NotZero => !call(
+            Func::RegexMatch,
+            vec![Expr::str(super::ZERO_PATTERN), text(v)],
+        ),
         // Tests on arguments are tests on fields, never on values.
         Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
     }

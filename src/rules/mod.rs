@@ -105,12 +105,17 @@ impl RuleKey {
         self.key().path()
     }
 
-    /// The value a values file that leaves the key out (or sets it to
-    /// null) gets from the chart.
+    /// The value a values file that leaves the key out gets from the
+    /// chart.
     pub fn default(self) -> Value {
         crate::values::default_of(self.key())
     }
 }
+
+/// The text of a zero count or percentage (`0`, `0%`, `00%`; an integer
+/// prints as its digits), as every enforcement point tests it: the API
+/// server reads a percentage by its number, so "00%" is zero too.
+pub const ZERO_PATTERN: &str = "^0+%?$";
 
 /// A test on one key's value (after defaults), or on a field of the
 /// Deployment.
@@ -130,9 +135,10 @@ pub enum Test {
     True,
     /// Anything but `true`.
     NotTrue,
-    /// 0 or "0%".
+    /// Zero by its meaning: 0, or a percentage of zero however spelled
+    /// ("0%", "00%"), as the API server reads it ([`ZERO_PATTERN`]).
     Zero,
-    /// Neither 0 nor "0%".
+    /// Not zero by its meaning.
     NotZero,
     /// A list of command-line arguments that turns the boolean flag (its
     /// name without dashes) on.

@@ -16,6 +16,11 @@ pub fn schema_message(rule: &Rule) -> String {
     format!("{}: {}; help: {}", rule.id, rule.summary, rule.help)
 }
 
+/// A zero count or percentage however spelled ([`super::ZERO_PATTERN`]).
+fn zero() -> Value {
+    json!({"anyOf": [{"const": 0}, {"type": "string", "pattern": super::ZERO_PATTERN}]})
+}
+
 /// The schema of a test's passing values at the key itself.
 fn leaf(test: Test) -> Value {
     match test {
@@ -26,8 +31,8 @@ fn leaf(test: Test) -> Value {
         Test::Set => json!({"not": {"type": "null"}}),
         Test::True => json!({"const": true}),
         Test::NotTrue => json!({"not": {"const": true}}),
-        Test::Zero => json!({"enum": [0, "0%"]}),
-        Test::NotZero => json!({"not": {"enum": [0, "0%"]}}),
+        Test::Zero => zero(),
+        Test::NotZero => json!({"not": zero()}),
         // Tests on arguments are tests on fields, never on values.
         Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
     }

@@ -120,10 +120,10 @@ its id and help through `fail`. */}}
 {{- if and (ne (toString $topology) "split") (le (int64 $replicaCount) 0) }}
 {{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
 {{- end }}
-{{- if and (ne (toString $topology) "split") $strategy_rollingUpdate (has (toString $strategy_rollingUpdate_maxSurge) (list "0" "0%")) (has (toString $strategy_rollingUpdate_maxUnavailable) (list "0" "0%")) }}
+{{- if and (ne (toString $topology) "split") $strategy_rollingUpdate (regexMatch "^0+%?$" (toString $strategy_rollingUpdate_maxSurge)) (regexMatch "^0+%?$" (toString $strategy_rollingUpdate_maxUnavailable)) }}
 {{- $broken = append $broken "rolling-update-makes-progress: strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0; help: set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0" }}
 {{- end }}
-{{- if or (and (ne (toString $topology) "single") (le (int64 $split_webhooks_replicaCount) 0)) (and (ne (toString $topology) "single") (has (toString $split_webhooks_maxSurge) (list "0" "0%"))) }}
+{{- if or (and (ne (toString $topology) "single") (le (int64 $split_webhooks_replicaCount) 0)) (and (ne (toString $topology) "single") (regexMatch "^0+%?$" (toString $split_webhooks_maxSurge))) }}
 {{- $broken = append $broken "split-webhooks-never-unavailable: with topology: split (or bridge), the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0; help: set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered" }}
 {{- end }}
 {{- if and (eq (toString $topology) "split") (le (int64 $split_controller_replicaCount) 0) (ne (toString $split_controller_paused) "true") }}
