@@ -55,15 +55,21 @@ pub fn webhook_service() -> Resource {
 }
 
 /// The label the pods of both roles carry with the same value: the
-/// chart's name, or what `podLabels` puts in its place on both.
+/// chart's name, or what `podLabels` puts in its place on both, whatever
+/// it is (an empty value too: `default` would select the chart's name,
+/// which no pod then carries).
 fn both_roles_selector() -> Entry {
+    let labels = || Expr::value(keys::POD_LABELS).or_default(Expr::Call(Func::Dict, vec![]));
     json(
         BOTH_ROLES_LABEL,
         Expr::Call(
-            Func::Index,
-            vec![Expr::value(keys::POD_LABELS), Expr::str(BOTH_ROLES_LABEL)],
-        )
-        .or_default(Expr::Include("name")),
+            Func::Ternary,
+            vec![
+                Expr::Call(Func::Index, vec![labels(), Expr::str(BOTH_ROLES_LABEL)]),
+                Expr::Include("name"),
+                Expr::Call(Func::HasKey, vec![labels(), Expr::str(BOTH_ROLES_LABEL)]),
+            ],
+        ),
     )
 }
 
