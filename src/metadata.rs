@@ -55,6 +55,13 @@ pub const WEBHOOKS_SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "webho
 /// selects in the bridge of a Helm migration, so it routes to both.
 pub const BOTH_ROLES_LABEL: &str = "app.kubernetes.io/name";
 
+/// Pod labels that give a pod an Azure identity (aad-pod-identity's
+/// binding, Azure Workload Identity's opt-in): with topology split they
+/// reach the controller pods only, since the webhook pods hold no Azure
+/// credential (docs/security.md). Every other `podLabels` entry reaches
+/// the pods of both roles.
+pub const IDENTITY_LABELS: &[&str] = &["aadpodidbinding", "azure.workload.identity/use"];
+
 /// The annotations the chart writes on the controller pods.
 pub const POD_ANNOTATIONS: &[(&str, &str)] =
     &[("kubectl.kubernetes.io/default-container", "manager")];

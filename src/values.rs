@@ -72,7 +72,7 @@ values_struct! {
         pub go: GoRuntime,
         /// probes sets the timings of the liveness, readiness and startup probes (paths and ports are fixed).
         pub probes: Probes,
-        /// extraEnv lists extra environment variables for the manager container.
+        /// extraEnv lists extra environment variables for the manager container (with topology split, the controller's only: the webhook pods hold no Azure credential).
         pub extra_env: Vec<EnvVar>,
         /// resources are the CPU and memory requests and limits of the manager container.
         pub resources: ResourceRequirements = default_resources(),
@@ -93,7 +93,7 @@ values_struct! {
         pub priority_class_name: String,
         /// podAnnotations are added to the pod.
         pub pod_annotations: BTreeMap<String, String>,
-        /// podLabels are added to the pod.
+        /// podLabels are added to the pod (with topology split, to the pods of both roles, except the identity labels aadpodidbinding and azure.workload.identity/use, which only the controller pods get).
         #[schemars(extend("examples" = [{"team": "platform"}]))]
         pub pod_labels: BTreeMap<String, String>,
         /// deploymentAnnotations are added to the Deployment.

@@ -2,7 +2,7 @@
 //! defaults deletes the key. Every key the defaults set (the chart's own
 //! keys and every field inside their Kubernetes-typed defaults) is set to
 //! null, in a values file and with `--set KEY=null`, over the defaults and
-//! over `topology: split` (the keys split reads apart), and goes through `asogen template` and through
+//! over `topology: split` and `bridge` (the keys they read apart), and goes through `asogen template` and through
 //! Helm v4's own `helm template` code on the generated chart
 //! (tests/tools/helm-template): the same objects, or both refuse.
 
@@ -51,8 +51,8 @@ fn set_path(path: &[String]) -> String {
         .join(".")
 }
 
-/// Whether topology split may read the key otherwise than the defaults'
-/// single Deployment does: its own keys, and the pod settings it copies to
+/// Whether topology split (or the bridge) may read the key otherwise than
+/// the defaults' single Deployment does: its own keys, and the pod settings it copies to
 /// both of its Deployments (a needed key is refused whatever the topology,
 /// and each render costs Helm half a second).
 fn split_reads_it_apart(path: &[String]) -> bool {
@@ -89,10 +89,11 @@ fn every_key_set_to_null_renders_as_helm_renders_it_or_both_refuse() {
     for (base_name, base) in [
         ("defaults", vec![]),
         ("split", vec!["--set", "topology=split"]),
+        ("bridge", vec!["--set", "topology=bridge"]),
     ] {
         let base: Vec<String> = base.into_iter().map(String::from).collect();
         for (index, path) in keys.iter().enumerate() {
-            if base_name == "split" && !split_reads_it_apart(path) {
+            if base_name != "defaults" && !split_reads_it_apart(path) {
                 continue;
             }
             let file = dir.path().join(format!("{base_name}-{index}.yaml"));

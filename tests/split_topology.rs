@@ -681,3 +681,49 @@ fn single_topology_keys_the_split_does_not_read_are_warned_of_where_they_are_set
         assert!(!report.contains("warning"), "{values}: {report}");
     }
 }
+
+/// Which role a pod setting reaches (topology split and the bridge): the
+/// user's environment variables (Azure credentials among them) and the
+/// labels that give a pod an Azure identity reach the controller pods
+/// only; the webhook pods hold no credential and get every other label.
+#[test]
+fn credentials_and_identities_reach_the_controller_pods_only() {
+    let identity = asogen::metadata::IDENTITY_LABELS;
+    assert!(identity.contains(&"aadpodidbinding"));
+    for topology in ["split", "bridge"] {
+        let mut labels = serde_json::Map::new();
+        for label in identity {
+            labels.insert(label.to_string(), json!("x"));
+        }
+        labels.insert("team".into(), json!("platform"));
+        let values = json!({
+            "topology": topology,
+            "extraEnv": [
+                {"name": "AZURE_CLIENT_SECRET", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "secret"}}},
+                {"name": "HTTPS_PROXY", "value": "http://proxy.example:3128"},
+            ],
+            "podLabels": labels,
+        });
+        let objects = render(&values.to_string());
+        for (deployment, holds) in [(CONTROLLER, true), (WEBHOOKS, false)] {
+            let container = container(&objects, deployment);
+            for name in ["AZURE_CLIENT_SECRET", "HTTPS_PROXY"] {
+                assert_eq!(
+                    env_value(&container, name).is_some(),
+                    holds,
+                    "{topology}: {deployment} and {name}"
+                );
+            }
+            let pod_labels =
+                &find(&objects, "Deployment", deployment)["spec"]["template"]["metadata"]["labels"];
+            for label in identity {
+                assert_eq!(
+                    pod_labels.get(*label).is_some(),
+                    holds,
+                    "{topology}: {deployment} and the label {label}"
+                );
+            }
+            assert_eq!(pod_labels["team"], "platform", "{topology}: {deployment}");
+        }
+    }
+}

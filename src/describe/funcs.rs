@@ -59,6 +59,8 @@ pub enum Func {
     Get,
     /// `dict KEY VALUE...`: a new map (`dict` alone: an empty one).
     Dict,
+    /// `omit MAP KEY...`: a new map without those keys.
+    Omit,
     /// `list ITEM...`: a new list.
     List,
     /// `append LIST ITEM`: a new list with ITEM at the end.
@@ -129,6 +131,7 @@ impl Func {
             Func::Le => "le",
             Func::Get => "get",
             Func::Dict => "dict",
+            Func::Omit => "omit",
             Func::List => "list",
             Func::Append => "append",
             Func::Concat => "concat",
@@ -242,6 +245,17 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
                 map.insert(go_string(&pair[0]), value);
             }
             Value::Object(map)
+        }
+        Func::Omit => {
+            let Some((map, keys)) = args.split_first() else {
+                return Err(EvalError(format!(
+                    "{name}: wrong number of args: want at least 1"
+                )));
+            };
+            let keys: Vec<String> = keys.iter().map(go_string).collect();
+            let mut kept = as_map(name, map)?.into_owned();
+            kept.retain(|key, _| !keys.contains(key));
+            Value::Object(kept)
         }
         Func::List => Value::Array(args.to_vec()),
         Func::Append => {

@@ -238,6 +238,20 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         Role::Controller => vec![Entry::Include("selectorLabels")],
         Role::Webhooks => webhooks_selector_labels(),
     };
+    // The user's labels, less those that would give a pod an identity
+    // when the role holds none.
+    let pod_labels = if talks_to_azure(role) {
+        Expr::value(keys::POD_LABELS)
+    } else {
+        let mut args =
+            vec![Expr::value(keys::POD_LABELS).or_default(Expr::call(Func::Dict, vec![]))];
+        args.extend(
+            crate::metadata::IDENTITY_LABELS
+                .iter()
+                .map(|label| Expr::str(*label)),
+        );
+        Expr::call(Func::Omit, args)
+    };
     let identity_binding = talks_to_azure(role).then(|| {
         when(
             Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
@@ -255,7 +269,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
                     json("app.kubernetes.io/version", Expr::AppVersion),
                 ])
                 .chain(identity_binding)
-                .chain([Entry::Splice(Expr::value(keys::POD_LABELS))])
+                .chain([Entry::Splice(pod_labels)])
                 .collect(),
         ),
     ]
@@ -599,7 +613,12 @@ fn env(role: Role) -> Vec<Item> {
         "name": "POD_NAMESPACE",
         "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}
     }))));
-    items.push(Item::Splice(Expr::value(keys::EXTRA_ENV)));
+    // The user's variables are the controller's: they carry Azure
+    // credentials (AZURE_CLIENT_SECRET from a Secret), which the webhook
+    // pods must not hold.
+    if talks_to_azure(role) {
+        items.push(Item::Splice(Expr::value(keys::EXTRA_ENV)));
+    }
     items
 }
 
