@@ -234,6 +234,7 @@ fn the_controller_follows_the_webhooks() {
     const OTHER_IMAGE: &str = "the webhooks Deployment runs another image";
     const NOT_DONE: &str = "the webhooks Deployment has not rolled out yet";
     const NO_IMAGE: &str = "a scale request cannot show the image";
+    const DOWNGRADE: &str = "never moves to an older release than the controller";
 
     // (a) The webhooks complete at the old image: the controller's image
     // change is refused (this also waits for the new policy to be enforced).
@@ -333,18 +334,22 @@ fn the_controller_follows_the_webhooks() {
         OTHER_IMAGE,
         "the controller back to the old image",
     );
-    // ... and a running controller moves to their image: back to the old
-    // image, then the webhooks' again.
-    cluster.webhooks_template(&old);
-    cluster.webhooks_status(2, 2, 2, false);
-    cluster
-        .controller(&refs(&set_image(&old)), Verdict::Allowed)
-        .unwrap_or_else(|err| panic!("the controller at the webhooks' image: {err}"));
-    cluster.webhooks_template(&new);
-    cluster.webhooks_status(2, 2, 2, false);
-    cluster
-        .controller(&refs(&image), Verdict::Allowed)
-        .unwrap_or_else(|err| panic!("the controller upgraded after the webhooks: {err}"));
+    // ... and the webhooks do not go back behind it (a downgrade): their
+    // old pods could not convert the CRDs the new controller applied.
+    let set_webhooks = format!("manager={old}");
+    refused(
+        server.attempt(&[
+            "set",
+            "image",
+            &format!("deployment/{WEBHOOKS}"),
+            &set_webhooks,
+            "-n",
+            &cluster.namespace,
+        ]),
+        DOWNGRADE,
+        "the webhooks back to the old image behind the controller",
+    );
+    assert_eq!(image_of(&[cluster.live(WEBHOOKS)], WEBHOOKS), new);
     assert_eq!(image_of(&[cluster.live(CONTROLLER)], CONTROLLER), new);
     // Scaling between counts above 0, and to 0, passes.
     cluster
@@ -403,4 +408,177 @@ fn the_order_guard_follows_kustomize_renames() {
         binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"],
         "elsewhere"
     );
+}
+
+/// A webhook pod at `image`, made directly (no Deployment owns it: the
+/// pods an orphaning delete leaves behind).
+fn webhook_pod(cluster: &Cluster, name: &str, image: &str) {
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": cluster.namespace, "labels": {"control-plane": "webhooks"}},
+        // The install's webhooks ServiceAccount (no controller here makes
+        // a namespace's default one).
+        "spec": {
+            "serviceAccountName": "azureserviceoperator-webhooks",
+            "automountServiceAccountToken": false,
+            "containers": [{"name": "manager", "image": image}],
+        },
+    });
+    cluster
+        .server
+        .kubectl_ok(&["apply", "--server-side", "-f", "-"], &pod.to_string());
+}
+
+/// The verdict on creating the controller Deployment `object`, once the
+/// guard's copy of the pods has caught up (the first that is `expected`,
+/// or the last after 20 s).
+fn create_controller(cluster: &Cluster, object: &Value, expected: Verdict) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = cluster.server.kubectl(
+            &[
+                "create",
+                "-n",
+                &cluster.namespace,
+                "--dry-run=server",
+                "-f",
+                "-",
+            ],
+            &object.to_string(),
+        );
+        let result = if out.status.success() {
+            Ok(())
+        } else {
+            Err(text(&out.stderr))
+        };
+        let done = match (&result, expected) {
+            (Ok(()), Verdict::Allowed) => true,
+            (Err(stderr), Verdict::Refused(why)) => stderr.contains(why),
+            _ => false,
+        };
+        if done || Instant::now() > deadline {
+            return result;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The webhook pods, not the webhooks Deployment's status, say what
+/// serves: the old pods a `kubectl delete deployment --cascade=orphan`
+/// leaves behind the Service refuse a controller at a new image (the
+/// Deployment, the parameter of the status check, is gone), and so does
+/// a delete + create of the controller (`kubectl replace --force`,
+/// `kubectl apply --force`), which the update check never saw. A pod that
+/// finished, or none at all (a fresh install), leaves nothing stale.
+#[test]
+fn the_webhook_pods_that_serve_run_the_controllers_image() {
+    let server = server();
+    install_crds(server);
+    let (namespace, new) = install(server);
+    let cluster = Cluster { server, namespace };
+    let old = new.replace("v2.20.0", OLD);
+    const POD_IMAGE: &str = "a webhook pod runs another image";
+    webhook_pod(&cluster, "old-webhooks-a", &old);
+    webhook_pod(&cluster, "old-webhooks-b", &old);
+    // No garbage collector runs here: the orphan finalizer it would
+    // remove (after releasing the ReplicaSets) is removed by hand.
+    server.kubectl_ok(
+        &[
+            "delete",
+            "deployment",
+            WEBHOOKS,
+            "-n",
+            &cluster.namespace,
+            "--cascade=orphan",
+            "--wait=false",
+        ],
+        "",
+    );
+    server.kubectl_ok(
+        &[
+            "patch",
+            "deployment",
+            WEBHOOKS,
+            "-n",
+            &cluster.namespace,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ],
+        "",
+    );
+    // An update at a new image, with the old pods still there.
+    let refused = cluster
+        .controller(&refs(&set_image(&new)), Verdict::Refused(POD_IMAGE))
+        .expect_err("a new controller beside orphaned old webhook pods");
+    assert!(
+        refused.contains(RULE) && refused.contains(POD_IMAGE),
+        "{refused}"
+    );
+    // Delete + create at a new image.
+    let mut controller = cluster.live(CONTROLLER);
+    for field in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "managedFields",
+    ] {
+        controller["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove(field);
+    }
+    controller.as_object_mut().unwrap().remove("status");
+    controller["spec"]["template"]["spec"]["containers"][0]["image"] = json!(new);
+    server.kubectl_ok(
+        &[
+            "delete",
+            "deployment",
+            CONTROLLER,
+            "-n",
+            &cluster.namespace,
+            "--wait=false",
+        ],
+        "",
+    );
+    let refused = create_controller(&cluster, &controller, Verdict::Refused(POD_IMAGE))
+        .expect_err("a controller created at a new image beside old webhook pods");
+    assert!(
+        refused.contains(RULE) && refused.contains(POD_IMAGE),
+        "{refused}"
+    );
+    // One old pod finished, the other gone: nothing stale is left.
+    server.kubectl_ok(
+        &[
+            "patch",
+            "pod",
+            "old-webhooks-a",
+            "-n",
+            &cluster.namespace,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"phase":"Succeeded"}}"#,
+        ],
+        "",
+    );
+    server.kubectl_ok(
+        &[
+            "delete",
+            "pod",
+            "old-webhooks-b",
+            "-n",
+            &cluster.namespace,
+            "--wait=false",
+        ],
+        "",
+    );
+    create_controller(&cluster, &controller, Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("a controller with no stale webhook pod: {err}"));
+    // A webhook pod at the controller's image serves alongside.
+    webhook_pod(&cluster, "new-webhooks", &new);
+    create_controller(&cluster, &controller, Verdict::Allowed)
+        .unwrap_or_else(|err| panic!("a controller beside webhook pods at its image: {err}"));
 }

@@ -179,12 +179,20 @@ fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
     Some((checks, when))
 }
 
-/// A binding's parameter: the Deployment its policy reads, and what the
-/// binding does when that Deployment is missing (`parameterNotFoundAction`,
-/// `Allow` or `Deny`; each caller says why).
+/// A binding's parameter: the objects its policy reads (in the request's
+/// namespace), and what the binding does when there is none
+/// (`parameterNotFoundAction`, `Allow` or `Deny`; each caller says why).
 struct Param {
-    deployment: &'static str,
+    by: ParamBy,
     when_missing: &'static str,
+}
+
+/// How a binding finds its parameter.
+enum ParamBy {
+    /// One object by its name (a Deployment of the release).
+    Name(&'static str),
+    /// Every object with these labels (the policy must pass for each).
+    Labels(&'static [(&'static str, &'static str)]),
 }
 
 /// The binding of a policy to the release namespace, with its parameter
@@ -211,7 +219,16 @@ fn binding(file: &str, short: &str, param: Option<Param>, when: Expr) -> Resourc
                 // No namespace: the request's, which the namespace selector
                 // above makes the release namespace (one name less for a
                 // kustomize overlay to follow).
-                text("name", param.deployment),
+                match param.by {
+                    ParamBy::Name(name) => text("name", name),
+                    ParamBy::Labels(labels) => field(
+                        "selector",
+                        lit(json!({"matchLabels": labels
+                            .iter()
+                            .map(|(key, value)| (key.to_string(), json!(value)))
+                            .collect::<serde_json::Map<_, _>>()})),
+                    ),
+                },
                 text("parameterNotFoundAction", param.when_missing),
             ],
         ));
@@ -284,7 +301,7 @@ pub fn admission_policies() -> Vec<Resource> {
             // one means the binding names the wrong object: refuse rather
             // than let every scale through unchecked.
             let param = (subject == Subject::Scale).then_some(Param {
-                deployment: guard.deployment,
+                by: ParamBy::Name(guard.deployment),
                 when_missing: "Deny",
             });
             bindings.push(binding(

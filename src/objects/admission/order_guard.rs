@@ -15,9 +15,10 @@
 
 use serde_json::json;
 
-use super::{Param, binding, cluster_header, enabled};
+use super::{Param, ParamBy, binding, cluster_header, enabled};
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
+use crate::metadata::WEBHOOKS_SELECTOR_LABELS;
 use crate::objects::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
 use crate::objects::{lit, resource, webhooks_deployed};
 
@@ -33,6 +34,18 @@ const HELP: &str = "apply the webhooks Deployment first and wait until it has ro
 /// Short names (the objects' names add the release namespace) and files.
 const DEPLOYMENT_GUARD: (&str, &str) = ("azureserviceoperator-order-guard", "order.yaml");
 const SCALE_GUARD: (&str, &str) = ("azureserviceoperator-order-scale-guard", "order-scale.yaml");
+const PODS_GUARD: (&str, &str) = ("azureserviceoperator-order-pods-guard", "order-pods.yaml");
+const DOWNGRADE_GUARD: (&str, &str) = (
+    "azureserviceoperator-order-downgrade-guard",
+    "order-downgrade.yaml",
+);
+
+/// The downgrade half of the rule: the webhooks never fall behind the
+/// controller, whose CRDs old webhook pods cannot convert.
+const DOWNGRADE_SUMMARY: &str = "with topology: split (or bridge), the webhooks Deployment never moves to an older release than the controller Deployment runs (by the images' semantic version tags; other tags are not compared)";
+
+/// Why a downgrade is refused and what to do instead.
+const DOWNGRADE_HELP: &str = "a downgrade would leave webhook pods that cannot convert the CRDs the newer controller applied; ASO does not support going back once its CRDs moved on. If the two releases' CRDs are the same, downgrade with the guard off for that change (admissionPolicy.enable: false), controller first";
 
 /// The manager container's images of a Deployment in CEL (a list, so a
 /// Deployment without one compares equal only to another without one).
@@ -50,7 +63,6 @@ fn status(name: &str) -> String {
 /// The Deployment policy's variables: what the update does to the
 /// controller and what the webhooks Deployment (the parameter) runs.
 fn variables() -> serde_json::Value {
-    let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 1)");
     // Complete as `kubectl rollout status` and kstatus judge it, and no
     // pod of an older template left (status.replicas counts the pods of
     // every template that are not terminating; a terminating pod is no
@@ -65,15 +77,22 @@ fn variables() -> serde_json::Value {
     );
     json!([
         {"name": "image", "expression": images("object")},
-        // A new image, or pods where there were none: a controller pod that
-        // applies CRDs starts.
-        {"name": "starts", "expression": format!(
-            "{} > 0 && (variables.image != {} || {} == 0)",
-            replicas("object"), images("oldObject"), replicas("oldObject"),
-        )},
+        starts(),
         {"name": "webhooksImage", "expression": images("params")},
         {"name": "webhooksComplete", "expression": complete},
     ])
+}
+
+/// Whether the request starts a controller pod that applies CRDs: a new
+/// image, pods where there were none, or a Deployment created with pods
+/// (`oldObject` is null on create: `kubectl replace --force` and `kubectl
+/// apply --force` delete and create).
+fn starts() -> serde_json::Value {
+    let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 1)");
+    json!({"name": "starts", "expression": format!(
+        "{} > 0 && (oldObject == null || variables.image != {} || {} == 0)",
+        replicas("object"), images("oldObject"), replicas("oldObject"),
+    )})
 }
 
 /// A refusal's message: the rule, what is missing, the help.
@@ -116,6 +135,115 @@ fn deployment_policy(when: &Expr) -> Resource {
                     "message": message("the webhooks Deployment has not rolled out yet"),
                 },
             ])),
+        ),
+    ];
+    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
+    object.push(map("spec", spec));
+    resource(
+        &format!("admissionpolicy-{file}"),
+        Some(when.clone()),
+        object,
+    )
+}
+
+/// On every create and update of the controller Deployment, with each
+/// webhook pod as its parameter (selected by the webhook pods' selector
+/// labels in the controller's namespace): a controller pod starts only
+/// when every webhook pod that serves or will serve runs its image. Pods
+/// are what serve: this sees the old pods a `kubectl delete deployment
+/// --cascade=orphan` leaves behind the Service, and old pods of a rollout
+/// in progress, where the Deployment's status cannot. A terminating pod
+/// is out of the Service's endpoints already; a finished one serves
+/// nothing. No webhook pod at all (a fresh install) leaves nothing stale.
+fn pods_policy(when: &Expr) -> Resource {
+    let (short, file) = PODS_GUARD;
+    let spec = vec![
+        text("failurePolicy", "Fail"),
+        field(
+            "matchConstraints",
+            lit(json!({"resourceRules": [{
+                "apiGroups": ["apps"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["deployments"],
+                "resourceNames": [DEPLOYMENT],
+            }]})),
+        ),
+        field("paramKind", lit(json!({"apiVersion": "v1", "kind": "Pod"}))),
+        field(
+            "variables",
+            lit(json!([
+                {"name": "image", "expression": images("object")},
+                starts(),
+                {"name": "serves", "expression": "!has(params.metadata.deletionTimestamp) && !(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])"},
+                {"name": "podImage", "expression": "params.spec.containers.filter(c, c.name == 'manager').map(c, c.image)"},
+            ])),
+        ),
+        field(
+            "validations",
+            lit(json!([{
+                "expression": "!variables.starts || !variables.serves || variables.podImage == variables.image",
+                "message": message("a webhook pod runs another image"),
+            }])),
+        ),
+    ];
+    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
+    object.push(map("spec", spec));
+    resource(
+        &format!("admissionpolicy-{file}"),
+        Some(when.clone()),
+        object,
+    )
+}
+
+/// The tag of the first image in a CEL list of image references (`''` when
+/// it has none: a bare name, or a digest alone).
+fn tag_of(list: &str) -> String {
+    let reference = format!("{list}[0].split('@')[0]");
+    format!(
+        "{list}.size() > 0 && {reference}.lastIndexOf(':') > {reference}.lastIndexOf('/') ? {reference}.substring({reference}.lastIndexOf(':') + 1) : ''"
+    )
+}
+
+/// On every create and update of the webhooks Deployment, with the
+/// controller Deployment as its parameter: the webhooks never move to an
+/// image whose semantic version tag is below the controller's. (An
+/// upgrade moves the webhooks first, up; the controller follows, which
+/// the policies above check.)
+fn downgrade_policy(when: &Expr) -> Resource {
+    let (short, file) = DOWNGRADE_GUARD;
+    let spec = vec![
+        text("failurePolicy", "Fail"),
+        field(
+            "matchConstraints",
+            lit(json!({"resourceRules": [{
+                "apiGroups": ["apps"],
+                "apiVersions": ["v1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["deployments"],
+                "resourceNames": [WEBHOOKS_DEPLOYMENT],
+            }]})),
+        ),
+        field(
+            "paramKind",
+            lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
+        ),
+        field(
+            "variables",
+            lit(json!([
+                {"name": "webhooksTag", "expression": tag_of(&images("object"))},
+                {"name": "controllerTag", "expression": tag_of(&images("params"))},
+                {"name": "behind", "expression": "isSemver(variables.webhooksTag, true) && isSemver(variables.controllerTag, true) && semver(variables.webhooksTag, true).isLessThan(semver(variables.controllerTag, true))"},
+            ])),
+        ),
+        field(
+            "validations",
+            lit(json!([{
+                "expression": "!variables.behind",
+                "messageExpression": format!(
+                    "\"{RULE}: {DOWNGRADE_SUMMARY} (the webhooks would run \" + variables.webhooksTag + \", the controller runs \" + variables.controllerTag + \"); {DOWNGRADE_HELP}\""
+                ),
+            }])),
         ),
     ];
     let mut object = cluster_header("ValidatingAdmissionPolicy", short);
@@ -177,9 +305,13 @@ pub fn objects() -> Vec<Resource> {
     let when = enabled(Some(webhooks_deployed()));
     let (deployment, deployment_file) = DEPLOYMENT_GUARD;
     let (scale, scale_file) = SCALE_GUARD;
+    let (pods, pods_file) = PODS_GUARD;
+    let (downgrade, downgrade_file) = DOWNGRADE_GUARD;
     vec![
         deployment_policy(&when),
         scale_policy(&when),
+        pods_policy(&when),
+        downgrade_policy(&when),
         binding(
             &format!("admissionpolicybinding-{deployment_file}"),
             deployment,
@@ -192,7 +324,29 @@ pub fn objects() -> Vec<Resource> {
             // it). A binding naming the wrong Deployment, the one case
             // Allow would hide, is what the kustomize references prevent.
             Some(Param {
-                deployment: WEBHOOKS_DEPLOYMENT,
+                by: ParamBy::Name(WEBHOOKS_DEPLOYMENT),
+                when_missing: "Allow",
+            }),
+            when.clone(),
+        ),
+        binding(
+            &format!("admissionpolicybinding-{pods_file}"),
+            pods,
+            // Allow: no webhook pod, none stale (a fresh install, or one
+            // whose webhook pods are all gone).
+            Some(Param {
+                by: ParamBy::Labels(WEBHOOKS_SELECTOR_LABELS),
+                when_missing: "Allow",
+            }),
+            when.clone(),
+        ),
+        binding(
+            &format!("admissionpolicybinding-{downgrade_file}"),
+            downgrade,
+            // Allow: without the controller Deployment no CRD is ahead of
+            // the webhooks.
+            Some(Param {
+                by: ParamBy::Name(DEPLOYMENT),
                 when_missing: "Allow",
             }),
             when.clone(),
