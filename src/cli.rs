@@ -73,6 +73,59 @@ impl Cli {
     }
 }
 
+/// What Helm tells a plugin in its environment about its own flags that
+/// reach a cluster (Helm takes them off the plugin's arguments): asogen
+/// contacts none, so a command that sets one is refused, not silently run
+/// without it. (HELM_KUBECONFIG only feeds HELM_NAMESPACE.)
+const HELM_CLUSTER_FLAGS: [(&str, &str); 8] = [
+    ("HELM_KUBECONTEXT", "--kube-context"),
+    ("HELM_KUBEAPISERVER", "--kube-apiserver"),
+    ("HELM_KUBETOKEN", "--kube-token"),
+    ("HELM_KUBEASUSER", "--kube-as-user"),
+    ("HELM_KUBEASGROUPS", "--kube-as-group"),
+    ("HELM_KUBECAFILE", "--kube-ca-file"),
+    ("HELM_KUBETLS_SERVER_NAME", "--kube-tls-server-name"),
+    (
+        "HELM_KUBEINSECURE_SKIP_TLS_VERIFY",
+        "--kube-insecure-skip-tls-verify",
+    ),
+];
+
+impl Cli {
+    /// The arguments as a Helm plugin means them (`HELM_PLUGIN_NAME` set,
+    /// as Helm sets it for `helm asogen ...`): Helm takes `-n/--namespace`
+    /// and the cluster flags off the arguments and passes them in the
+    /// environment, so the namespace is `HELM_NAMESPACE` (`-n`, else the
+    /// kube context's, else `default`, as `helm template` renders), and a
+    /// cluster flag is refused. Outside Helm, the arguments as they are.
+    pub fn within_helm(mut self, env: impl Fn(&str) -> Option<String>) -> Result<Cli, clap::Error> {
+        use clap::CommandFactory as _;
+        use clap::error::ErrorKind;
+        if env("HELM_PLUGIN_NAME").is_none_or(|name| name.is_empty()) {
+            return Ok(self);
+        }
+        for (variable, flag) in HELM_CLUSTER_FLAGS {
+            let value = env(variable).unwrap_or_default();
+            if !value.is_empty() && value != "false" {
+                return Err(Cli::command().error(
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "Helm passed {flag} ({variable}), and asogen contacts no cluster: it renders and checks offline; run `helm asogen ...` without {flag} (and unset {variable})"
+                    ),
+                ));
+            }
+        }
+        if let Some(namespace) = env("HELM_NAMESPACE").filter(|ns| !ns.is_empty()) {
+            match &mut self.command {
+                Command::Template(args) => args.namespace = namespace,
+                Command::UpgradePlan(args) => args.namespace = namespace,
+                _ => {}
+            }
+        }
+        Ok(self)
+    }
+}
+
 /// The commands; each takes its own arguments, which are its settings
 /// wherever no check across flags is needed.
 #[derive(Debug, Subcommand)]

@@ -12,7 +12,9 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = match asogen::cli::Cli::parse_operands(std::env::args_os()) {
+    let args = match asogen::cli::Cli::parse_operands(std::env::args_os())
+        .and_then(|cli| cli.within_helm(|name| std::env::var(name).ok()))
+    {
         Ok(args) => args,
         Err(err) => err.exit(),
     };

@@ -261,8 +261,55 @@ fn helm_runs_asogen_as_a_plugin() {
         "{}",
         all_text(&bad)
     );
-    let manifest = helm_run(&["asogen", "template"]);
-    assert_eq!(manifest.stdout, common::asogen(&["template"]).stdout);
+    // The namespace is Helm's, as `helm template` renders: Helm takes -n
+    // off a plugin's arguments and passes HELM_NAMESPACE (without -n,
+    // the kube context's, else `default`; the test has no kubeconfig).
+    for (helm_args, namespace) in [
+        (&["asogen", "template", "-n", "prod"][..], "prod"),
+        (&["-n", "prod", "asogen", "template"], "prod"),
+        (&["asogen", "template", "--namespace=prod"], "prod"),
+        (&["asogen", "template"], "default"),
+    ] {
+        let manifest = helm_run(helm_args);
+        assert_eq!(
+            manifest.status.code(),
+            Some(0),
+            "{helm_args:?}: {}",
+            all_text(&manifest)
+        );
+        assert_eq!(
+            text(&manifest.stdout),
+            text(&common::asogen(&["template", "-n", namespace]).stdout),
+            "{helm_args:?}"
+        );
+    }
+    let plan = helm_run(&["asogen", "upgrade-plan", "--via", "kubectl", "-n", "prod"]);
+    assert!(
+        text(&plan.stdout).contains(" -n prod"),
+        "{}",
+        all_text(&plan)
+    );
+    // A flag that reaches a cluster has no meaning offline: refused.
+    for flag in [
+        &["--kube-context", "prod-cluster"][..],
+        &["--kube-apiserver=https://127.0.0.1:1"],
+    ] {
+        let mut args = vec!["asogen", "template"];
+        args.extend(flag);
+        let refused = helm_run(&args);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            all_text(&refused)
+        );
+        assert!(
+            all_text(&refused).contains("contacts no cluster"),
+            "{}",
+            all_text(&refused)
+        );
+        assert!(refused.stdout.is_empty(), "{args:?}: printed a manifest");
+    }
 
     // The plugin's version is asogen's.
     let plugin_yaml: serde_json::Value =
