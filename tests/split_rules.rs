@@ -34,8 +34,8 @@ fn install_split(server: &ApiServer) -> String {
         .filter(|object| object["kind"] == "ValidatingAdmissionPolicy")
         .count();
     assert_eq!(
-        policies, 5,
-        "controller, webhooks and webhooks scale guards, and the order guards"
+        policies, 7,
+        "controller, webhooks and webhooks scale guards, and the four order guards"
     );
     let applied = server.kubectl(
         &[
@@ -222,6 +222,42 @@ fn the_cluster_refuses_what_the_split_rules_forbid() {
             "split-webhooks-no-leader-election",
             &format!("webhooks with {flag}"),
         );
+    }
+
+    // Flags the manager reads but the literal args do not show: a command
+    // that runs it with its own flags, an argument Kubernetes expands from
+    // the environment, flags after `--` (Go's flag package stops there).
+    let container = |field: &str| format!("/spec/template/spec/containers/{manager}/{field}");
+    for (body, rule, step) in [
+        (
+            format!(
+                r#"[{{"op":"add","path":"{}","value":["/manager","--enable-leader-election"]}}]"#,
+                container("command")
+            ),
+            // Both rules of the container break; the server names the first.
+            "split-webhooks-never-apply-crds",
+            "webhooks with a command that turns leader election on",
+        ),
+        (
+            format!(
+                r#"[{{"op":"add","path":"{}","value":{{"name":"EXTRA","value":"--crd-management=auto"}}}},{{"op":"add","path":"{}","value":"$(EXTRA)"}}]"#,
+                container("env/-"),
+                arg_path(args.len())
+            ),
+            "split-webhooks-never-apply-crds",
+            "webhooks with an argument $(EXTRA) the environment expands",
+        ),
+        (
+            format!(
+                r#"[{{"op":"replace","path":"{}","value":"--"}},{{"op":"add","path":"{}","value":"--crd-management=none"}}]"#,
+                arg_path(crd_none),
+                arg_path(args.len())
+            ),
+            "split-webhooks-never-apply-crds",
+            "webhooks with --crd-management=none after --",
+        ),
+    ] {
+        refused(patch(WEBHOOKS, "json", &body), rule, step);
     }
 
     // What the rules allow passes: more webhook pods, a larger surge, a

@@ -128,11 +128,22 @@ fn read(field: Read, subject: Subject) -> String {
         }
         Read::MaxSurge => param("maxSurge"),
         Read::MaxUnavailable => param("maxUnavailable"),
-        // The manager containers' argument lists, as a list of lists.
+        // The manager containers' argument lists, as a list of lists; a
+        // container with a `command` starts with COMMAND_MARK, which
+        // unreadable() takes as not a flag.
         Read::ManagerArgs => format!(
-            "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, has(c.args) ? c.args : [])"
+            "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, (has(c.command) ? ['{COMMAND_MARK}'] : []) + (has(c.args) ? c.args : []))"
         ),
     }
+}
+
+/// Stands for a container's `command` at the head of its argument list.
+const COMMAND_MARK: &str = "$command";
+
+/// CEL for an argument list whose flags cannot be read as the manager
+/// reads them ([`super::check::unreadable_args`]).
+fn unreadable(args: &str) -> String {
+    format!("{args}.exists(a, a.contains('$(') || !a.startsWith('-') || a == '-' || a == '--')")
 }
 
 /// An RE2 pattern for an argument that sets `flag` (one or two dashes),
@@ -162,14 +173,16 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
         Test::FlagOn(flag) => {
             let on = format!("(=({}))?", super::check::GO_TRUE.join("|"));
             format!(
-                "{field}.exists(args, args.exists(a, a.matches('{}')))",
+                "{field}.exists(args, {} || args.exists(a, a.matches('{}')))",
+                unreadable("args"),
                 flag_pattern(flag, &on)
             )
         }
         Test::FlagNot(flag, setting) => {
             let wanted = format!("--{flag}={setting}");
             format!(
-                "{field}.exists(args, !args.exists(a, a == '{wanted}') || args.exists(a, a != '{wanted}' && a.matches('{}')))",
+                "{field}.exists(args, {} || !args.exists(a, a == '{wanted}') || args.exists(a, a != '{wanted}' && a.matches('{}')))",
+                unreadable("args"),
                 flag_pattern(flag, "(=.*)?")
             )
         }

@@ -76,10 +76,13 @@ impl Test {
                     })
             }
             Test::NotZero => !Test::Zero.holds(value),
-            Test::FlagOn(flag) => args(value).any(|arg| flag_on(flag, arg)),
+            Test::FlagOn(flag) => {
+                unreadable_args(value) || args(value).any(|arg| flag_on(flag, arg))
+            }
             Test::FlagNot(flag, setting) => {
                 let wanted = format!("--{flag}={setting}");
-                !args(value).any(|arg| arg == wanted)
+                unreadable_args(value)
+                    || !args(value).any(|arg| arg == wanted)
                     || args(value).any(|arg| sets_flag(flag, arg) && arg != wanted)
             }
         }
@@ -93,6 +96,17 @@ fn args(value: &Value) -> impl Iterator<Item = &str> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
+}
+
+/// Whether an argument list's flags cannot be read as the manager reads
+/// them, so a rule on its flags counts as broken: Go's flag package stops
+/// at the first argument that is not a flag (`-` too) or after `--`, so
+/// what follows is never parsed; Kubernetes expands `$(VAR)` from the
+/// environment before the manager sees it; and a list that starts with
+/// the container's `command` (the CEL marks it `$command`) runs what the
+/// command says. The rendered containers hold none of these.
+pub(super) fn unreadable_args(value: &Value) -> bool {
+    args(value).any(|arg| arg.contains("$(") || !arg.starts_with('-') || arg == "-" || arg == "--")
 }
 
 /// Whether `arg` sets `flag` (Go's flag package: one or two dashes, with
@@ -185,6 +199,12 @@ mod tests {
             json!(["-enable-leader-election"]),
             json!(["--v=2", "--enable-leader-election=true"]),
             json!(["--enable-leader-election=T"]),
+            // Not readable as flags, so not known to be off: a positional
+            // argument (the parse stops there), `--`, a command, $(VAR).
+            json!(["enable-leader-election"]),
+            json!(["--", "--v=2"]),
+            json!(["$command", "--v=2"]),
+            json!(["--v=$(LEVEL)"]),
         ] {
             assert!(on.holds(&args), "{args}");
         }
@@ -192,7 +212,6 @@ mod tests {
             json!([]),
             json!(["--enable-leader-election=false"]),
             json!(["--enable-leader-election-x"]),
-            json!(["enable-leader-election"]),
             json!(null),
         ] {
             assert!(!on.holds(&args), "{args}");
@@ -205,6 +224,9 @@ mod tests {
             json!(["--crd-management=none", "--crd-management=auto"]),
             json!(["--crd-management=none", "-crd-management", "auto"]),
             json!(["--crd-management", "none"]),
+            json!(["--v=2", "--", "--crd-management=none"]),
+            json!(["$command", "--crd-management=none"]),
+            json!(["--crd-management=none", "$(EXTRA)"]),
         ] {
             assert!(not_none.holds(&args), "{args}");
         }

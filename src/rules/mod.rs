@@ -419,9 +419,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-apply-crds",
         roles: WEBHOOKS,
-        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs with --crd-management=none",
+        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs with --crd-management=none (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
-        help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args",
+        help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args, with no command and no argument that is not a flag (nothing after --)",
         keys: &[],
         breach: &[&[
             WEBHOOKS_DEPLOYED,
@@ -432,9 +432,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-no-leader-election",
         roles: WEBHOOKS,
-        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs without --enable-leader-election",
+        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs without --enable-leader-election (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace and can hold it while the controller waits, so no control loop runs",
-        help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered",
+        help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered, with no command and no argument that is not a flag (nothing after --)",
         keys: &[],
         breach: &[&[
             WEBHOOKS_DEPLOYED,
