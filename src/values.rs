@@ -248,7 +248,7 @@ values_struct! {
     #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
     #[serde(default, deny_unknown_fields, rename_all = "camelCase")]
     pub struct FeatureGates {
-        /// featureGates.singleReplicaRollingUpdate allows strategy.type RollingUpdate with replicaCount 1, which keeps webhooks up during upgrades.
+        /// featureGates.singleReplicaRollingUpdate allows strategy.type RollingUpdate with replicaCount 1, which keeps webhooks up through changes that keep ASO's version; a version upgrade of that shape does not finish (the new pod's CRD step waits for the Lease the old pod holds), so upgrade versions with strategy.type Recreate or use topology split.
         pub single_replica_rolling_update: bool,
     }
 }

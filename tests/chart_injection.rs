@@ -94,7 +94,9 @@ impl Schema {
         let mut out = vec![node];
         for keyword in ["anyOf", "oneOf", "allOf"] {
             if let Some(list) = node.get(keyword).and_then(Value::as_array) {
-                out.extend(list.iter().map(|b| self.resolve(b)));
+                // Combinators nest (a property that also takes null is an
+                // anyOf of null and its own allOf).
+                out.extend(list.iter().flat_map(|b| self.branches(b)));
             }
         }
         out

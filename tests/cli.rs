@@ -178,8 +178,11 @@ fn every_case_gets_its_verdict_and_exactly_its_rule_ids() {
             }
             Expect::Rules(ids) => {
                 assert_eq!(code, Some(1), "{name}");
+                // Warnings (what a shape does on upgrade) beside the errors
+                // are not verdicts.
                 let mut got: Vec<String> = diagnostics
                     .iter()
+                    .filter(|d| d["severity"] == "error")
                     .map(|d| d["rule"].as_str().unwrap_or("<schema>").to_string())
                     .collect();
                 got.sort();
@@ -853,4 +856,40 @@ fn upgrade_plan_for_a_split_install_orders_the_webhooks_first() {
     assert!(
         wave("azureserviceoperator-webhooks") < wave("azureserviceoperator-controller-manager")
     );
+}
+
+/// What asogen says of the single-replica rolling shape is what ASO does
+/// with it (docs/split-topology.md F12, observed on ASO 2.20.0's manager):
+/// a version upgrade does not finish. `validate` warns at strategy.type,
+/// `upgrade-plan` says what to do for a version upgrade, and the README no
+/// longer calls the shape safe for upgrades.
+#[test]
+fn the_single_replica_rolling_shape_is_said_to_stall_on_version_upgrades() {
+    let profile = "values/profiles/single-replica-rolling.yaml";
+    let out = asogen(&["validate", "-f", profile]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        report.contains("warning[upgrade]")
+            && report.contains("a version upgrade does not finish")
+            && report.contains("(key `strategy.type`)"),
+        "{report}"
+    );
+    let plan = asogen(&["upgrade-plan", "--via", "kubectl", "-f", profile]);
+    assert!(
+        text(&plan.stdout).contains("a version upgrade does not finish"),
+        "{}",
+        text(&plan.stdout)
+    );
+    // The default topologies warn of nothing of the kind.
+    for values in [&["validate"][..], &["validate", "--set", "topology=split"]] {
+        let out = asogen(values);
+        assert!(
+            !text(&out.stdout).contains("warning[upgrade]"),
+            "{values:?}"
+        );
+    }
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    assert!(!readme.contains("is safe and keeps webhooks up during\nupgrades"));
+    assert!(readme.contains("version upgrade of that shape does not finish"));
 }

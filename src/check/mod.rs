@@ -122,6 +122,7 @@ impl Checker {
         let merged = merge_sources(sources);
         warnings.extend(controller::ignored_value_warnings(&merged, &self.catalog));
         warnings.extend(topology::unread_value_warnings(&merged));
+        warnings.extend(topology::rolling_upgrade_warnings(&merged));
         warnings
     }
 

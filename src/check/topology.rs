@@ -52,3 +52,37 @@ pub fn unread_value_warnings(merged: &Merged) -> Vec<Diagnostic> {
         })
         .collect()
 }
+
+/// What ASO does with the single-replica rolling shape (one replica,
+/// RollingUpdate, in topology single, where leader election is always on):
+/// a change that keeps its version rolls with webhooks up, but a version
+/// upgrade does not finish, since the surge pod's CRD step waits for the
+/// Lease the old pod holds (observed on ASO 2.20.0's manager;
+/// docs/split-topology.md F12). Accepted (the feature gate allows it), with
+/// a warning at `strategy.type` saying what works.
+pub fn rolling_upgrade_warnings(merged: &Merged) -> Vec<Diagnostic> {
+    let text = |key: Key| {
+        merged
+            .value
+            .pointer(&key.pointer())
+            .and_then(|v| v.as_str())
+    };
+    let single = text(keys::TOPOLOGY).is_none_or(|t| t == Topology::Single.as_str());
+    let rolling = text(keys::STRATEGY_TYPE) == Some("RollingUpdate");
+    let one = merged
+        .value
+        .pointer(&keys::REPLICA_COUNT.pointer())
+        .and_then(|v| v.as_f64())
+        == Some(1.0);
+    if !(single && rolling && one) {
+        return Vec::new();
+    }
+    let pointer = keys::STRATEGY_TYPE.pointer();
+    let mut d = merged.diagnostic(&pointer, false);
+    d.key = keys::STRATEGY_TYPE.path().into();
+    d.keyword = Some("upgrade".into());
+    d.severity = Severity::Warning;
+    d.message = "one replica with strategy.type RollingUpdate keeps webhooks up through changes that keep ASO's version, but a version upgrade does not finish: the new pod's CRD step waits for the leader-election Lease the old pod holds, so it never becomes Ready and maxUnavailable 0 never removes the old pod".into();
+    d.help = Some("upgrade ASO's version with strategy.type: Recreate for that upgrade (webhooks are down while the new pod starts), or use topology: split, which keeps webhooks up through version upgrades; asogen upgrade-plan prints the steps".into());
+    vec![d]
+}

@@ -392,7 +392,7 @@ fn deployment_changes(subject: &str, old: &Value, new: &Value, out: &mut Vec<Cha
             )
         } else {
             (
-                "RollingUpdate keeps webhooks up during upgrades but is only safe with one replica.",
+                "RollingUpdate keeps webhooks up through changes that keep ASO's version and is only safe with one replica; a version upgrade of that shape does not finish (the new pod waits for the Lease the old pod holds), so upgrade versions with Recreate or topology: split.",
                 "Keep replicaCount at 1 and set featureGates.singleReplicaRollingUpdate: true.",
             )
         };

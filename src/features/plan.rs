@@ -392,6 +392,19 @@ fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
     )
 }
 
+/// What a plan for the single-replica rolling shape says: ASO's start
+/// stalls its version upgrades (docs/split-topology.md F12).
+const ROLLING_VERSION_NOTE: &str = "one replica rolls surge-first: a change that keeps ASO's version completes with webhooks up, but a version upgrade does not finish (the new pod's CRD step waits for the leader-election Lease the old pod holds, so it is never Ready and maxUnavailable 0 keeps the old pod); for a version upgrade set strategy.type: Recreate (without strategy.rollingUpdate) in the values these steps apply, and go back to RollingUpdate after it, or move to topology: split (asogen upgrade-plan --from single with topology: split), which keeps webhooks up through version upgrades";
+
+/// Whether the install's Deployment is the single-replica rolling shape.
+fn rolls_one_replica(objects: &[Value]) -> bool {
+    objects.iter().any(|o| {
+        o["kind"] == "Deployment"
+            && o["spec"]["strategy"]["type"] == "RollingUpdate"
+            && o["spec"]["replicas"] == 1
+    })
+}
+
 /// What every Helm plan says about its placeholders.
 const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart (e.g. aso and \
      generated/charts/azure-service-operator)";
@@ -418,6 +431,9 @@ pub fn plan(
         commands: Vec::new(),
     };
     let mut notes = Vec::new();
+    if topology == Topology::Single && rolls_one_replica(objects) {
+        notes.push(ROLLING_VERSION_NOTE.into());
+    }
     let mut steps = match topology {
         Topology::Single => {
             let mut one = step(1, "apply the install and wait for its rollout", Part::All);
