@@ -95,6 +95,56 @@ fn starts() -> serde_json::Value {
     )})
 }
 
+/// One of the guard's policies: `operations` on `resource` named `name`,
+/// with a parameter of `param_kind` if any, its variables and validations.
+struct Policy {
+    guard: (&'static str, &'static str),
+    operations: &'static [&'static str],
+    resource: &'static str,
+    name: &'static str,
+    param_kind: Option<serde_json::Value>,
+    variables: Option<serde_json::Value>,
+    validations: serde_json::Value,
+}
+
+impl Policy {
+    fn resource(self, when: &Expr) -> Resource {
+        let (short, file) = self.guard;
+        let mut spec = vec![
+            text("failurePolicy", "Fail"),
+            field(
+                "matchConstraints",
+                lit(json!({"resourceRules": [{
+                    "apiGroups": ["apps"],
+                    "apiVersions": ["v1"],
+                    "operations": self.operations,
+                    "resources": [self.resource],
+                    "resourceNames": [self.name],
+                }]})),
+            ),
+        ];
+        if let Some(kind) = self.param_kind {
+            spec.push(field("paramKind", lit(kind)));
+        }
+        if let Some(variables) = self.variables {
+            spec.push(field("variables", lit(variables)));
+        }
+        spec.push(field("validations", lit(self.validations)));
+        let mut object = cluster_header("ValidatingAdmissionPolicy", short);
+        object.push(map("spec", spec));
+        resource(
+            &format!("admissionpolicy-{file}"),
+            Some(when.clone()),
+            object,
+        )
+    }
+}
+
+/// A Deployment as a policy's parameter.
+fn deployment_param() -> Option<serde_json::Value> {
+    Some(json!({"apiVersion": "apps/v1", "kind": "Deployment"}))
+}
+
 /// A refusal's message: the rule, what is missing, the help.
 fn message(missing: &str) -> String {
     format!("{RULE}: {SUMMARY} ({missing}); {HELP}")
@@ -103,47 +153,27 @@ fn message(missing: &str) -> String {
 /// On every update of the controller Deployment, with the webhooks
 /// Deployment as its parameter.
 fn deployment_policy(when: &Expr) -> Resource {
-    let (short, file) = DEPLOYMENT_GUARD;
-    let spec = vec![
-        text("failurePolicy", "Fail"),
-        field(
-            "matchConstraints",
-            lit(json!({"resourceRules": [{
-                "apiGroups": ["apps"],
-                "apiVersions": ["v1"],
-                // A create has no old pods to outrun: a fresh install
-                // starts both Deployments at once.
-                "operations": ["UPDATE"],
-                "resources": ["deployments"],
-                "resourceNames": [DEPLOYMENT],
-            }]})),
-        ),
-        field(
-            "paramKind",
-            lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
-        ),
-        field("variables", lit(variables())),
-        field(
-            "validations",
-            lit(json!([
-                {
-                    "expression": "!variables.starts || variables.webhooksImage == variables.image",
-                    "message": message("the webhooks Deployment runs another image"),
-                },
-                {
-                    "expression": "!variables.starts || variables.webhooksComplete",
-                    "message": message("the webhooks Deployment has not rolled out yet"),
-                },
-            ])),
-        ),
-    ];
-    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
-    object.push(map("spec", spec));
-    resource(
-        &format!("admissionpolicy-{file}"),
-        Some(when.clone()),
-        object,
-    )
+    Policy {
+        guard: DEPLOYMENT_GUARD,
+        // A create has no old pods to outrun here (the pods policy below
+        // checks creates against the webhook pods that serve).
+        operations: &["UPDATE"],
+        resource: "deployments",
+        name: DEPLOYMENT,
+        param_kind: deployment_param(),
+        variables: Some(variables()),
+        validations: json!([
+            {
+                "expression": "!variables.starts || variables.webhooksImage == variables.image",
+                "message": message("the webhooks Deployment runs another image"),
+            },
+            {
+                "expression": "!variables.starts || variables.webhooksComplete",
+                "message": message("the webhooks Deployment has not rolled out yet"),
+            },
+        ]),
+    }
+    .resource(when)
 }
 
 /// On every create and update of the controller Deployment, with each
@@ -156,44 +186,24 @@ fn deployment_policy(when: &Expr) -> Resource {
 /// is out of the Service's endpoints already; a finished one serves
 /// nothing. No webhook pod at all (a fresh install) leaves nothing stale.
 fn pods_policy(when: &Expr) -> Resource {
-    let (short, file) = PODS_GUARD;
-    let spec = vec![
-        text("failurePolicy", "Fail"),
-        field(
-            "matchConstraints",
-            lit(json!({"resourceRules": [{
-                "apiGroups": ["apps"],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE", "UPDATE"],
-                "resources": ["deployments"],
-                "resourceNames": [DEPLOYMENT],
-            }]})),
-        ),
-        field("paramKind", lit(json!({"apiVersion": "v1", "kind": "Pod"}))),
-        field(
-            "variables",
-            lit(json!([
-                {"name": "image", "expression": images("object")},
-                starts(),
-                {"name": "serves", "expression": "!has(params.metadata.deletionTimestamp) && !(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])"},
-                {"name": "podImage", "expression": "params.spec.containers.filter(c, c.name == 'manager').map(c, c.image)"},
-            ])),
-        ),
-        field(
-            "validations",
-            lit(json!([{
-                "expression": "!variables.starts || !variables.serves || variables.podImage == variables.image",
-                "message": message("a webhook pod runs another image"),
-            }])),
-        ),
-    ];
-    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
-    object.push(map("spec", spec));
-    resource(
-        &format!("admissionpolicy-{file}"),
-        Some(when.clone()),
-        object,
-    )
+    Policy {
+        guard: PODS_GUARD,
+        operations: &["CREATE", "UPDATE"],
+        resource: "deployments",
+        name: DEPLOYMENT,
+        param_kind: Some(json!({"apiVersion": "v1", "kind": "Pod"})),
+        variables: Some(json!([
+            {"name": "image", "expression": images("object")},
+            starts(),
+            {"name": "serves", "expression": "!has(params.metadata.deletionTimestamp) && !(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])"},
+            {"name": "podImage", "expression": "params.spec.containers.filter(c, c.name == 'manager').map(c, c.image)"},
+        ])),
+        validations: json!([{
+            "expression": "!variables.starts || !variables.serves || variables.podImage == variables.image",
+            "message": message("a webhook pod runs another image"),
+        }]),
+    }
+    .resource(when)
 }
 
 /// The tag of the first image in a CEL list of image references (`''` when
@@ -211,48 +221,25 @@ fn tag_of(list: &str) -> String {
 /// upgrade moves the webhooks first, up; the controller follows, which
 /// the policies above check.)
 fn downgrade_policy(when: &Expr) -> Resource {
-    let (short, file) = DOWNGRADE_GUARD;
-    let spec = vec![
-        text("failurePolicy", "Fail"),
-        field(
-            "matchConstraints",
-            lit(json!({"resourceRules": [{
-                "apiGroups": ["apps"],
-                "apiVersions": ["v1"],
-                "operations": ["CREATE", "UPDATE"],
-                "resources": ["deployments"],
-                "resourceNames": [WEBHOOKS_DEPLOYMENT],
-            }]})),
-        ),
-        field(
-            "paramKind",
-            lit(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
-        ),
-        field(
-            "variables",
-            lit(json!([
-                {"name": "webhooksTag", "expression": tag_of(&images("object"))},
-                {"name": "controllerTag", "expression": tag_of(&images("params"))},
-                {"name": "behind", "expression": "isSemver(variables.webhooksTag, true) && isSemver(variables.controllerTag, true) && semver(variables.webhooksTag, true).isLessThan(semver(variables.controllerTag, true))"},
-            ])),
-        ),
-        field(
-            "validations",
-            lit(json!([{
-                "expression": "!variables.behind",
-                "messageExpression": format!(
-                    "\"{RULE}: {DOWNGRADE_SUMMARY} (the webhooks would run \" + variables.webhooksTag + \", the controller runs \" + variables.controllerTag + \"); {DOWNGRADE_HELP}\""
-                ),
-            }])),
-        ),
-    ];
-    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
-    object.push(map("spec", spec));
-    resource(
-        &format!("admissionpolicy-{file}"),
-        Some(when.clone()),
-        object,
-    )
+    Policy {
+        guard: DOWNGRADE_GUARD,
+        operations: &["CREATE", "UPDATE"],
+        resource: "deployments",
+        name: WEBHOOKS_DEPLOYMENT,
+        param_kind: deployment_param(),
+        variables: Some(json!([
+            {"name": "webhooksTag", "expression": tag_of(&images("object"))},
+            {"name": "controllerTag", "expression": tag_of(&images("params"))},
+            {"name": "behind", "expression": "isSemver(variables.webhooksTag, true) && isSemver(variables.controllerTag, true) && semver(variables.webhooksTag, true).isLessThan(semver(variables.controllerTag, true))"},
+        ])),
+        validations: json!([{
+            "expression": "!variables.behind",
+            "messageExpression": format!(
+                "\"{RULE}: {DOWNGRADE_SUMMARY} (the webhooks would run \" + variables.webhooksTag + \", the controller runs \" + variables.controllerTag + \"); {DOWNGRADE_HELP}\""
+            ),
+        }]),
+    }
+    .resource(when)
 }
 
 /// On the controller's `scale` subresource: a Scale carries no image, so
@@ -262,38 +249,23 @@ fn downgrade_policy(when: &Expr) -> Resource {
 /// which the policy above checks; scaling between counts above 0 and to 0
 /// passes.
 fn scale_policy(when: &Expr) -> Resource {
-    let (short, file) = SCALE_GUARD;
     // A Scale leaves spec.replicas out when it is 0.
     let replicas = |o: &str| format!("(has({o}.spec.replicas) ? {o}.spec.replicas : 0)");
-    let spec = vec![
-        text("failurePolicy", "Fail"),
-        field(
-            "matchConstraints",
-            lit(json!({"resourceRules": [{
-                "apiGroups": ["apps"],
-                "apiVersions": ["v1"],
-                "operations": ["UPDATE"],
-                "resources": ["deployments/scale"],
-                "resourceNames": [DEPLOYMENT],
-            }]})),
-        ),
-        field(
-            "validations",
-            lit(json!([{
-                "expression": format!("!({} == 0 && {} > 0)", replicas("oldObject"), replicas("object")),
-                "message": format!(
-                    "{RULE}: {SUMMARY} (a scale request cannot show the image); start the paused controller by its Deployment instead (helm upgrade with split.controller.paused: false, kubectl apply, or kubectl patch of spec.replicas), which the guard checks against the webhooks Deployment"
-                ),
-            }])),
-        ),
-    ];
-    let mut object = cluster_header("ValidatingAdmissionPolicy", short);
-    object.push(map("spec", spec));
-    resource(
-        &format!("admissionpolicy-{file}"),
-        Some(when.clone()),
-        object,
-    )
+    Policy {
+        guard: SCALE_GUARD,
+        operations: &["UPDATE"],
+        resource: "deployments/scale",
+        name: DEPLOYMENT,
+        param_kind: None,
+        variables: None,
+        validations: json!([{
+            "expression": format!("!({} == 0 && {} > 0)", replicas("oldObject"), replicas("object")),
+            "message": format!(
+                "{RULE}: {SUMMARY} (a scale request cannot show the image); start the paused controller by its Deployment instead (helm upgrade with split.controller.paused: false, kubectl apply, or kubectl patch of spec.replicas), which the guard checks against the webhooks Deployment"
+            ),
+        }]),
+    }
+    .resource(when)
 }
 
 /// The ordering guard's policies, then their bindings: rendered wherever
