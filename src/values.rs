@@ -810,6 +810,50 @@ pub fn needed_keys() -> impl Iterator<Item = Key> {
         .filter(|&key| at(defaults_json(), key).is_some() && !absence_is_empty(key))
 }
 
+/// The keys the chart needs ([`needed_keys`]) that a
+/// `null` deleted: absent though the map holding them is there (only the
+/// outermost of a deleted map's keys is named).
+pub fn deleted_needed_keys(merged: &Value) -> Vec<Key> {
+    needed_keys()
+        .filter(|key| {
+            let parent = match key.parent() {
+                Some(parent) => merged.pointer(&parent.pointer()),
+                None => Some(merged),
+            };
+            parent.is_some_and(|parent| parent.is_object() && parent.get(key.leaf()).is_none())
+        })
+        .collect()
+}
+
+/// What is wrong with a needed key a `null` deleted: one text for asogen
+/// and the chart's guard.
+pub fn deleted_key_message(key: Key) -> String {
+    format!(
+        "{} is null, and a null deletes the key (Helm merges values so), but the chart needs it",
+        key.path()
+    )
+}
+
+/// How to mend a needed key a `null` deleted.
+pub fn deleted_key_help(key: Key) -> String {
+    let default = default_of(key);
+    let shown = if key.has_children() {
+        "its defaults".to_string()
+    } else {
+        format!("its default, {default}")
+    };
+    format!("leave {} out to keep {shown}, or set a value", key.path())
+}
+
+/// A needed key a `null` deleted, as one line of the chart's guard.
+pub fn deleted_key_line(key: Key) -> String {
+    format!(
+        "{}; help: {}",
+        deleted_key_message(key),
+        deleted_key_help(key)
+    )
+}
+
 /// The empty value of a key whose absence is empty ([`absence_is_empty`]).
 pub fn empty_of(key: Key) -> Value {
     match default_of(key) {

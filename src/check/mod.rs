@@ -206,13 +206,13 @@ impl Checker {
 /// (its merge with the chart's defaults removes a key set to null): each
 /// at the null that deleted it. The chart's guard refuses them too.
 fn deleted_key_diagnostics(merged: &Merged) -> Vec<Diagnostic> {
-    crate::read::deleted_needed_keys(&merged.value)
+    crate::values::deleted_needed_keys(&merged.value)
         .into_iter()
         .map(|key| {
             let mut d = merged.diagnostic(&key.pointer(), true);
             d.keyword = Some("null".into());
-            d.message = crate::read::deleted_key_message(key);
-            d.help = Some(crate::read::deleted_key_help(key));
+            d.message = crate::values::deleted_key_message(key);
+            d.help = Some(crate::values::deleted_key_help(key));
             d
         })
         .collect()

@@ -183,21 +183,6 @@ fn absent_as_empty(value: &mut Value) {
     }
 }
 
-/// The keys the chart needs ([`crate::values::needed_keys`]) that a
-/// `null` deleted: absent though the map holding them is there (only the
-/// outermost of a deleted map's keys is named).
-pub fn deleted_needed_keys(merged: &Value) -> Vec<crate::keys::Key> {
-    crate::values::needed_keys()
-        .filter(|key| {
-            let parent = match key.parent() {
-                Some(parent) => merged.pointer(&parent.pointer()),
-                None => Some(merged),
-            };
-            parent.is_some_and(|parent| parent.is_object() && parent.get(key.leaf()).is_none())
-        })
-        .collect()
-}
-
 /// Helm's merge of one values file over the earlier ones (before the
 /// chart defaults): maps merge deeply, anything else replaces, and `null`
 /// is kept (it deletes a chart default later).
@@ -227,35 +212,6 @@ pub fn user_values(sources: &[Source]) -> Value {
         }
     }
     Value::Object(out)
-}
-
-/// What is wrong with a needed key a `null` deleted: one text for asogen
-/// and the chart's guard.
-pub fn deleted_key_message(key: crate::keys::Key) -> String {
-    format!(
-        "{} is null, and a null deletes the key (Helm merges values so), but the chart needs it",
-        key.path()
-    )
-}
-
-/// How to mend a needed key a `null` deleted.
-pub fn deleted_key_help(key: crate::keys::Key) -> String {
-    let default = crate::values::default_of(key);
-    let shown = if key.has_children() {
-        "its defaults".to_string()
-    } else {
-        format!("its default, {default}")
-    };
-    format!("leave {} out to keep {shown}, or set a value", key.path())
-}
-
-/// A needed key a `null` deleted, as one line of the chart's guard.
-pub fn deleted_key_line(key: crate::keys::Key) -> String {
-    format!(
-        "{}; help: {}",
-        deleted_key_message(key),
-        deleted_key_help(key)
-    )
 }
 
 #[cfg(test)]

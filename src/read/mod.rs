@@ -27,10 +27,7 @@ pub use files::{
     MAX_FILE_BYTES, STDIN_NAME, io_diagnostic, read_capped_text, read_source, read_text,
     read_yaml_file,
 };
-pub use merge::{
-    Merged, default_values, deleted_key_help, deleted_key_line, deleted_key_message,
-    deleted_needed_keys, merge, merge_maps, merge_sources, user_values,
-};
+pub use merge::{Merged, default_values, merge, merge_maps, merge_sources, user_values};
 pub use set::{SetFlag, is_flag_source, set_source};
 pub use strvals::{Refusal, set_string_expression};
 

@@ -206,7 +206,7 @@ fn rules_guard() -> Vec<Stmt> {
 /// The keys the chart needs that a `null` deleted (Helm's merge with the
 /// defaults removes a key set to null, before the schema sees the
 /// values): each whose enclosing maps are there, as asogen reports them
-/// ([`crate::read::deleted_needed_keys`]).
+/// ([`crate::values::deleted_needed_keys`]).
 fn deleted_keys_guard() -> Vec<Stmt> {
     crate::values::needed_keys()
         .map(|key| {
@@ -231,7 +231,7 @@ fn deleted_keys_guard() -> Vec<Stmt> {
             };
             Stmt::when(
                 test,
-                vec![report(Expr::str(crate::read::deleted_key_line(key)))],
+                vec![report(Expr::str(crate::values::deleted_key_line(key)))],
             )
         })
         .collect()
@@ -671,9 +671,9 @@ mod tests {
             .map(|violation| schema_message(&violation.rule))
             .collect();
         out.extend(
-            crate::read::deleted_needed_keys(values)
+            crate::values::deleted_needed_keys(values)
                 .into_iter()
-                .map(crate::read::deleted_key_line),
+                .map(crate::values::deleted_key_line),
         );
         let pattern = values
             .get(crate::keys::CRD_PATTERN.path())

@@ -162,7 +162,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
                         .is_some_and(|n| n.starts_with(prefix) && n.ends_with(&namespace))
             })
             .collect();
-        assert_eq!(guard.len(), 4, "the order guards and their bindings");
+        assert_eq!(guard.len(), 8, "the four order guards and their bindings");
         apply(server, &namespace, &guard).unwrap();
         wait_enforced(server, &namespace, &current);
     }

@@ -23,8 +23,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -132,27 +134,50 @@ func main() {
 		os.Exit(2)
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	chart, err := loader.Load(os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "helm-template:", err)
-		os.Exit(2)
-	}
+	var cases [][]string
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 16<<20)
-	out := json.NewEncoder(os.Stdout)
 	for in.Scan() {
 		var args []string
 		if err := json.Unmarshal(in.Bytes(), &args); err != nil {
 			fmt.Fprintf(os.Stderr, "bad case %q: %v\n", in.Text(), err)
 			os.Exit(2)
 		}
-		if err := out.Encode(render(chart, os.Args[2], os.Args[3:], args)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+		cases = append(cases, args)
 	}
 	if err := in.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	// One worker per CPU, each with its own copy of the chart (an install
+	// may change the chart it is given); answers in the cases' order.
+	answers := make([]answer, len(cases))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		chart, err := loader.Load(os.Args[1])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helm-template:", err)
+			os.Exit(2)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				answers[i] = render(chart, os.Args[2], os.Args[3:], cases[i])
+			}
+		}()
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	out := json.NewEncoder(os.Stdout)
+	for _, a := range answers {
+		if err := out.Encode(a); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
 	}
 }
