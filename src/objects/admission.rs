@@ -113,16 +113,7 @@ fn policy(
     };
     let mut spec = vec![
         text("failurePolicy", "Fail"),
-        field(
-            "matchConstraints",
-            lit(json!({"resourceRules": [{
-                "apiGroups": ["apps"],
-                "apiVersions": ["v1"],
-                "operations": operations,
-                "resources": [resource_name],
-                "resourceNames": [deployment],
-            }]})),
-        ),
+        match_constraints(operations, resource_name, deployment),
     ];
     if subject == Subject::Scale {
         spec.push(field(
@@ -177,6 +168,21 @@ fn checks(role: Role, subject: Subject) -> Option<(Entry, Expr)> {
     };
     let when = enabled(only);
     Some((checks, when))
+}
+
+/// A policy's `matchConstraints`: `operations` on the apps/v1 `resource`
+/// (`deployments` or `deployments/scale`) of the Deployment `name`.
+fn match_constraints(operations: Value, resource: &str, name: &str) -> Entry {
+    field(
+        "matchConstraints",
+        lit(json!({"resourceRules": [{
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1"],
+            "operations": operations,
+            "resources": [resource],
+            "resourceNames": [name],
+        }]})),
+    )
 }
 
 /// A binding's parameter: the objects its policy reads (in the request's

@@ -15,7 +15,7 @@
 
 use serde_json::json;
 
-use super::{Param, ParamBy, binding, cluster_header, enabled};
+use super::{Param, ParamBy, binding, cluster_header, enabled, match_constraints};
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
 use crate::metadata::WEBHOOKS_SELECTOR_LABELS;
@@ -112,16 +112,7 @@ impl Policy {
         let (short, file) = self.guard;
         let mut spec = vec![
             text("failurePolicy", "Fail"),
-            field(
-                "matchConstraints",
-                lit(json!({"resourceRules": [{
-                    "apiGroups": ["apps"],
-                    "apiVersions": ["v1"],
-                    "operations": self.operations,
-                    "resources": [self.resource],
-                    "resourceNames": [self.name],
-                }]})),
-            ),
+            match_constraints(json!(self.operations), self.resource, self.name),
         ];
         if let Some(kind) = self.param_kind {
             spec.push(field("paramKind", lit(kind)));
