@@ -10,10 +10,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{asogen_in, chart, first_object_difference, helm_template_each, objects_of, text};
+use common::{asogen_in, first_object_difference, helm_template_as_asogen, objects_of, text};
 use serde_json::{Map, Value, json};
-
-const NAMESPACE: &str = "azureserviceoperator-system";
 
 /// Every path into the defaults' maps (lists are values, not keys).
 fn paths(node: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
@@ -116,15 +114,7 @@ fn every_key_set_to_null_renders_as_helm_renders_it_or_both_refuse() {
     let args: Vec<Vec<String>> = cases.iter().map(|(_, args)| args.clone()).collect();
     // asogen renders the in-cluster guard for a cluster that serves it,
     // as Helm does when the cluster (or --api-versions) says it does.
-    let helm = helm_template_each(
-        dir.path(),
-        &chart(),
-        &[
-            NAMESPACE,
-            "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
-        ],
-        &args,
-    );
+    let helm = helm_template_as_asogen(dir.path(), &args);
     let mut differences = Vec::new();
     let (mut rendered, mut refused) = (0, 0);
     for ((name, args), helm) in cases.iter().zip(&helm) {

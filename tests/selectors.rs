@@ -8,10 +8,8 @@
 
 mod common;
 
-use common::{asogen_in, chart, first_object_difference, helm_template_each, objects_of, text};
+use common::{asogen_in, first_object_difference, helm_template_as_asogen, objects_of, text};
 use serde_json::{Map, Value, json};
-
-const NAMESPACE: &str = "azureserviceoperator-system";
 
 fn selects(selector: &Map<String, Value>, labels: &Value) -> bool {
     !selector.is_empty()
@@ -97,15 +95,7 @@ fn every_selector_selects_its_pods_whatever_pod_labels_set() {
         std::fs::write(&file, values.to_string()).unwrap();
         args.push(vec!["-f".to_string(), file.display().to_string()]);
     }
-    let helm = helm_template_each(
-        dir.path(),
-        &chart(),
-        &[
-            NAMESPACE,
-            "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
-        ],
-        &args,
-    );
+    let helm = helm_template_as_asogen(dir.path(), &args);
     let mut problems = Vec::new();
     let mut rendered = 0;
     for (((topology, values), args), helm) in cases.iter().zip(&args).zip(&helm) {

@@ -78,11 +78,7 @@ pub fn render_base(
         // own namespace puts them beside the Deployment there (it changes
         // nothing else: every namespaced object already has it, and a
         // kustomize that knows them leaves cluster-scoped objects alone).
-        if let Some(namespace) = objects
-            .iter()
-            .find(|o| o["kind"] == "Namespace")
-            .and_then(|o| o["metadata"]["name"].as_str())
-        {
+        if let Some(namespace) = release_namespace(objects) {
             kustomization["namespace"] = json!(namespace);
         }
     }
@@ -118,6 +114,14 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
         (a, b) if a == b => {}
         (_, b) => ops.push(json!({"op": "replace", "path": path, "value": b})),
     }
+}
+
+/// The namespace the base's objects are in (its Deployment's).
+fn release_namespace(objects: &[Value]) -> Option<&str> {
+    objects
+        .iter()
+        .find(|o| o["kind"] == "Deployment")
+        .and_then(|o| o["metadata"]["namespace"].as_str())
 }
 
 /// The folder of a component that holds the objects it adds.
@@ -182,11 +186,7 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
             "kind": "Kustomization",
             "resources": resources,
         });
-        if let Some(namespace) = base
-            .iter()
-            .find(|o| o["kind"] == "Deployment")
-            .and_then(|o| o["metadata"]["namespace"].as_str())
-        {
+        if let Some(namespace) = release_namespace(base) {
             objects["namespace"] = json!(namespace);
         }
         artifacts.insert(

@@ -366,6 +366,20 @@ pub fn helm_template_each(
     answers_of(&binary, &all, dir, cases)
 }
 
+/// [`helm_template_each`] for asogen's default namespace and a cluster that
+/// serves ValidatingAdmissionPolicy, as `asogen template` renders for.
+pub fn helm_template_as_asogen(dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
+    helm_template_each(
+        dir,
+        &chart(),
+        &[
+            "azureserviceoperator-system",
+            "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+        ],
+        cases,
+    )
+}
+
 /// One JSON answer line per case line, from a batch tool of tests/tools.
 fn answers_of(binary: &Path, args: &[&str], dir: &Path, cases: &[Vec<String>]) -> Vec<Value> {
     use std::io::Write as _;
