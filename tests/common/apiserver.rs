@@ -59,10 +59,18 @@ pub fn server() -> &'static ApiServer {
 }
 
 fn start() -> ApiServer {
+    start_with(&[])
+}
+
+/// A server of its own (not the shared one), with more kube-apiserver
+/// `flags`; it stops when dropped.
+pub fn start_with(flags: &[String]) -> ApiServer {
     let binary = build();
     let started = Instant::now();
     let mut child = tool(&binary)
         .arg("--stdin-watch")
+        .arg("--")
+        .args(flags)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -46,7 +46,7 @@ pub const ROLLOUT: Plane = Plane {
 
 /// A control-plane process; it exits when this process does (it watches
 /// the stdin this struct holds).
-struct Daemon {
+pub struct Daemon {
     name: &'static str,
     child: Mutex<Child>,
     log: Arc<Mutex<VecDeque<String>>>,
@@ -55,7 +55,7 @@ struct Daemon {
 
 impl Daemon {
     /// Starts `binary --stdin-watch ARGS` as `name`.
-    fn start(name: &'static str, binary: &Path, args: &[String]) -> Daemon {
+    pub fn start(name: &'static str, binary: &Path, args: &[String]) -> Daemon {
         let mut child = tool(binary)
             .arg("--stdin-watch")
             .args(args)
@@ -104,7 +104,8 @@ pub fn control_plane_of(plane: &'static Plane) -> &'static ApiServer {
     server
 }
 
-fn start_plane(server: &ApiServer, plane: &Plane) -> Vec<Daemon> {
+/// Starts `plane`'s processes against `server`; they stop when dropped.
+pub fn start_plane(server: &ApiServer, plane: &Plane) -> Vec<Daemon> {
     let kubeconfig = format!("--kubeconfig={}", server.kubeconfig.display());
     // one instance of each, no serving: nothing to elect, nothing to probe
     let common = [kubeconfig, "--leader-elect=false".into(), "--v=1".into()];
@@ -171,6 +172,25 @@ pub const TIMING: Timing = Timing {
     startup_budget: Duration::from_secs(120),
 };
 
+/// The node agent's binary, built for its current sources.
+pub fn node_agent() -> PathBuf {
+    go_tool(
+        "tests/kube-apiserver",
+        &[
+            "go.mod",
+            "go.sum",
+            "cmd/node-agent/main.go",
+            "cmd/node-agent/netns.go",
+            "cmd/node-agent/proxy.go",
+            "cmd/node-agent/real.go",
+            "cmd/node-agent/traffic.go",
+        ],
+        "./cmd/node-agent",
+        "node-agent",
+        "the rollout harness needs it to play the nodes",
+    )
+}
+
 /// A node agent for one namespace; stopped when dropped.
 pub struct Agent {
     child: Child,
@@ -193,13 +213,7 @@ impl Agent {
         timing: &Timing,
         flags: &[String],
     ) -> Agent {
-        let binary = go_tool(
-            "tests/kube-apiserver",
-            &["go.mod", "go.sum", "cmd/node-agent/main.go"],
-            "./cmd/node-agent",
-            "node-agent",
-            "the rollout harness needs it to play the nodes",
-        );
+        let binary = node_agent();
         let dir = tempfile::tempdir().unwrap();
         let events = dir.path().join("events.jsonl");
         let secs = |d: Duration| format!("{}ms", d.as_millis());

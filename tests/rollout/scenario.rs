@@ -104,6 +104,17 @@ pub const SPLIT_SHARED_SELECTOR: Topology = Topology {
     ..SPLIT_2
 };
 
+/// Negative: the split whose webhooks Deployment has one replica and
+/// rolls it without a surge (`maxUnavailable: 1`), as
+/// `split-webhooks-never-unavailable` forbids (the real mode's: its
+/// failed requests show it; tests/real_manager.rs).
+#[allow(dead_code)]
+pub const SPLIT_WEBHOOKS_WITHOUT_SURGE: Topology = Topology {
+    name: "split, 1 webhook replica rolled without surge (negative)",
+    tweak: Some(webhooks_without_surge),
+    ..SPLIT_2
+};
+
 /// The topologies of the table.
 pub const TOPOLOGIES: [Topology; 5] = [
     UPSTREAM,
@@ -162,6 +173,21 @@ fn without_leader_election(objects: &mut [Value]) {
 
 fn webhooks_apply_crds(objects: &mut [Value]) {
     remove_flag(managers(objects, Some(WEBHOOKS_ROLE)), "--crd-management");
+}
+
+#[allow(dead_code)] // SPLIT_WEBHOOKS_WITHOUT_SURGE's
+fn webhooks_without_surge(objects: &mut [Value]) {
+    let webhooks = objects.iter_mut().filter(|o| {
+        o["kind"] == "Deployment"
+            && o["spec"]["template"]["metadata"]["labels"]["control-plane"] == WEBHOOKS_ROLE
+    });
+    for o in webhooks {
+        o["spec"]["replicas"] = serde_json::json!(1);
+        o["spec"]["strategy"] = serde_json::json!({
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}
+        });
+    }
 }
 
 /// A label every operator pod carries, of either role.

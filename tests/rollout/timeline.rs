@@ -37,6 +37,18 @@ pub enum Event {
     },
     /// Something the agent could not do.
     Error { pod: String, error: String },
+    /// A user's request (real mode): create, update or read of an ASO
+    /// object; `through` names what failed (admission, conversion, other).
+    #[allow(dead_code)] // op and error: read by the real mode's messages
+    Request {
+        t: i64,
+        op: String,
+        ok: bool,
+        #[serde(default)]
+        through: String,
+        #[serde(default)]
+        error: String,
+    },
 }
 
 /// A ready address of the webhook Service.
@@ -299,9 +311,42 @@ impl Timeline {
         o.stale_pods = stale.len();
         o.leader_versions = self.leader_versions_at_once(start, end);
         o.startup_budget_spent = self.events.iter().any(|e| {
-            matches!(e, Event::Pod { t, step, .. } if step == "startup-budget-spent" && *t >= start)
+            matches!(e, Event::Pod { t, step, .. }
+                if (step == "startup-budget-spent" || step == "startup-probe-failed") && *t >= start)
         });
+        for e in &self.events {
+            if let Event::Request { t, ok, through, .. } = e
+                && (start..=end).contains(t)
+            {
+                o.requests += 1;
+                if !ok {
+                    match through.as_str() {
+                        "admission" => o.failed_admission += 1,
+                        "conversion" => o.failed_conversion += 1,
+                        _ => o.failed_other += 1,
+                    }
+                }
+            }
+        }
         o
+    }
+
+    /// The failed requests' errors in [start, end], first ones first.
+    #[allow(dead_code)] // read by the real mode (tests/real_manager.rs)
+    pub fn request_errors(&self, start: i64, end: i64) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Request {
+                    t,
+                    ok: false,
+                    op,
+                    error,
+                    ..
+                } if (start..=end).contains(t) => Some(format!("{t} {op}: {error}")),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The Lease-holder form of I3: the most versions that held the Lease
@@ -317,7 +362,8 @@ impl Timeline {
                 version,
                 purpose,
             } = e
-                && purpose == "leader"
+                // the real mode observes holders, whatever they hold it for
+                && (purpose == "leader" || purpose == "observed")
             {
                 match step.as_str() {
                     "acquired" => {
@@ -392,6 +438,14 @@ pub struct Observation {
     /// Whether a new pod's startup probe budget ran out waiting for the
     /// Lease.
     pub startup_budget_spent: bool,
+    /// Users' requests during the upgrade (real mode with traffic).
+    pub requests: usize,
+    /// Of those, failed by an admission webhook call.
+    pub failed_admission: usize,
+    /// Failed by a conversion webhook call.
+    pub failed_conversion: usize,
+    /// Failed otherwise.
+    pub failed_other: usize,
 }
 
 fn seconds(ms: i64) -> String {

@@ -42,6 +42,7 @@ package main
 
 import (
 	"bufio"
+	stdbase64 "encoding/base64"
 	"context"
 	"encoding/json"
 	"flag"
@@ -68,6 +69,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -95,9 +97,21 @@ type config struct {
 	graceDelay, crdApply          time.Duration
 	startupBudget, sample         time.Duration
 	ipBase                        int
+	real                          realConfig
+	traffic                       time.Duration
 }
 
 func main() {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "sandbox": // real.go's container process, before it runs the manager
+			sandboxMain(os.Args[2:])
+			return
+		case "proxy":
+			proxyMain(os.Args[2:])
+			return
+		}
+	}
 	kubeconfig := flag.String("kubeconfig", "", "the API server's kubeconfig")
 	out := flag.String("out", "", "file the events are written to (default: stdout)")
 	var c config
@@ -116,15 +130,14 @@ func main() {
 	flag.IntVar(&c.nodes, "nodes", 3, "how many Nodes it plays")
 	flag.StringVar(&c.nodePrefix, "node-prefix", "harness-node-", "the Nodes' names, before their number (1, 2, ...)")
 	flag.StringVar(&c.nodeLabel, "node-label", "", "a label KEY=VALUE every Node it plays carries (a node pool)")
+	flag.StringVar(&c.real.manager, "manager", "", "real mode: ASO's manager binary, run as each pod's container (real.go)")
+	flag.StringVar(&c.real.crds, "crds", "", "real mode: a folder of CRD folders, one per image tag")
+	flag.StringVar(&c.real.sandboxes, "sandboxes", "", "real mode: the folder where each pod's sandbox pid is published for the cluster proxy")
+	flag.StringVar(&c.real.work, "work", "", "real mode: the folder the pods' roots and logs go to")
+	flag.IntVar(&c.real.subnet, "subnet", 0, "real mode: pods get addresses 198.18.SUBNET.x")
+	flag.DurationVar(&c.traffic, "traffic", 0, "real mode: the interval of the users' requests (0: none)")
 	flag.Parse()
-	// client-go's own log (each Lease step, and the elector's errors when
-	// a pod is deleted under it) would drown the test output; what matters
-	// is in the events
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	_ = klogFlags.Set("stderrthreshold", "FATAL")
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietKlog()
 	if *kubeconfig == "" || c.namespace == "" {
 		fmt.Fprintln(os.Stderr, "node-agent: --kubeconfig and --namespace are required")
 		os.Exit(2)
@@ -135,32 +148,103 @@ func main() {
 	}
 }
 
-func run(kubeconfig, out string, c config) error {
-	rest, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
+// quietKlog silences client-go's own log (each Lease step, and the
+// elector's errors when a pod is deleted under it), which would drown the
+// test output; what matters is in the events.
+func quietKlog() {
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	_ = klogFlags.Set("stderrthreshold", "FATAL")
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+}
+
+// proxyMain is `node-agent proxy`: the cluster proxy of the real mode (proxy.go).
+func proxyMain(args []string) {
+	fs := flag.NewFlagSet("proxy", flag.ExitOnError)
+	kubeconfig := fs.String("kubeconfig", "", "the API server's kubeconfig")
+	socket := fs.String("socket", "", "the Unix socket the API server's egress selector connects to")
+	sandboxes := fs.String("sandboxes", "", "the folder where the agents publish each pod's sandbox pid")
+	out := fs.String("out", "", "file the events are written to (default: stdout)")
+	_ = fs.Parse(args)
+	quietKlog()
+	if *kubeconfig == "" || *socket == "" || *sandboxes == "" {
+		fmt.Fprintln(os.Stderr, "node-agent proxy: --kubeconfig, --socket and --sandboxes are required")
+		os.Exit(2)
 	}
-	rest.QPS, rest.Burst = 200, 400
-	client, err := kubernetes.NewForConfig(rest)
-	if err != nil {
-		return err
-	}
-	w := io.Writer(os.Stdout)
-	if out != "" {
-		f, err := os.Create(out)
+	err := func() error {
+		client, _, err := clients(*kubeconfig)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
+		w, closeOut, err := output(*out)
+		if err != nil {
+			return err
+		}
+		defer closeOut()
+		ctx, stop := lifetime()
+		defer stop()
+		return runProxy(ctx, client, *socket, *sandboxes, &eventLog{w: w})
+	}()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node-agent proxy: %v\n", err)
+		os.Exit(1)
 	}
+}
+
+func clients(kubeconfig string) (kubernetes.Interface, *rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	client, err := kubernetes.NewForConfig(cfg)
+	return client, cfg, err
+}
+
+func output(path string) (io.Writer, func(), error) {
+	if path == "" {
+		return os.Stdout, func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// lifetime ends on SIGTERM, SIGINT or end of file on stdin (the harness
+// holds the other end).
+func lifetime() (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	go func() { // the harness holds stdin: its end is ours
+	go func() {
 		_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))
 		stop()
 	}()
+	return ctx, stop
+}
+
+func run(kubeconfig, out string, c config) error {
+	client, restConfig, err := clients(kubeconfig)
+	if err != nil {
+		return err
+	}
+	w, closeOut, err := output(out)
+	if err != nil {
+		return err
+	}
+	defer closeOut()
+	ctx, stop := lifetime()
+	defer stop()
 	a := &agent{c: c, client: client, log: &eventLog{w: w}, pods: map[string]*pod{}, crdVersion: ""}
+	if c.real.manager != "" {
+		if c.real.crds == "" || c.real.sandboxes == "" || c.real.work == "" {
+			return fmt.Errorf("--manager needs --crds, --sandboxes and --work")
+		}
+		if a.real, err = newReal(c.real, restConfig); err != nil {
+			return fmt.Errorf("real mode: %w", err)
+		}
+	}
 	if err := a.ensureNodes(ctx); err != nil {
 		return fmt.Errorf("nodes: %w", err)
 	}
@@ -182,7 +266,15 @@ func run(kubeconfig, out string, c config) error {
 	}
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
-	a.log.write(map[string]any{"event": "started", "namespace": c.namespace})
+	if a.real != nil {
+		if err := a.real.watch(ctx, a); err != nil {
+			return err
+		}
+		if c.traffic > 0 {
+			go traffic(ctx, a.real.dyn, c.namespace, c.traffic, a.log)
+		}
+	}
+	a.log.write(map[string]any{"event": "started", "namespace": c.namespace, "real": a.real != nil})
 	a.sampleLoop(ctx)
 	f.Shutdown()
 	return nil
@@ -215,6 +307,7 @@ type agent struct {
 	nextIP     int
 	crdVersion string          // the version the CRDs are at ("" before any)
 	epochs     map[string]bool // versions whose CRD epoch was written
+	real       *real           // the real mode's state (nil: modelled)
 }
 
 // pod is what the agent knows of one pod and the life it plays for it.
@@ -228,6 +321,7 @@ type pod struct {
 	terminating              bool
 	cancel                   context.CancelFunc
 	restarts                 int32
+	stopped                  chan struct{} // real mode: closed when its container stopped
 }
 
 // nodeName is the name of the i-th Node it plays (from 1).
@@ -337,7 +431,11 @@ func (a *agent) seen(ctx context.Context, o *corev1.Pod) {
 			p.cancel()
 		}
 		a.log.write(map[string]any{"event": "pod", "step": "terminating", "pod": p.name, "version": p.version})
-		go a.deleteLater(ctx, o.Name, o.UID)
+		if a.real != nil && p.started {
+			go a.deleteWhenStopped(ctx, p, o.Name, string(o.UID))
+		} else {
+			go a.deleteLater(ctx, o.Name, o.UID)
+		}
 	}
 	// without --bind a pod starts once the scheduler bound it
 	start := !p.started && !p.terminating && (a.c.bind || o.Spec.NodeName != "")
@@ -350,10 +448,18 @@ func (a *agent) seen(ctx context.Context, o *corev1.Pod) {
 			a.nextNode++
 		}
 		p.ip = fmt.Sprintf("192.0.2.%d", (a.c.ipBase+a.nextIP)%240+1)
+		if a.real != nil {
+			p.ip = fmt.Sprintf("198.18.%d.%d", a.c.real.subnet, a.nextIP%250+2)
+		}
 		a.nextIP++
 		life, cancel := context.WithCancel(ctx)
 		p.cancel = cancel
-		go a.live(life, p, o.Spec.NodeName == "")
+		if a.real != nil {
+			p.stopped = make(chan struct{})
+			go a.real.liveReal(life, a, p, o.DeepCopy(), o.Spec.NodeName == "")
+		} else {
+			go a.live(life, p, o.Spec.NodeName == "")
+		}
 	}
 	a.mu.Unlock()
 }
@@ -774,3 +880,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+func typesUID(uid string) types.UID { return types.UID(uid) }
+
+func base64(data []byte) string { return stdbase64.StdEncoding.EncodeToString(data) }

@@ -1,0 +1,196 @@
+//! Upgrades with ASO's own manager (issue 32): the rollout harness's real
+//! mode (tests/rollout/real.rs, docs/rollout-harness.md), where every pod
+//! runs ASO 2.20.0's manager built from its Go module, the CRDs are
+//! written by that manager, and a client makes users' requests through
+//! every upgrade and counts the ones that fail. Each test asserts what
+//! ASO does with the shape asogen renders, so that what asogen says about
+//! that shape (README, the rules' help, `validate`, `upgrade-plan`) can be
+//! held to it. `bench/rollout real` prints the figures.
+//!
+//! Each scenario has a control plane of its own (the ASO CRDs and webhook
+//! configurations are cluster-wide), so they run side by side, as many as
+//! the test harness runs threads.
+
+// the modelled mode's parts of the shared modules go unused here
+#[allow(dead_code)]
+#[path = "rollout/cluster.rs"]
+mod cluster;
+mod common;
+#[allow(dead_code)]
+#[path = "rollout/paths.rs"]
+mod paths;
+#[path = "rollout/real.rs"]
+mod real;
+#[allow(dead_code)]
+#[path = "rollout/scenario.rs"]
+mod scenario;
+#[allow(dead_code)]
+#[path = "rollout/timeline.rs"]
+mod timeline;
+
+use paths::{KUBECTL, Outcome};
+use common::{text, tool};
+use real::{REAL_STEP_LIMIT, RealRun, crd_versions, manager_logs, real_install, real_upgrade};
+use scenario::{
+    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
+};
+
+fn upgrade(topology: &Topology) -> RealRun {
+    let real = real_upgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
+    eprintln!("{} via kubectl: {:?}", topology.name, real.run.observation);
+    real
+}
+
+/// F12 on the real manager: the single-replica RollingUpdate profile
+/// never finishes a version upgrade. The new pod's manager waits for the
+/// Lease the old one holds before it applies the CRDs, is never Ready, and
+/// is restarted when its startup probe's budget is spent; the old pod is
+/// removed only once the new one is Ready, so the CRDs stay at the old
+/// version and the old pod keeps answering every request.
+#[test]
+fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
+    let mut real = upgrade(&SINGLE_ROLLING);
+    let o = real.run.observation.clone();
+    let logs = manager_logs(&real.logs().unwrap());
+    let crds = crd_versions(real.server());
+    let why = real.describe();
+    assert!(
+        matches!(real.run.outcome, Outcome::GaveUp(_)),
+        "the rollout never completes: {why}"
+    );
+    assert!(!o.completed, "{why}");
+    assert!(
+        o.startup_budget_spent,
+        "the new pod's startup probe fails and it is restarted: {why}"
+    );
+    assert!(
+        logs.contains("Acquiring leader lock") && logs.contains("VersionDifferent"),
+        "the new manager waits for the Lease to update the CRDs: {why}"
+    );
+    assert!(
+        !logs.contains("Restarting operator pod after updating CRDs"),
+        "no manager applied the CRDs: {why}"
+    );
+    assert!(!o.crd_epoch, "no CRD was written at the new version: {why}");
+    assert!(
+        crds.iter().all(|v| v == PREVIOUS_TAG),
+        "the CRDs stay at {PREVIOUS_TAG}: {crds:?}: {why}"
+    );
+    assert_eq!(o.zero_endpoints_ms, 0, "the old pod keeps serving: {why}");
+    assert!(o.requests > 0, "requests were made: {why}");
+    assert_eq!(
+        (o.failed_admission, o.failed_conversion, o.failed_other),
+        (0, 0, 0),
+        "the old pod answers every request: {why}"
+    );
+}
+
+/// Upstream 2.20.0's defaults (2 replicas, Recreate) complete the upgrade:
+/// the new manager applies the CRDs (seen on the API server, not booked)
+/// and one controller version runs at a time; the webhooks are down while
+/// Recreate replaces the pods, and requests fail then.
+#[test]
+fn upstream_defaults_upgrade_with_webhook_downtime() {
+    let mut real = upgrade(&UPSTREAM);
+    let o = real.run.observation.clone();
+    let crds = crd_versions(real.server());
+    let why = real.describe();
+    assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed, "{why}");
+    assert!(o.crd_epoch, "the new manager wrote the CRDs: {why}");
+    assert!(
+        crds.iter().all(|v| v != PREVIOUS_TAG),
+        "the CRDs moved on: {crds:?}: {why}"
+    );
+    assert_eq!(o.controller_versions, 1, "I3: {why}");
+    assert!(o.zero_endpoints_ms > 0, "Recreate leaves no endpoint: {why}");
+    assert!(
+        o.failed_admission + o.failed_conversion > 0,
+        "requests fail while no pod serves: {why}"
+    );
+}
+
+/// The split keeps the webhooks answering through the upgrade: the
+/// webhooks Deployment rolls first, the controller applies the CRDs after
+/// it, and no admission request fails.
+#[test]
+fn the_split_keeps_webhooks_answering_through_the_upgrade() {
+    let mut real = upgrade(&SPLIT_2);
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed, "{why}");
+    assert!(o.crd_epoch, "the new controller wrote the CRDs: {why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1: {why}");
+    assert_eq!(o.stale_pods, 0, "I2: {why}");
+    assert_eq!(o.controller_versions, 1, "I3: {why}");
+    assert!(o.requests > 0, "requests were made: {why}");
+    assert_eq!(o.failed_admission, 0, "{why}");
+}
+
+/// Negative: a webhooks Deployment of one replica rolled without a surge
+/// (`maxUnavailable: 1`, which `split-webhooks-never-unavailable`
+/// forbids) leaves the webhook Service without a pod, and users' requests
+/// fail meanwhile: the failed-request count sees what I1 is about.
+#[test]
+fn webhooks_rolled_without_surge_fail_requests() {
+    let mut real = upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE);
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    assert!(o.zero_endpoints_ms > 0, "I1 breaks: {why}");
+    assert!(
+        o.failed_admission + o.failed_conversion > 0,
+        "requests fail while no webhook pod serves: {why}"
+    );
+}
+
+/// What a socket connect from inside the network namespace of `pid` to
+/// `host:port` gives: "connected", or the error's name (Python's errno).
+fn connect_from(pid: u32, host: &str, port: u16) -> String {
+    let script = format!(
+        "import errno, socket\n\
+         try:\n    socket.create_connection(({host:?}, {port}), timeout=3).close(); print('connected')\n\
+         except OSError as e:\n    print(errno.errorcode.get(e.errno, str(e)))"
+    );
+    let out = tool("nsenter")
+        .arg(format!("--net=/proc/{pid}/ns/net"))
+        .args(["python3", "-c", &script])
+        .output()
+        .expect("nsenter (util-linux) and python3 are needed");
+    assert!(out.status.success(), "nsenter: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+/// A pod's network namespace reaches nothing but what the test made: no
+/// route leaves it (a documentation address, which no network routes, is
+/// unreachable; nothing is sent), the host's loopback (where the test API
+/// server listens) is not the pod's, and the one way out is the API
+/// server's Service address, which the agent forwards.
+#[test]
+fn a_pod_reaches_nothing_beyond_the_test() {
+    let installed = real_install(&UPSTREAM, &KUBECTL);
+    let sandboxes = installed.plane.sandboxes();
+    assert!(!sandboxes.is_empty(), "the install runs pods");
+    let api_port: u16 = std::fs::read_to_string(&installed.plane.server.kubeconfig)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://127.0.0.1:"))
+        .and_then(|p| p.parse().ok())
+        .expect("the kubeconfig names the API server's port");
+    for (ip, pid) in sandboxes {
+        let routes = tool("nsenter")
+            .arg(format!("--net=/proc/{pid}/ns/net"))
+            .args(["ip", "-o", "route", "show", "table", "all"])
+            .output()
+            .expect("nsenter and ip");
+        let routes = text(&routes.stdout);
+        assert!(
+            routes.lines().all(|r| r.starts_with("local ") || r.contains(" dev lo ")),
+            "pod {ip}: only local routes: {routes}"
+        );
+        assert_eq!(connect_from(pid, "198.51.100.7", 443), "ENETUNREACH", "pod {ip}");
+        assert_eq!(connect_from(pid, "127.0.0.1", api_port), "ECONNREFUSED", "pod {ip}");
+        assert_eq!(connect_from(pid, "10.0.0.1", 443), "connected", "pod {ip}");
+        assert_eq!(connect_from(pid, &ip, 8081), "connected", "pod {ip}: its own health server");
+    }
+}

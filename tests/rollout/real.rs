@@ -1,0 +1,362 @@
+//! The harness's real mode (docs/rollout-harness.md, "Real mode"): every
+//! pod runs ASO 2.20.0's own manager (tests/aso-manager), on a control
+//! plane of its own per scenario, because the ASO CRDs and the webhook
+//! configurations are cluster-wide and each scenario writes them:
+//!   - an API server whose "cluster" egress (webhook and conversion calls)
+//!     goes through the node agent's cluster proxy (`node-agent proxy`,
+//!     which plays kube-proxy) into the pods' network namespaces;
+//!   - the real kube-controller-manager, as in the modelled mode;
+//!   - the ASO CRD subset of the previous release, as its install left it;
+//!   - one node agent in real mode: the kubelet, cert-manager and a client
+//!     making users' requests, counted per upgrade.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
+use crate::common::apiserver::{self, ApiServer, fixture};
+use crate::common::{asogen, root, text, tool};
+use crate::paths::{ApplyPath, Planned, Sequence, generations};
+use crate::scenario::{PREVIOUS_TAG, Run, Topology, now_ms, settle, version_of};
+
+/// How long one upgrade step may take in the real mode: above the
+/// startup probe's budget (12 x 10 s), so that a pod stuck at start is
+/// seen restarted, and far above a real rollout here (about a minute).
+pub const REAL_STEP_LIMIT: Duration = Duration::from_secs(170);
+
+/// The interval of the users' requests.
+const TRAFFIC_EVERY: &str = "250ms";
+
+/// ASO's manager and its CRD folders (one per release played), built once.
+fn manager_and_crds() -> &'static (PathBuf, PathBuf) {
+    static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let manager = apiserver::build_with("tests/aso-manager/aso-manager", "ASO's manager");
+        let script = root().join("tests/aso-manager/aso-manager");
+        let out = tool("bash")
+            .arg(&script)
+            .arg("crds")
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run tests/aso-manager/aso-manager crds");
+        assert!(out.status.success(), "generating ASO's CRDs failed (above)");
+        (manager, PathBuf::from(text(&out.stdout).trim()))
+    })
+}
+
+/// One scenario's control plane; everything stops when it is dropped.
+pub struct RealPlane {
+    /// Its own API server.
+    pub server: ApiServer,
+    _daemons: Vec<Daemon>,
+    proxy: Child,
+    _proxy_stdin: ChildStdin,
+    /// Where the pods publish their sandboxes and keep their roots
+    /// (None once kept).
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl RealPlane {
+    /// Starts a control plane for one real scenario.
+    pub fn start() -> RealPlane {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("proxy.sock");
+        let egress = dir.path().join("egress.yaml");
+        std::fs::write(
+            &egress,
+            format!(
+                "apiVersion: apiserver.k8s.io/v1beta1\nkind: EgressSelectorConfiguration\n\
+                 egressSelections:\n- name: cluster\n  connection:\n    proxyProtocol: HTTPConnect\n\
+                 \x20   transport:\n      uds:\n        udsName: {}\n",
+                socket.display()
+            ),
+        )
+        .unwrap();
+        let server = apiserver::start_with(&[format!(
+            "--egress-selector-config-file={}",
+            egress.display()
+        )]);
+        let daemons = start_plane(&server, &ROLLOUT);
+        std::fs::create_dir_all(dir.path().join("sandboxes")).unwrap();
+        let mut proxy = tool(&node_agent())
+            .arg("proxy")
+            .arg(format!("--kubeconfig={}", server.kubeconfig.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--sandboxes={}", dir.path().join("sandboxes").display()))
+            .arg(format!("--out={}", dir.path().join("proxy.jsonl").display()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the cluster proxy");
+        let proxy_stdin = proxy.stdin.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !socket.exists() {
+            assert!(Instant::now() < deadline, "the cluster proxy did not start");
+            assert!(
+                proxy.try_wait().unwrap().is_none(),
+                "the cluster proxy exited"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server.kubectl_ok(
+            &["apply", "--server-side", "-f", "-"],
+            &fixture("tests/fixtures/apiserver/crds.yaml"),
+        );
+        RealPlane {
+            server,
+            _daemons: daemons,
+            proxy,
+            _proxy_stdin: proxy_stdin,
+            path: dir.path().to_path_buf(),
+            dir: Some(dir),
+        }
+    }
+
+    /// Installs the CRD subset as release `tag` labels it, for an operator
+    /// in `namespace` (whose manager rewrites the conversion webhook's
+    /// namespace so when it applies them).
+    pub fn install_crds(&self, tag: &str, namespace: &str) {
+        let (_, crds) = manager_and_crds();
+        let folder = crds.join(tag);
+        let mut stream = String::new();
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let yaml = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            stream.push_str("---\n");
+            stream.push_str(&yaml.replace("azureserviceoperator-system", namespace));
+        }
+        self.server
+            .kubectl_ok(&["apply", "--server-side", "-f", "-"], &stream);
+    }
+
+    /// Starts the node agent in real mode for `namespace`.
+    pub fn agent(&self, namespace: &str) -> Agent {
+        let (manager, crds) = manager_and_crds();
+        let work = self.path.join("pods");
+        let flags = [
+            format!("--manager={}", manager.display()),
+            format!("--crds={}", crds.display()),
+            format!("--sandboxes={}", self.path.join("sandboxes").display()),
+            format!("--work={}", work.display()),
+            "--subnet=1".to_string(),
+            format!("--traffic={TRAFFIC_EVERY}"),
+            // the agent deletes a pod once its container stopped
+            "--grace-delay=0s".to_string(),
+        ];
+        Agent::start_with(&self.server, namespace, &TIMING, &flags)
+    }
+
+    /// The pods' folders (roots and the managers' logs).
+    pub fn pods(&self) -> PathBuf {
+        self.path.join("pods")
+    }
+
+    /// The running sandboxes: each pod address with the pid of the
+    /// process in that pod's network namespace.
+    pub fn sandboxes(&self) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(self.path.join("sandboxes")).unwrap().flatten() {
+            if let Ok(pid) = std::fs::read_to_string(entry.path()) {
+                let ip = entry.file_name().to_string_lossy().into_owned();
+                out.push((ip, pid.trim().parse().unwrap()));
+            }
+        }
+        out
+    }
+
+    /// Keeps the folder (the managers' logs) after the plane stops.
+    fn keep(&mut self) -> PathBuf {
+        if let Some(dir) = self.dir.take() {
+            let _ = dir.keep();
+        }
+        self.path.clone()
+    }
+}
+
+impl Drop for RealPlane {
+    fn drop(&mut self) {
+        let _ = self.proxy.kill();
+        let _ = self.proxy.wait();
+        if std::thread::panicking() {
+            eprintln!("the managers' logs: {}", self.keep().join("pods").display());
+        }
+    }
+}
+
+/// The cluster-scoped objects of a render that ASO itself needs: its
+/// RBAC and its webhook configurations (the guards' admission policies
+/// are left out, as in the modelled mode).
+fn cluster_objects(args: &[String]) -> String {
+    let mut all = vec!["template".to_string()];
+    all.extend(args.iter().cloned());
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let out = asogen(&all);
+    assert!(out.status.success(), "asogen {all:?}: {}", text(&out.stderr));
+    serde_yaml::Deserializer::from_str(&text(&out.stdout))
+        .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
+        .filter(|o| {
+            matches!(
+                o["kind"].as_str(),
+                Some(
+                    "ClusterRole"
+                        | "ClusterRoleBinding"
+                        | "MutatingWebhookConfiguration"
+                        | "ValidatingWebhookConfiguration"
+                )
+            )
+        })
+        .map(|o| format!("---\n{}\n", serde_json::to_string(&o).unwrap()))
+        .collect()
+}
+
+/// What a real scenario gives the test: the run, and its plane (kept for
+/// the managers' logs).
+pub struct RealRun {
+    /// As the modelled mode's.
+    pub run: Run,
+    /// When the observation window ended (Unix ms).
+    pub end: i64,
+    plane: Option<RealPlane>,
+}
+
+impl RealRun {
+    /// A summary for assertion messages: the run's, the failed requests'
+    /// first errors and where the managers' logs are.
+    pub fn describe(&mut self) -> String {
+        let errors = self.run.timeline.request_errors(self.run.start, self.end);
+        let logs = match self.plane.as_mut() {
+            Some(plane) => plane.keep().join("pods"),
+            None => PathBuf::new(),
+        };
+        format!(
+            "{}\nfailed requests ({}), first ones: {:#?}\nmanagers' logs: {}",
+            self.run.describe(),
+            errors.len(),
+            &errors[..errors.len().min(8)],
+            logs.display()
+        )
+    }
+
+    /// The managers' logs folder, while the plane runs.
+    pub fn logs(&self) -> Option<PathBuf> {
+        self.plane.as_ref().map(RealPlane::pods)
+    }
+
+    /// The plane's API server, while it runs.
+    pub fn server(&self) -> &ApiServer {
+        &self.plane.as_ref().expect("the plane runs").server
+    }
+}
+
+/// An install of the previous release on a plane of its own, settled.
+pub struct Installed {
+    /// The plane.
+    pub plane: RealPlane,
+    /// Its node agent.
+    pub agent: Agent,
+    /// The operator's namespace.
+    pub namespace: String,
+}
+
+/// Installs `topology` at the previous release through `path` on a plane
+/// of its own with the real manager, and waits until it settled.
+pub fn real_install(topology: &Topology, path: &ApplyPath) -> Installed {
+    let plane = RealPlane::start();
+    let server = &plane.server;
+    let namespace = server.fresh_namespace(&format!("real-{}", path.via));
+    let previous_args = topology.args(&namespace, Some(PREVIOUS_TAG), &[]);
+    plane.install_crds(PREVIOUS_TAG, &namespace);
+    server.kubectl_ok(
+        &["apply", "--server-side", "-f", "-"],
+        &cluster_objects(&previous_args),
+    );
+    let mut agent = plane.agent(&namespace);
+    settle(
+        server,
+        &mut agent,
+        &namespace,
+        topology,
+        &previous_args,
+        path,
+    );
+    Installed {
+        plane,
+        agent,
+        namespace,
+    }
+}
+
+/// Installs `topology` at the previous release on a plane of its own with
+/// the real manager, upgrades it to the catalog's tag through `path`
+/// (each wait giving up after `limit`), and observes.
+pub fn real_upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
+    let Installed {
+        plane,
+        mut agent,
+        namespace,
+    } = real_install(topology, path);
+    let server = &plane.server;
+    let current_args = topology.args(&namespace, None, &[]);
+    let target = version_of(&topology.render(&current_args, &namespace));
+    let start = now_ms();
+    let upgrade = Planned {
+        args: &current_args,
+        tweak: topology.tweak,
+        with_refresh: false,
+        sequence: Sequence::AsPlanned,
+        from: None,
+    };
+    let outcome = path.run(server, &mut agent, &namespace, &upgrade, &target, limit, false);
+    let written = generations(server, &namespace);
+    let timeline = agent
+        .wait_for(Duration::from_secs(5), |t| {
+            t.rolled_out_since(&target, None, &written)
+        })
+        .unwrap_or_else(|| agent.timeline());
+    let end = now_ms();
+    RealRun {
+        run: Run {
+            start,
+            observation: timeline.observe(start, end, &target, &written),
+            outcome,
+            timeline,
+            agent,
+        },
+        end,
+        plane: Some(plane),
+    }
+}
+
+/// The version label of the CRDs on `server` now.
+pub fn crd_versions(server: &ApiServer) -> Vec<String> {
+    let out = server.kubectl_ok(
+        &[
+            "get",
+            "crd",
+            "-l",
+            "app.kubernetes.io/name=azure-service-operator",
+            "-o",
+            "jsonpath={.items[*].metadata.labels.app\\.kubernetes\\.io/version}",
+        ],
+        "",
+    );
+    out.split_whitespace().map(str::to_string).collect()
+}
+
+/// What the managers logged (every start of every pod), for assertions.
+pub fn manager_logs(pods: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(pods).into_iter().flatten().flatten() {
+        let log = entry.path().join("manager.log");
+        if let Ok(text) = std::fs::read_to_string(&log) {
+            all.push_str(&format!("==== {}\n{text}", entry.file_name().to_string_lossy()));
+        }
+    }
+    all
+}
