@@ -28,11 +28,15 @@ mod scenario;
 #[path = "rollout/timeline.rs"]
 mod timeline;
 
-use paths::{KUBECTL, Outcome};
 use common::{text, tool};
-use real::{REAL_STEP_LIMIT, RealRun, crd_versions, manager_logs, real_install, real_upgrade};
+use paths::{KUBECTL, Outcome};
+use real::{
+    REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, real_change, real_install,
+    real_migrate, real_upgrade,
+};
 use scenario::{
-    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
+    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_CONTROLLER_ROLLS, SPLIT_WEBHOOKS_WITHOUT_SURGE,
+    Topology, UPSTREAM,
 };
 
 fn upgrade(topology: &Topology) -> RealRun {
@@ -85,6 +89,37 @@ fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
     );
 }
 
+/// The same profile keeps webhooks up through a change that keeps ASO's
+/// version (here the manager's memory limit): the surge pod has no CRD to
+/// apply, becomes Ready, and only then is the old pod removed.
+#[test]
+fn a_change_of_the_single_replica_rolling_profile_keeps_webhooks_up() {
+    let tag = catalog_tag();
+    let mut real = real_change(
+        &SINGLE_ROLLING,
+        &KUBECTL,
+        &tag,
+        &["--set", "resources.limits.memory=600Mi"],
+        REAL_STEP_LIMIT,
+    );
+    eprintln!(
+        "{} (same version) via kubectl: {:?}",
+        SINGLE_ROLLING.name, real.run.observation
+    );
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed, "{why}");
+    assert!(!o.startup_budget_spent, "no pod waits for the Lease: {why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "{why}");
+    assert!(o.requests > 0, "requests were made: {why}");
+    assert_eq!(
+        (o.failed_admission, o.failed_conversion, o.failed_other),
+        (0, 0, 0),
+        "{why}"
+    );
+}
+
 /// Upstream 2.20.0's defaults (2 replicas, Recreate) complete the upgrade:
 /// the new manager applies the CRDs (seen on the API server, not booked)
 /// and one controller version runs at a time; the webhooks are down while
@@ -103,7 +138,10 @@ fn upstream_defaults_upgrade_with_webhook_downtime() {
         "the CRDs moved on: {crds:?}: {why}"
     );
     assert_eq!(o.controller_versions, 1, "I3: {why}");
-    assert!(o.zero_endpoints_ms > 0, "Recreate leaves no endpoint: {why}");
+    assert!(
+        o.zero_endpoints_ms > 0,
+        "Recreate leaves no endpoint: {why}"
+    );
     assert!(
         o.failed_admission + o.failed_conversion > 0,
         "requests fail while no pod serves: {why}"
@@ -144,6 +182,29 @@ fn webhooks_rolled_without_surge_fail_requests() {
     );
 }
 
+/// Negative: a split controller rolled instead of recreated (as
+/// `split-controller-never-rolls` forbids) runs two controller versions at
+/// once, and the surge pod's manager waits for the Lease the old
+/// controller holds before it would apply the CRDs, as in F12: the
+/// upgrade never finishes, the CRDs stay at the old version.
+#[test]
+fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions() {
+    let mut real = upgrade(&SPLIT_CONTROLLER_ROLLS);
+    let o = real.run.observation.clone();
+    let crds = crd_versions(real.server());
+    let why = real.describe();
+    assert!(!o.completed, "the rollout never completes: {why}");
+    assert_eq!(
+        o.controller_versions, 2,
+        "I3 breaks (two versions run): {why}"
+    );
+    assert!(o.startup_budget_spent, "the surge pod is restarted: {why}");
+    assert!(
+        crds.iter().all(|v| v == PREVIOUS_TAG),
+        "the CRDs stay at {PREVIOUS_TAG}: {crds:?}: {why}"
+    );
+}
+
 /// What a socket connect from inside the network namespace of `pid` to
 /// `host:port` gives: "connected", or the error's name (Python's errno).
 fn connect_from(pid: u32, host: &str, port: u16) -> String {
@@ -168,7 +229,7 @@ fn connect_from(pid: u32, host: &str, port: u16) -> String {
 /// server's Service address, which the agent forwards.
 #[test]
 fn a_pod_reaches_nothing_beyond_the_test() {
-    let installed = real_install(&UPSTREAM, &KUBECTL);
+    let installed = real_install(&UPSTREAM, &KUBECTL, PREVIOUS_TAG);
     let sandboxes = installed.plane.sandboxes();
     assert!(!sandboxes.is_empty(), "the install runs pods");
     let api_port: u16 = std::fs::read_to_string(&installed.plane.server.kubeconfig)
@@ -185,12 +246,83 @@ fn a_pod_reaches_nothing_beyond_the_test() {
             .expect("nsenter and ip");
         let routes = text(&routes.stdout);
         assert!(
-            routes.lines().all(|r| r.starts_with("local ") || r.contains(" dev lo ")),
+            routes
+                .lines()
+                .all(|r| r.starts_with("local ") || r.contains(" dev lo ")),
             "pod {ip}: only local routes: {routes}"
         );
-        assert_eq!(connect_from(pid, "198.51.100.7", 443), "ENETUNREACH", "pod {ip}");
-        assert_eq!(connect_from(pid, "127.0.0.1", api_port), "ECONNREFUSED", "pod {ip}");
+        assert_eq!(
+            connect_from(pid, "198.51.100.7", 443),
+            "ENETUNREACH",
+            "pod {ip}"
+        );
+        assert_eq!(
+            connect_from(pid, "127.0.0.1", api_port),
+            "ECONNREFUSED",
+            "pod {ip}"
+        );
         assert_eq!(connect_from(pid, "10.0.0.1", 443), "connected", "pod {ip}");
-        assert_eq!(connect_from(pid, &ip, 8081), "connected", "pod {ip}: its own health server");
+        assert_eq!(
+            connect_from(pid, &ip, 8081),
+            "connected",
+            "pod {ip}: its own health server"
+        );
+    }
+}
+
+/// The table of issue 32, every row observed with the real manager: the
+/// topologies of the modelled table under every apply path, and the
+/// migrations to the split and back. Run by `bench/rollout real`, which
+/// prints it; asserts nothing about the figures. Two scenarios at a time
+/// (each has its own control plane).
+#[test]
+#[ignore = "bench/rollout real runs it: about an hour, figures only"]
+fn table() {
+    type Case<'a> = (String, Box<dyn Fn() -> RealRun + Send + Sync + 'a>);
+    let mut cases: Vec<Case> = Vec::new();
+    for topology in &scenario::TOPOLOGIES {
+        for path in &paths::PATHS {
+            cases.push((
+                format!("{} | {}", topology.name, path.name),
+                Box::new(move || real_upgrade(topology, path, REAL_STEP_LIMIT)),
+            ));
+        }
+    }
+    for path in [&paths::PATHS[0], &paths::PATHS[1], &paths::PATHS[3]] {
+        for (from, to) in [(&UPSTREAM, &SPLIT_2), (&SPLIT_2, &UPSTREAM)] {
+            cases.push((
+                format!("migration: {} to {} | {}", from.name, to.name, path.name),
+                Box::new(move || real_migrate(from, to, path)),
+            ));
+        }
+    }
+    // the test harness prints "test table ... " without a line break first
+    println!();
+    println!(
+        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | upgrade time |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for pair in cases.chunks(2) {
+        let rows: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|(name, run)| (name, s.spawn(run)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(name, h)| {
+                    let real = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    let o = &real.run.observation;
+                    let [zero, stale, versions, time] = o.cells();
+                    format!(
+                        "| {name} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {time} |",
+                        o.failed_admission, o.requests, o.failed_conversion, o.requests
+                    )
+                })
+                .collect()
+        });
+        for row in rows {
+            println!("{row}");
+        }
     }
 }

@@ -22,7 +22,7 @@ use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
 use crate::common::{asogen, root, text, tool};
 use crate::paths::{ApplyPath, Planned, Sequence, generations};
-use crate::scenario::{PREVIOUS_TAG, Run, Topology, now_ms, settle, version_of};
+use crate::scenario::{PREVIOUS_TAG, Run, Topology, UPSTREAM, now_ms, settle, version_of};
 
 /// How long one upgrade step may take in the real mode: above the
 /// startup probe's budget (12 x 10 s), so that a pod stuck at start is
@@ -84,12 +84,18 @@ impl RealPlane {
         )]);
         let daemons = start_plane(&server, &ROLLOUT);
         std::fs::create_dir_all(dir.path().join("sandboxes")).unwrap();
-        let mut proxy = tool(&node_agent())
+        let mut proxy = tool(node_agent())
             .arg("proxy")
             .arg(format!("--kubeconfig={}", server.kubeconfig.display()))
             .arg(format!("--socket={}", socket.display()))
-            .arg(format!("--sandboxes={}", dir.path().join("sandboxes").display()))
-            .arg(format!("--out={}", dir.path().join("proxy.jsonl").display()))
+            .arg(format!(
+                "--sandboxes={}",
+                dir.path().join("sandboxes").display()
+            ))
+            .arg(format!(
+                "--out={}",
+                dir.path().join("proxy.jsonl").display()
+            ))
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -161,7 +167,10 @@ impl RealPlane {
     /// process in that pod's network namespace.
     pub fn sandboxes(&self) -> Vec<(String, u32)> {
         let mut out = Vec::new();
-        for entry in std::fs::read_dir(self.path.join("sandboxes")).unwrap().flatten() {
+        for entry in std::fs::read_dir(self.path.join("sandboxes"))
+            .unwrap()
+            .flatten()
+        {
             if let Ok(pid) = std::fs::read_to_string(entry.path()) {
                 let ip = entry.file_name().to_string_lossy().into_owned();
                 out.push((ip, pid.trim().parse().unwrap()));
@@ -197,7 +206,11 @@ fn cluster_objects(args: &[String]) -> String {
     all.extend(args.iter().cloned());
     let all: Vec<&str> = all.iter().map(String::as_str).collect();
     let out = asogen(&all);
-    assert!(out.status.success(), "asogen {all:?}: {}", text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "asogen {all:?}: {}",
+        text(&out.stderr)
+    );
     serde_yaml::Deserializer::from_str(&text(&out.stdout))
         .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
         .filter(|o| {
@@ -264,14 +277,15 @@ pub struct Installed {
     pub namespace: String,
 }
 
-/// Installs `topology` at the previous release through `path` on a plane
-/// of its own with the real manager, and waits until it settled.
-pub fn real_install(topology: &Topology, path: &ApplyPath) -> Installed {
+/// Installs `topology` at image tag `tag` (its CRDs at that release)
+/// through `path` on a plane of its own with the real manager, and waits
+/// until it settled.
+pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Installed {
     let plane = RealPlane::start();
     let server = &plane.server;
     let namespace = server.fresh_namespace(&format!("real-{}", path.via));
-    let previous_args = topology.args(&namespace, Some(PREVIOUS_TAG), &[]);
-    plane.install_crds(PREVIOUS_TAG, &namespace);
+    let previous_args = topology.args(&namespace, Some(tag), &[]);
+    plane.install_crds(tag, &namespace);
     server.kubectl_ok(
         &["apply", "--server-side", "-f", "-"],
         &cluster_objects(&previous_args),
@@ -296,23 +310,70 @@ pub fn real_install(topology: &Topology, path: &ApplyPath) -> Installed {
 /// the real manager, upgrades it to the catalog's tag through `path`
 /// (each wait giving up after `limit`), and observes.
 pub fn real_upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
+    real_change(topology, path, PREVIOUS_TAG, &[], limit)
+}
+
+/// Installs `topology` at image tag `from`, then applies it at the
+/// catalog's tag with `extra` values arguments through `path`, and
+/// observes as [`real_upgrade`] does.
+pub fn real_change(
+    topology: &Topology,
+    path: &ApplyPath,
+    from: &str,
+    extra: &[&str],
+    limit: Duration,
+) -> RealRun {
+    scenario(topology, topology, path, from, extra, false, limit)
+}
+
+/// Installs `install` at the catalog's tag, then moves it to the topology
+/// `to` at the same tag through `path` with the migration plan
+/// (`upgrade-plan --from`), and observes.
+pub fn real_migrate(install: &Topology, to: &Topology, path: &ApplyPath) -> RealRun {
+    let tag = catalog_tag();
+    scenario(install, to, path, &tag, &[], true, REAL_STEP_LIMIT)
+}
+
+/// The catalog's image tag (the release the harness upgrades to).
+pub fn catalog_tag() -> String {
+    let args = UPSTREAM.args("default", None, &[]);
+    version_of(&UPSTREAM.render(&args, "default"))
+}
+
+fn scenario(
+    install: &Topology,
+    to: &Topology,
+    path: &ApplyPath,
+    from: &str,
+    extra: &[&str],
+    migration: bool,
+    limit: Duration,
+) -> RealRun {
     let Installed {
         plane,
         mut agent,
         namespace,
-    } = real_install(topology, path);
+    } = real_install(install, path, from);
     let server = &plane.server;
-    let current_args = topology.args(&namespace, None, &[]);
-    let target = version_of(&topology.render(&current_args, &namespace));
+    let current_args = to.args(&namespace, None, extra);
+    let target = version_of(&to.render(&current_args, &namespace));
+    if migration {
+        server.kubectl_ok(
+            &["apply", "--server-side", "-f", "-"],
+            &cluster_objects(&current_args),
+        );
+    }
     let start = now_ms();
     let upgrade = Planned {
         args: &current_args,
-        tweak: topology.tweak,
+        tweak: to.tweak,
         with_refresh: false,
         sequence: Sequence::AsPlanned,
-        from: None,
+        from: migration.then_some(install.shape),
     };
-    let outcome = path.run(server, &mut agent, &namespace, &upgrade, &target, limit, false);
+    let outcome = path.run(
+        server, &mut agent, &namespace, &upgrade, &target, limit, false,
+    );
     let written = generations(server, &namespace);
     let timeline = agent
         .wait_for(Duration::from_secs(5), |t| {
@@ -355,7 +416,10 @@ pub fn manager_logs(pods: &Path) -> String {
     for entry in std::fs::read_dir(pods).into_iter().flatten().flatten() {
         let log = entry.path().join("manager.log");
         if let Ok(text) = std::fs::read_to_string(&log) {
-            all.push_str(&format!("==== {}\n{text}", entry.file_name().to_string_lossy()));
+            all.push_str(&format!(
+                "==== {}\n{text}",
+                entry.file_name().to_string_lossy()
+            ));
         }
     }
     all

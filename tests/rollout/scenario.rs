@@ -115,6 +115,16 @@ pub const SPLIT_WEBHOOKS_WITHOUT_SURGE: Topology = Topology {
     ..SPLIT_2
 };
 
+/// Negative: the split whose controller Deployment rolls (RollingUpdate,
+/// maxSurge 1, maxUnavailable 0) instead of Recreate, as
+/// `split-controller-never-rolls` forbids (the real mode's).
+#[allow(dead_code)]
+pub const SPLIT_CONTROLLER_ROLLS: Topology = Topology {
+    name: "split, controller rolled instead of recreated (negative)",
+    tweak: Some(controller_rolls),
+    ..SPLIT_2
+};
+
 /// The topologies of the table.
 pub const TOPOLOGIES: [Topology; 5] = [
     UPSTREAM,
@@ -186,6 +196,20 @@ fn webhooks_without_surge(objects: &mut [Value]) {
         o["spec"]["strategy"] = serde_json::json!({
             "type": "RollingUpdate",
             "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}
+        });
+    }
+}
+
+#[allow(dead_code)] // SPLIT_CONTROLLER_ROLLS's
+fn controller_rolls(objects: &mut [Value]) {
+    let controllers = objects.iter_mut().filter(|o| {
+        o["kind"] == "Deployment"
+            && o["spec"]["template"]["metadata"]["labels"]["control-plane"] == "controller-manager"
+    });
+    for o in controllers {
+        o["spec"]["strategy"] = serde_json::json!({
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}
         });
     }
 }
