@@ -40,7 +40,7 @@ values_struct! {
         /// replicaCount is the number of controller-manager pods. With more than one, leader election picks the one that runs the control loop and all of them serve webhooks, so strategy.type must be Recreate.
         #[schemars(extend("examples" = [2, 1]))]
         pub replica_count: i64 = 2,
-        /// strategy is how the Deployment replaces pods on upgrade. Recreate (the default) stops every old pod before starting new ones, so old and new webhooks never serve side by side. RollingUpdate is safe only with one replica and needs featureGates.singleReplicaRollingUpdate.
+        /// strategy is how the Deployment replaces pods on upgrade. Recreate (the default) stops every old pod before starting new ones, so old and new webhooks never serve side by side. RollingUpdate needs featureGates.singleReplicaRollingUpdate and one replica, and keeps webhooks up only through changes that keep ASO's version: a version upgrade of it does not finish.
         pub strategy: StrategyValues,
         /// featureGates turns on behaviour that is safe only in narrow cases.
         pub feature_gates: FeatureGates,

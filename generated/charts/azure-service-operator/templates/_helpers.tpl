@@ -115,7 +115,7 @@ its id and help through `fail`. */}}
 {{- $broken = append $broken "recreate-forbids-rolling-update: with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null); help: remove strategy.rollingUpdate" }}
 {{- end }}
 {{- if and (ne (toString $topology) "split") (eq (toString $strategy_type) "RollingUpdate") (ne (toString $featureGates_singleReplicaRollingUpdate) "true") }}
-{{- $broken = append $broken "rolling-update-needs-feature-gate: strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true; help: set featureGates.singleReplicaRollingUpdate: true (single replica only), or use strategy.type: Recreate" }}
+{{- $broken = append $broken "rolling-update-needs-feature-gate: strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true; help: set featureGates.singleReplicaRollingUpdate: true (single replica only; upgrade ASO's version with strategy.type: Recreate or topology: split), or use strategy.type: Recreate" }}
 {{- end }}
 {{- if and (ne (toString $topology) "split") (le (int64 $replicaCount) 0) }}
 {{- $broken = append $broken "replica-count-positive: replicaCount >= 1; help: set replicaCount: 2 (the default) or 1" }}
