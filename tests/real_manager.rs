@@ -35,8 +35,8 @@ use real::{
     real_migrate, real_upgrade,
 };
 use scenario::{
-    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_CONTROLLER_ROLLS, SPLIT_WEBHOOKS_WITHOUT_SURGE,
-    Topology, UPSTREAM,
+    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_CONTROLLER_ROLLS, SPLIT_WEBHOOKS_ELECT,
+    SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
 };
 
 fn upgrade(topology: &Topology) -> RealRun {
@@ -203,6 +203,49 @@ fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions() {
         crds.iter().all(|v| v == PREVIOUS_TAG),
         "the CRDs stay at {PREVIOUS_TAG}: {crds:?}: {why}"
     );
+}
+
+/// Negative: webhook pods with leader election (as
+/// `split-webhooks-no-leader-election` forbids) campaign for the
+/// controllers' own Lease as soon as they start, before the controller
+/// exists. The split's RBAC gives the webhooks' ServiceAccount no access to
+/// Leases, so every campaign is refused and the controller takes the Lease
+/// when it starts: the rule guards against a webhook pod holding it, which
+/// only RBAC wider than asogen's would allow.
+#[test]
+fn webhook_pods_with_leader_election_are_refused_the_controllers_lease() {
+    let installed = real_install(&SPLIT_WEBHOOKS_ELECT, &KUBECTL, PREVIOUS_TAG);
+    let server = &installed.plane.server;
+    let holder = server.kubectl_ok(
+        &[
+            "get",
+            "lease",
+            "controllers-leader-election-azinfra-generated",
+            "-n",
+            &installed.namespace,
+            "-o",
+            "jsonpath={.spec.holderIdentity}",
+        ],
+        "",
+    );
+    let logs = manager_logs(&installed.plane.pods());
+    let webhook_pods: Vec<&str> = logs
+        .split("==== ")
+        .filter(|pod| pod.starts_with("azureserviceoperator-webhooks-"))
+        .collect();
+    assert!(
+        holder.starts_with("azureserviceoperator-controller-manager-"),
+        "the controller holds its Lease: {holder:?}"
+    );
+    assert!(!webhook_pods.is_empty(), "the webhook pods run");
+    for pod in webhook_pods {
+        assert!(
+            pod.contains("Attempting to acquire leader lease")
+                && pod.contains("is forbidden")
+                && !pod.contains("Successfully acquired lease"),
+            "the webhook pod campaigns and is refused: {pod}"
+        );
+    }
 }
 
 /// What a socket connect from inside the network namespace of `pid` to

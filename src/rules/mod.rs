@@ -433,7 +433,7 @@ pub const RULES: &[Rule] = &[
         id: "split-webhooks-no-leader-election",
         roles: WEBHOOKS,
         summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs without --enable-leader-election (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
-        reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace and can hold it while the controller waits, so no control loop runs",
+        reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace from its start, before the controller's: with the webhooks' RBAC as rendered (no access to Leases) every campaign is refused and logged as an error every few seconds (observed with ASO 2.20.0's manager); with RBAC that allows it, a webhook pod holds the lease while the controller waits, so no control loop runs",
         help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered, with no command and no argument that is not a flag (nothing after --)",
         keys: &[],
         breach: &[&[

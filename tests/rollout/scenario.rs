@@ -125,6 +125,15 @@ pub const SPLIT_CONTROLLER_ROLLS: Topology = Topology {
     ..SPLIT_2
 };
 
+/// Negative: the split whose webhook pods run leader election, as
+/// `split-webhooks-no-leader-election` forbids (the real mode's).
+#[allow(dead_code)]
+pub const SPLIT_WEBHOOKS_ELECT: Topology = Topology {
+    name: "split, webhook pods with leader election (negative)",
+    tweak: Some(webhooks_elect),
+    ..SPLIT_2
+};
+
 /// The topologies of the table.
 pub const TOPOLOGIES: [Topology; 5] = [
     UPSTREAM,
@@ -211,6 +220,15 @@ fn controller_rolls(objects: &mut [Value]) {
             "type": "RollingUpdate",
             "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}
         });
+    }
+}
+
+#[allow(dead_code)] // SPLIT_WEBHOOKS_ELECT's
+fn webhooks_elect(objects: &mut [Value]) {
+    for c in managers(objects, Some(WEBHOOKS_ROLE)) {
+        if let Some(args) = c["args"].as_array_mut() {
+            args.push(ELECTION_FLAG.into());
+        }
     }
 }
 
