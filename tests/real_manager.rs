@@ -53,7 +53,7 @@ fn upgrade(topology: &Topology) -> RealRun {
 /// version and the old pod keeps answering every request.
 #[test]
 fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
-    let mut real = upgrade(&SINGLE_ROLLING);
+    let real = upgrade(&SINGLE_ROLLING);
     let o = real.run.observation.clone();
     let logs = manager_logs(&real.logs().unwrap());
     let crds = crd_versions(real.server());
@@ -95,7 +95,7 @@ fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
 #[test]
 fn a_change_of_the_single_replica_rolling_profile_keeps_webhooks_up() {
     let tag = catalog_tag();
-    let mut real = real_change(
+    let real = real_change(
         &SINGLE_ROLLING,
         &KUBECTL,
         &tag,
@@ -126,7 +126,7 @@ fn a_change_of_the_single_replica_rolling_profile_keeps_webhooks_up() {
 /// Recreate replaces the pods, and requests fail then.
 #[test]
 fn upstream_defaults_upgrade_with_webhook_downtime() {
-    let mut real = upgrade(&UPSTREAM);
+    let real = upgrade(&UPSTREAM);
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
     let why = real.describe();
@@ -153,7 +153,7 @@ fn upstream_defaults_upgrade_with_webhook_downtime() {
 /// it, and no admission request fails.
 #[test]
 fn the_split_keeps_webhooks_answering_through_the_upgrade() {
-    let mut real = upgrade(&SPLIT_2);
+    let real = upgrade(&SPLIT_2);
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
@@ -172,7 +172,7 @@ fn the_split_keeps_webhooks_answering_through_the_upgrade() {
 /// fail meanwhile: the failed-request count sees what I1 is about.
 #[test]
 fn webhooks_rolled_without_surge_fail_requests() {
-    let mut real = upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE);
+    let real = upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE);
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(o.zero_endpoints_ms > 0, "I1 breaks: {why}");
@@ -189,7 +189,7 @@ fn webhooks_rolled_without_surge_fail_requests() {
 /// upgrade never finishes, the CRDs stay at the old version.
 #[test]
 fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions() {
-    let mut real = upgrade(&SPLIT_CONTROLLER_ROLLS);
+    let real = upgrade(&SPLIT_CONTROLLER_ROLLS);
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
     let why = real.describe();

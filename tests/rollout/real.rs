@@ -241,12 +241,10 @@ pub struct RealRun {
 impl RealRun {
     /// A summary for assertion messages: the run's, the failed requests'
     /// first errors and where the managers' logs are.
-    pub fn describe(&mut self) -> String {
+    pub fn describe(&self) -> String {
         let errors = self.run.timeline.request_errors(self.run.start, self.end);
-        let logs = match self.plane.as_mut() {
-            Some(plane) => plane.keep().join("pods"),
-            None => PathBuf::new(),
-        };
+        // the plane keeps its folder if the test fails (RealPlane's drop)
+        let logs = self.plane.as_ref().map(RealPlane::pods).unwrap_or_default();
         format!(
             "{}\nfailed requests ({}), first ones: {:#?}\nmanagers' logs: {}",
             self.run.describe(),
