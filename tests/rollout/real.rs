@@ -49,6 +49,20 @@ fn manager_and_crds() -> &'static (PathBuf, PathBuf) {
     })
 }
 
+/// Fails with what is missing unless this process can give a pod its own
+/// network and mount namespaces (root, and util-linux's `unshare`).
+fn can_make_namespaces() {
+    let out = tool("unshare").args(["--net", "--mount", "true"]).output();
+    match out {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!(
+            "the real-manager tests run each pod in network and mount namespaces of its own, which needs root: `unshare --net --mount true` failed: {}",
+            text(&out.stderr).trim()
+        ),
+        Err(err) => panic!("the real-manager tests need util-linux's unshare: {err}"),
+    }
+}
+
 /// One scenario's control plane; everything stops when it is dropped.
 pub struct RealPlane {
     /// Its own API server.
@@ -65,6 +79,7 @@ pub struct RealPlane {
 impl RealPlane {
     /// Starts a control plane for one real scenario.
     pub fn start() -> RealPlane {
+        can_make_namespaces();
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("proxy.sock");
         let egress = dir.path().join("egress.yaml");
