@@ -21,8 +21,8 @@ use serde_json::Value;
 use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
 use crate::common::{asogen, root, text, tool};
-use crate::paths::{ApplyPath, Planned, Sequence, generations};
-use crate::scenario::{PREVIOUS_TAG, Run, Topology, UPSTREAM, now_ms, settle, version_of};
+use crate::paths::{ApplyPath, Planned, Sequence};
+use crate::scenario::{PREVIOUS_TAG, Run, Topology, UPSTREAM, settle, version_of, watch_upgrade};
 
 /// How long one upgrade step may take in the real mode: above the
 /// startup probe's budget (12 x 10 s), so that a pod stuck at start is
@@ -376,7 +376,6 @@ fn scenario(
             &cluster_objects(&current_args),
         );
     }
-    let start = now_ms();
     let upgrade = Planned {
         args: &current_args,
         tweak: to.tweak,
@@ -384,25 +383,18 @@ fn scenario(
         sequence: Sequence::AsPlanned,
         from: migration.then_some(install.shape),
     };
-    let outcome = path.run(
-        server, &mut agent, &namespace, &upgrade, &target, limit, false,
+    let watched = watch_upgrade(
+        server, &mut agent, &namespace, path, &upgrade, &target, limit,
     );
-    let written = generations(server, &namespace);
-    let timeline = agent
-        .wait_for(Duration::from_secs(5), |t| {
-            t.rolled_out_since(&target, None, &written)
-        })
-        .unwrap_or_else(|| agent.timeline());
-    let end = now_ms();
     RealRun {
         run: Run {
-            start,
-            observation: timeline.observe(start, end, &target, &written),
-            outcome,
-            timeline,
+            start: watched.start,
+            observation: watched.observation,
+            outcome: watched.outcome,
+            timeline: watched.timeline,
             agent,
         },
-        end,
+        end: watched.end,
         plane: Some(plane),
     }
 }

@@ -531,7 +531,6 @@ fn scenario(
     if from.is_some() {
         assert_ne!(before, target, "the catalog's tag is the previous one");
     }
-    let start = now_ms();
     let upgrade = Planned {
         args: &current_args,
         tweak: to.tweak,
@@ -539,21 +538,59 @@ fn scenario(
         sequence,
         from: migration.then_some(install.shape),
     };
-    let outcome = path.run(
-        server, &mut agent, &namespace, &upgrade, &target, limit, false,
+    let watched = watch_upgrade(
+        server, &mut agent, &namespace, path, &upgrade, &target, limit,
     );
-    let written = generations(server, &namespace);
+    Run {
+        start: watched.start,
+        observation: watched.observation,
+        outcome: watched.outcome,
+        timeline: watched.timeline,
+        agent,
+    }
+}
+
+/// What [`watch_upgrade`] saw.
+pub struct Watched {
+    /// When the upgrade's first write went out (Unix ms).
+    pub start: i64,
+    /// When the watch ended (Unix ms).
+    #[allow(dead_code)] // read by the real mode (tests/rollout/real.rs)
+    pub end: i64,
+    /// How the path's steps ended.
+    pub outcome: Outcome,
+    /// The agent's timeline.
+    pub timeline: Timeline,
+    /// The invariants' figures over [start, end].
+    pub observation: Observation,
+}
+
+/// Runs the `upgrade` plan through `path` to version `target` (each wait
+/// giving up after `limit`) and observes it.
+pub fn watch_upgrade(
+    server: &ApiServer,
+    agent: &mut Agent,
+    namespace: &str,
+    path: &ApplyPath,
+    upgrade: &Planned,
+    target: &str,
+    limit: Duration,
+) -> Watched {
+    let start = now_ms();
+    let outcome = path.run(server, agent, namespace, upgrade, target, limit, false);
+    let written = generations(server, namespace);
     // the path's last wait may end before the agent's last sample
     let timeline = agent
         .wait_for(Duration::from_secs(5), |t| {
-            t.rolled_out_since(&target, None, &written)
+            t.rolled_out_since(target, None, &written)
         })
         .unwrap_or_else(|| agent.timeline());
-    Run {
+    let end = now_ms();
+    Watched {
         start,
-        observation: timeline.observe(start, now_ms(), &target, &written),
+        end,
+        observation: timeline.observe(start, end, target, &written),
         outcome,
         timeline,
-        agent,
     }
 }

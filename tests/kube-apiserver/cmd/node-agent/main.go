@@ -42,8 +42,8 @@ package main
 
 import (
 	"bufio"
-	stdbase64 "encoding/base64"
 	"context"
+	stdbase64 "encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -654,8 +654,20 @@ func (a *agent) epoch(p *pod) {
 
 // setStatus writes what a kubelet would: Running, the address, Ready.
 func (a *agent) setStatus(ctx context.Context, p *pod, ready bool) {
+	a.writeStatus(ctx, p, containerState{started: true, ready: ready})
+}
+
+// containerState is the manager container's state as a kubelet reports it.
+type containerState struct {
+	started, ready bool
+	waiting        string // a reason it is not running (CrashLoopBackOff), or ""
+}
+
+// writeStatus writes a pod's status: Running, its address, its
+// container's state and readiness (a terminating pod's is left alone).
+func (a *agent) writeStatus(ctx context.Context, p *pod, st containerState) {
 	cond := corev1.ConditionFalse
-	if ready {
+	if st.ready {
 		cond = corev1.ConditionTrue
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -681,12 +693,15 @@ func (a *agent) setStatus(ctx context.Context, p *pod, ready bool) {
 			condition(o, corev1.ContainersReady, cond, now),
 			condition(o, corev1.PodReady, cond, now),
 		}
+		state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		if st.waiting != "" {
+			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: st.waiting}}
+		}
 		var statuses []corev1.ContainerStatus
 		for _, c := range o.Spec.Containers {
 			statuses = append(statuses, corev1.ContainerStatus{
-				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: ready, Started: &[]bool{true}[0],
-				RestartCount: p.restarts,
-				State:        corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: st.ready, Started: &st.started,
+				RestartCount: p.restarts, State: state,
 			})
 		}
 		o.Status.ContainerStatuses = statuses

@@ -389,7 +389,7 @@ func (r *real) liveReal(ctx context.Context, a *agent, p *pod, o *corev1.Pod, bi
 		p.restarts++
 		a.log.write(map[string]any{"event": "pod", "step": "restarted", "pod": p.name, "restarts": p.restarts,
 			"exit": exit, "why": why})
-		r.status(ctx, a, p, false, false, "CrashLoopBackOff")
+		a.writeStatus(ctx, p, containerState{waiting: "CrashLoopBackOff"})
 		switch {
 		case backoff == 0:
 			backoff = time.Second // the first restart: the next sync
@@ -668,7 +668,7 @@ func (r *real) runOnce(ctx context.Context, a *agent, p *pod, c *container) (int
 	}()
 	pid := sb.cmd.Process.Pid
 	a.log.write(map[string]any{"event": "pod", "step": "container-started", "pod": p.name, "version": p.version, "pid": pid})
-	r.status(ctx, a, p, false, false, "")
+	a.writeStatus(ctx, p, containerState{})
 	kill := make(chan string, 3)
 	probes, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
@@ -742,7 +742,7 @@ func (r *real) probeAll(ctx context.Context, a *agent, p *pod, pid int, c corev1
 			return
 		}
 	}
-	r.status(ctx, a, p, true, false, "")
+	a.writeStatus(ctx, p, containerState{started: true})
 	if c.LivenessProbe != nil {
 		go func() {
 			if !r.probeUntil(ctx, pid, c, c.LivenessProbe, false) && ctx.Err() == nil {
@@ -752,7 +752,7 @@ func (r *real) probeAll(ctx context.Context, a *agent, p *pod, pid int, c corev1
 		}()
 	}
 	if c.ReadinessProbe == nil {
-		r.status(ctx, a, p, true, true, "")
+		a.writeStatus(ctx, p, containerState{started: true, ready: true})
 		return
 	}
 	pr := c.ReadinessProbe
@@ -766,14 +766,14 @@ func (r *real) probeAll(ctx context.Context, a *agent, p *pod, pid int, c corev1
 			fails, oks = 0, oks+1
 			if !ready && oks >= int(max(1, pr.SuccessThreshold)) {
 				ready = true
-				r.status(ctx, a, p, true, true, "")
+				a.writeStatus(ctx, p, containerState{started: true, ready: true})
 				a.log.write(map[string]any{"event": "pod", "step": "ready", "pod": p.name, "version": p.version})
 			}
 		} else {
 			fails, oks = fails+1, 0
 			if ready && fails >= int(max(1, pr.FailureThreshold)) {
 				ready = false
-				r.status(ctx, a, p, true, false, "")
+				a.writeStatus(ctx, p, containerState{started: true})
 				a.log.write(map[string]any{"event": "pod", "step": "unready", "pod": p.name, "version": p.version})
 			}
 		}
@@ -852,55 +852,6 @@ func (r *real) probe(pid int, c corev1.Container, pr *corev1.Probe) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode >= 200 && resp.StatusCode < 400
-}
-
-// status writes the pod's status as the kubelet would.
-func (r *real) status(ctx context.Context, a *agent, p *pod, started, ready bool, waiting string) {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		o, err := a.client.CoreV1().Pods(a.c.namespace).Get(ctx, p.name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if string(o.UID) != p.uid {
-			return nil
-		}
-		now := metav1.Now()
-		cond := corev1.ConditionFalse
-		if ready {
-			cond = corev1.ConditionTrue
-		}
-		if o.Status.StartTime == nil {
-			o.Status.StartTime = &now
-		}
-		o.Status.Phase = corev1.PodRunning
-		o.Status.HostIP = "192.0.2.250"
-		o.Status.HostIPs = []corev1.HostIP{{IP: o.Status.HostIP}}
-		o.Status.PodIP = p.ip
-		o.Status.PodIPs = []corev1.PodIP{{IP: p.ip}}
-		o.Status.Conditions = []corev1.PodCondition{
-			condition(o, corev1.PodScheduled, corev1.ConditionTrue, now),
-			condition(o, corev1.PodInitialized, corev1.ConditionTrue, now),
-			condition(o, corev1.ContainersReady, cond, now),
-			condition(o, corev1.PodReady, cond, now),
-		}
-		state := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
-		if waiting != "" {
-			state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting}}
-		}
-		var statuses []corev1.ContainerStatus
-		for _, c := range o.Spec.Containers {
-			statuses = append(statuses, corev1.ContainerStatus{
-				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: ready, Started: &started,
-				RestartCount: p.restarts, State: state,
-			})
-		}
-		o.Status.ContainerStatuses = statuses
-		_, err = a.client.CoreV1().Pods(a.c.namespace).UpdateStatus(ctx, o, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
-		a.log.write(map[string]any{"event": "error", "pod": p.name, "error": "status: " + err.Error()})
-	}
 }
 
 // deleteWhenStopped removes a terminating pod once its container stopped
