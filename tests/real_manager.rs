@@ -58,6 +58,28 @@ fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
     let logs = manager_logs(&real.logs().unwrap());
     let crds = crd_versions(real.server());
     let why = real.describe();
+    // what a user waiting on the rollout sees
+    let namespace = real.namespace();
+    let status = real.server().kubectl(
+        &[
+            "rollout",
+            "status",
+            "deployment/azureserviceoperator-controller-manager",
+            "-n",
+            &namespace,
+            "--timeout=2s",
+        ],
+        "",
+    );
+    let said = format!("{}{}", text(&status.stdout), text(&status.stderr));
+    eprintln!(
+        "kubectl rollout status after {} s: {said}",
+        REAL_STEP_LIMIT.as_secs()
+    );
+    assert!(
+        !status.status.success() && said.contains("1 old replicas are pending termination"),
+        "the old pod is never replaced: {said}: {why}"
+    );
     assert!(
         matches!(real.run.outcome, Outcome::GaveUp(_)),
         "the rollout never completes: {why}"

@@ -250,6 +250,7 @@ pub struct RealRun {
     pub run: Run,
     /// When the observation window ended (Unix ms).
     pub end: i64,
+    namespace: String,
     plane: Option<RealPlane>,
 }
 
@@ -272,6 +273,11 @@ impl RealRun {
     /// The managers' logs folder, while the plane runs.
     pub fn logs(&self) -> Option<PathBuf> {
         self.plane.as_ref().map(RealPlane::pods)
+    }
+
+    /// The operator's namespace.
+    pub fn namespace(&self) -> String {
+        self.namespace.clone()
     }
 
     /// The plane's API server, while it runs.
@@ -395,6 +401,7 @@ fn scenario(
             agent,
         },
         end: watched.end,
+        namespace,
         plane: Some(plane),
     }
 }
