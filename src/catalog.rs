@@ -52,12 +52,12 @@ pub(crate) const fn fnv1a(bytes: &[u8]) -> u64 {
     hash
 }
 
-// Not in the unit tests: they hold `catalog_source`, which writes the
-// tables this would refuse.
+// Not in the unit tests: they hold `catalog_source`, which `cargo xtask
+// regen` has write the tables this would refuse.
 #[cfg(not(test))]
 const _: () = assert!(
     fnv1a(CATALOG_JSON.as_bytes()) == tables::SOURCE_FNV,
-    "values/catalog.json changed since src/catalog/tables.rs was generated: run `cargo test --lib catalog_source` (it writes the tables)"
+    "values/catalog.json changed since src/catalog/tables.rs was generated: run `cargo xtask regen`"
 );
 
 /// The prefix of every object name the release installs.

@@ -5,7 +5,7 @@
 //! from here, and a `Key` can only be made here: a key that does not exist
 //! cannot be named (`keys::POD_ANNOTATIONZ` does not compile). The handles
 //! are generated from the typed values (`src/values.rs`) into
-//! `src/keys/all.rs` by `cargo test --lib keys_source`
+//! `src/keys/all.rs` by `cargo xtask regen`
 //! (`render::keys_source`): each name from its path, whether the value is
 //! a Kubernetes object from its schema. The one fact about a key that the
 //! schema cannot say, whether the chart evaluates it as a template, is the

@@ -2,8 +2,8 @@
 //! table is the rule table's own Markdown, docs/rules.md's table of where
 //! each rule is enforced is generated from it too, and the table of intended
 //! differences from the release in docs/artifacts.md is
-//! values/upstream-differences.yaml. Run with ASOGEN_UPDATE_DOCS=1 to
-//! rewrite them.
+//! values/upstream-differences.yaml. `cargo xtask regen` rewrites them
+//! (it runs this with ASOGEN_REGEN=write).
 
 /// Checks (or rewrites) the block of `doc` (relative to the repository)
 /// between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
@@ -21,13 +21,11 @@ fn doc_block(doc: &str, name: &str, table: String) {
     if contents[start..end] == table {
         return;
     }
-    if std::env::var_os("ASOGEN_UPDATE_DOCS").is_some() {
+    if std::env::var("ASOGEN_REGEN").as_deref() == Ok("write") {
         let updated = format!("{}{table}{}", &contents[..start], &contents[end..]);
         std::fs::write(&path, updated).unwrap();
     } else {
-        panic!(
-            "{doc}'s {name} table is stale; run `ASOGEN_UPDATE_DOCS=1 cargo test --test docs`. Expected:\n{table}"
-        );
+        panic!("{doc}'s {name} table is stale; run `cargo xtask regen`. Expected:\n{table}");
     }
 }
 

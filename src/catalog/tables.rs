@@ -1,4 +1,4 @@
-// Generated from values/catalog.json by `cargo test --lib catalog_source`:
+// Generated from values/catalog.json by `cargo xtask regen`:
 // do not edit. Import a catalog (`asogen catalog import`) and run it.
 
 use super::{RuleRow, WebhookRow};

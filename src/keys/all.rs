@@ -1,4 +1,4 @@
-// Generated from the values schema (src/values.rs) by `cargo test --lib keys_source`:
+// Generated from the values schema (src/values.rs) by `cargo xtask regen`:
 // do not edit. Add, rename or remove a field of src/values.rs and run it.
 
 keys! {

@@ -3,9 +3,9 @@
 //! `keys_source` does): every process reads the catalog, and constants
 //! cost nothing to read where parsing the JSON was a sixth of `template`.
 //! The test below reads the file with every check an imported catalog gets
-//! ([`Catalog::from_json`]), writes the tables it gives and fails with
-//! "updated src/catalog/tables.rs, run again" when the committed file
-//! differed; after `asogen catalog import`, run it.
+//! ([`Catalog::from_json`]) and checks the committed tables against the
+//! ones it gives; `cargo xtask regen` has it write them (after `asogen
+//! catalog import`, run that).
 
 use std::fmt::Write;
 use std::path::Path;
@@ -19,7 +19,7 @@ const FILE: &str = "src/catalog/tables.rs";
 /// Rust literal (`{:?}`), in the layout `Catalog::builtin` reads.
 fn source(catalog: &Catalog, json: &str) -> String {
     let mut out = String::from(
-        "// Generated from values/catalog.json by `cargo test --lib catalog_source`:\n\
+        "// Generated from values/catalog.json by `cargo xtask regen`:\n\
          // do not edit. Import a catalog (`asogen catalog import`) and run it.\n\n\
          use super::{RuleRow, WebhookRow};\n\n",
     );

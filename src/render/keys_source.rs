@@ -1,7 +1,7 @@
 //! `src/keys/all.rs`, the list of values-key handles, generated from the
-//! values schema (rust-analyzer's sourcegen): the test below writes the
-//! list the schema gives and fails with "updated src/keys/all.rs, run
-//! again" when the committed file differed. Adding, renaming or removing a
+//! values schema (rust-analyzer's sourcegen): the test below checks the
+//! committed file against the list the schema gives, and `cargo xtask
+//! regen` has it write the file. Adding, renaming or removing a
 //! field of `src/values.rs` is then one edit; each handle's name is
 //! derived from its path ([`const_name`]), and whether it is a Kubernetes
 //! object from its schema ([`super::values_doc::schema_keys`]).
@@ -50,7 +50,7 @@ fn const_name(path: &str) -> String {
 fn source(keys: &[SchemaKey]) -> Result<String, String> {
     let mut names: Vec<(String, &str)> = Vec::new();
     let mut out = String::from(
-        "// Generated from the values schema (src/values.rs) by `cargo test --lib keys_source`:\n\
+        "// Generated from the values schema (src/values.rs) by `cargo xtask regen`:\n\
          // do not edit. Add, rename or remove a field of src/values.rs and run it.\n\n\
          keys! {\n",
     );
@@ -70,17 +70,19 @@ fn source(keys: &[SchemaKey]) -> Result<String, String> {
     Ok(out)
 }
 
-/// Writes `contents` to `path` when it differs, and then fails: the
-/// committed file is stale, and the crate must be built again with the
-/// new one.
+/// Checks that `path` holds `contents`: when it does not, writes it under
+/// `cargo xtask regen` (`ASOGEN_REGEN=write`), and otherwise fails naming
+/// that command.
 pub(super) fn ensure_file_contents(path: &Path, contents: &str) {
     if std::fs::read_to_string(path).is_ok_and(|old| old == contents) {
         return;
     }
+    if std::env::var("ASOGEN_REGEN").as_deref() != Ok("write") {
+        panic!("{} is stale: run `cargo xtask regen`", path.display());
+    }
     if let Err(err) = std::fs::write(path, contents) {
         panic!("{} is stale and cannot be written: {err}", path.display());
     }
-    panic!("updated {}, run again", path.display());
 }
 
 #[cfg(test)]

@@ -375,7 +375,7 @@ mod tests {
         assert_eq!(
             listed,
             schema_keys(),
-            "src/keys/all.rs and the values schema differ; run `cargo test --lib keys_source`"
+            "src/keys/all.rs and the values schema differ; run `cargo xtask regen`"
         );
         // The flag read from the schema: k8s-openapi types, not plain maps.
         assert!(keys::AFFINITY.is_kubernetes() && keys::EXTRA_ENV.is_kubernetes());

@@ -1,0 +1,138 @@
+//! `cargo xtask regen [--check]`: every file of the repository generated
+//! from its own data, written (or, with `--check`, compared) in one
+//! command, the cargo xtask convention as rust-analyzer uses it. Each kind
+//! of file keeps its generator and its check where the data is; this runs
+//! them in the order their inputs need:
+//!
+//! 1. `src/keys/all.rs` (from the values schema) and
+//!    `src/catalog/tables.rs` (from values/catalog.json): compiled into the
+//!    library, so they come first, from the library's unit tests, which
+//!    build without the tables' freshness check;
+//! 2. the docs' generated tables (the README's rules, docs/rules.md,
+//!    docs/split-topology.md, docs/artifacts.md), from tests/docs.rs;
+//! 3. `generated/`, from `asogen render` itself.
+//!
+//! Writing is asked of the generators with `ASOGEN_REGEN=write`; without
+//! it, as in `cargo test`, each only checks and names this command when
+//! its file is stale. `--check` writes nothing and exits 1 when anything
+//! is stale (CI runs it).
+
+use std::process::{Command, ExitCode};
+
+/// One step: what it regenerates, and the cargo arguments that do it.
+struct Step {
+    what: &'static str,
+    cargo: &'static [&'static str],
+}
+
+const STEPS: [Step; 3] = [
+    Step {
+        what: "src/keys/all.rs and src/catalog/tables.rs",
+        cargo: &[
+            "test",
+            "--locked",
+            "--quiet",
+            "--package",
+            "asogen",
+            "--lib",
+            "--",
+            "keys_source",
+            "catalog_source",
+        ],
+    },
+    Step {
+        what: "the docs' generated tables",
+        cargo: &[
+            "test",
+            "--locked",
+            "--quiet",
+            "--package",
+            "asogen",
+            "--test",
+            "docs",
+        ],
+    },
+    Step {
+        what: "generated/",
+        cargo: &[
+            "run",
+            "--locked",
+            "--quiet",
+            "--package",
+            "asogen",
+            "--bin",
+            "asogen",
+            "--",
+            "render",
+        ],
+    },
+];
+
+const USAGE: &str = "usage: cargo xtask regen [--check]\n\n  regen           write every generated file that is stale\n  regen --check   write nothing; exit 1 if any generated file is stale";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let check = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["regen"] => false,
+        ["regen", "--check"] => true,
+        ["-h" | "--help" | "help"] => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // the repository root: this crate's parent folder
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ is inside the repository");
+    let mut stale = Vec::new();
+    for step in &STEPS {
+        eprintln!(
+            "xtask: {} {}",
+            if check { "checking" } else { "regenerating" },
+            step.what
+        );
+        let mut command = Command::new(&cargo);
+        command.args(step.cargo).current_dir(root);
+        if step.what == "generated/" && check {
+            command.arg("--check");
+        }
+        if check {
+            command.env_remove("ASOGEN_REGEN");
+        } else {
+            command.env("ASOGEN_REGEN", "write");
+        }
+        match command.status() {
+            Ok(status) if status.success() => {}
+            Ok(_) if check => stale.push(step.what),
+            Ok(status) => {
+                eprintln!(
+                    "xtask: regenerating {} failed ({status}); see above",
+                    step.what
+                );
+                return ExitCode::FAILURE;
+            }
+            Err(err) => {
+                eprintln!("xtask: cannot run cargo: {err}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if stale.is_empty() {
+        eprintln!(
+            "xtask: every generated file is {}",
+            if check { "current" } else { "written" }
+        );
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "xtask: stale: {}; run `cargo xtask regen`",
+            stale.join(", ")
+        );
+        ExitCode::FAILURE
+    }
+}
