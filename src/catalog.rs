@@ -63,13 +63,6 @@ const _: () = assert!(
 /// The prefix of every object name the release installs.
 pub const NAME_PREFIX: &str = "azureserviceoperator-";
 
-/// The flag an argument passes (`--v=2` passes `v`), if it is a flag.
-pub fn flag_name(arg: &str) -> Option<&str> {
-    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
-    let name = name.split('=').next().unwrap_or(name);
-    (!name.is_empty()).then_some(name)
-}
-
 /// What one ASO release serves (`values/catalog.json`, written by
 /// `asogen catalog import`; do not edit it by hand).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

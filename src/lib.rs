@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod emit;
 pub mod exit;
 pub mod features;
+pub mod goflags;
 pub mod keys;
 pub mod metadata;
 pub mod model;

@@ -252,3 +252,40 @@ fn bad_sides_are_a_clear_error_with_exit_2() {
     assert_eq!(code, Some(2));
     assert!(err.contains("not a Kubernetes object"), "{err}");
 }
+
+/// Leader election is read from the manager's flags as Go's flag package
+/// reads them: `-enable-leader-election=T` turns it on as the rendered
+/// `--enable-leader-election` does, and a flag after a non-flag argument
+/// is never parsed.
+#[test]
+fn leader_election_is_read_as_go_reads_the_flags() {
+    let old = root().join("tests/fixtures/diff/aso-2.10.yaml");
+    let rendered = std::fs::read_to_string(root().join("generated/manifests/ha.yaml")).unwrap();
+    assert!(rendered.contains("- --enable-leader-election\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let go_spelling = dir.path().join("go-spelling.yaml");
+    std::fs::write(
+        &go_spelling,
+        rendered.replace(
+            "- --enable-leader-election\n",
+            "- -enable-leader-election=T\n",
+        ),
+    )
+    .unwrap();
+    let enabled = |new: &Path| {
+        titles(&changes(&old, new), "topology")
+            .iter()
+            .any(|t| t == "leader election enabled")
+    };
+    assert!(enabled(&go_spelling));
+    let unparsed = dir.path().join("unparsed.yaml");
+    std::fs::write(
+        &unparsed,
+        rendered.replace(
+            "- --enable-leader-election\n",
+            "- --\n        - --enable-leader-election\n",
+        ),
+    )
+    .unwrap();
+    assert!(!enabled(&unparsed));
+}

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::catalog::grammar::{self, Field};
 use crate::catalog::{
-    Catalog, Controller, Group, NAME_PREFIX, PolicyRule, Webhook, check_rule, flag_name, position,
+    Catalog, Controller, Group, NAME_PREFIX, PolicyRule, Webhook, check_rule, position,
 };
 use crate::pointer::to_key_path;
 use crate::yaml::{self, YamlError};
@@ -179,7 +179,7 @@ pub fn flags_from_help(text: &str) -> Vec<(usize, String)> {
             let line = line.split('#').next().unwrap_or_default().trim_start();
             // pflag prints `-v, --v level`: the first name, without its comma.
             let word = line.split_whitespace().next()?.trim_end_matches(',');
-            Some((index + 1, flag_name(word)?.to_string()))
+            Some((index + 1, crate::goflags::name(word)?.to_string()))
         })
         .collect()
 }
@@ -251,7 +251,7 @@ impl Importer {
                                 format!("a container's args are strings, not {arg}"),
                             ));
                         };
-                        if let Some(flag) = flag_name(arg) {
+                        if let Some(flag) = crate::goflags::name(arg) {
                             if let Some(message) = grammar::problem(Field::Flag, flag) {
                                 return Err(refuse(format!("{at}/args/{i}"), message));
                             }

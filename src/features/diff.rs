@@ -311,21 +311,21 @@ fn values_from_archive(folder: &Folder, relative: &Path) -> Result<Value, DiffEr
 
 const SSA_MIGRATION: &str = "On a Deployment that used RollingUpdate, the API server defaulted `spec.strategy.rollingUpdate`; an apply that leaves it refuses the upgrade with `spec.strategy.rollingUpdate: Forbidden: may not be specified when strategy type is 'Recreate'`. The new manifests send `rollingUpdate: null`, which kubectl client-side apply and Helm 3 turn into a deletion. With server-side apply (Flux, Helm 4, Argo CD ServerSideApply) run `asogen upgrade-check --live <(kubectl get deployment NAME -n NAMESPACE -o yaml --show-managed-fields)` first; when it predicts a refusal, run the one `kubectl patch --type=json` it prints (remove `/spec/strategy/rollingUpdate`, set `/spec/strategy/type` to Recreate), then apply.";
 
-fn args(deployment: &Value) -> Vec<String> {
-    deployment
-        .pointer("/spec/template/spec/containers")
+/// Whether the manager runs with leader election, its flags read as Go's
+/// flag package reads them (`-enable-leader-election`, `=true`, ...).
+fn leader_election(deployment: &Value) -> bool {
+    let containers = deployment.pointer("/spec/template/spec/containers");
+    containers
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .flat_map(|c| c["args"].as_array().cloned().unwrap_or_default())
-        .filter_map(|a| a.as_str().map(str::to_string))
-        .collect()
-}
-
-fn leader_election(deployment: &Value) -> bool {
-    args(deployment).iter().any(|a| {
-        a == "--enable-leader-election" || a == "--leader-elect" || a == "--leader-elect=true"
-    })
+        .any(|c| {
+            let args = c["args"].as_array().into_iter().flatten();
+            crate::goflags::parsed(args.filter_map(Value::as_str)).any(|arg| {
+                crate::goflags::turns_on("enable-leader-election", arg)
+                    || crate::goflags::turns_on("leader-elect", arg)
+            })
+        })
 }
 
 fn container_ports(object: &Value) -> BTreeSet<String> {

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{KeyType, RULES, Rule, RuleKey, Test};
+use crate::goflags;
 use crate::values::Values;
 
 /// The value of every rule key, defaults applied (null is absent).
@@ -77,13 +78,13 @@ impl Test {
             }
             Test::NotZero => !Test::Zero.holds(value),
             Test::FlagOn(flag) => {
-                unreadable_args(value) || args(value).any(|arg| flag_on(flag, arg))
+                unreadable_args(value) || args(value).any(|arg| goflags::turns_on(flag, arg))
             }
             Test::FlagNot(flag, setting) => {
                 let wanted = format!("--{flag}={setting}");
                 unreadable_args(value)
                     || !args(value).any(|arg| arg == wanted)
-                    || args(value).any(|arg| sets_flag(flag, arg) && arg != wanted)
+                    || args(value).any(|arg| goflags::sets(flag, arg) && arg != wanted)
             }
         }
     }
@@ -107,29 +108,6 @@ fn args(value: &Value) -> impl Iterator<Item = &str> {
 /// command says. The rendered containers hold none of these.
 pub(super) fn unreadable_args(value: &Value) -> bool {
     args(value).any(|arg| arg.contains("$(") || !arg.starts_with('-') || arg == "-" || arg == "--")
-}
-
-/// Whether `arg` sets `flag` (Go's flag package: one or two dashes, with
-/// or without `=VALUE`).
-pub(super) fn sets_flag(flag: &str, arg: &str) -> bool {
-    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
-    name.is_some_and(|name| name == flag || name.starts_with(&format!("{flag}=")))
-}
-
-/// The values Go's `strconv.ParseBool` reads as true, which a boolean flag
-/// takes after `=`.
-pub(super) const GO_TRUE: [&str; 6] = ["1", "t", "T", "TRUE", "true", "True"];
-
-/// Whether `arg` turns the boolean `flag` on.
-fn flag_on(flag: &str, arg: &str) -> bool {
-    let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'));
-    name.is_some_and(|name| {
-        name == flag
-            || name
-                .strip_prefix(flag)
-                .and_then(|rest| rest.strip_prefix('='))
-                .is_some_and(|value| GO_TRUE.contains(&value))
-    })
 }
 
 /// A broken rule, with a message that names the values involved.
