@@ -6,7 +6,8 @@
 
 mod common;
 
-use asogen::catalog::{Catalog, flag_name};
+use asogen::catalog::Catalog;
+use asogen::goflags::name as flag_name;
 use common::{Expect, asogen, cases, text};
 
 /// The items of `field` (`args`, `env`) of every container of every
