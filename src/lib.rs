@@ -19,6 +19,7 @@ pub mod emit;
 pub mod exit;
 pub mod features;
 pub mod goflags;
+pub mod gostrconv;
 pub mod keys;
 pub mod metadata;
 pub mod model;

@@ -48,11 +48,12 @@ pub fn number(text: &str) -> Option<Resolved> {
         return None;
     }
     let plain: String = text.chars().filter(|&c| c != '_').collect();
-    if let Some(n) = go_int(&plain) {
-        return Some(match n {
-            Ok(n) => Resolved::Integer(n),
-            Err(()) => Resolved::TooLarge,
-        });
+    // Beyond 64 bits Helm reads a float and loses digits; asogen refuses
+    // it, as no values key holds such a number.
+    match crate::gostrconv::parse_int(&plain) {
+        Ok(n) => return Some(Resolved::Integer(n)),
+        Err(crate::gostrconv::ParseIntError::Range) => return Some(Resolved::TooLarge),
+        Err(crate::gostrconv::ParseIntError::Syntax) => {}
     }
     if is_yaml_float(&plain) {
         return Some(match go_float(&plain) {
@@ -61,50 +62,6 @@ pub fn number(text: &str) -> Option<Resolved> {
         });
     }
     None
-}
-
-/// Go's `strconv.ParseInt(text, 0, 64)` (and `ParseUint` for the positive
-/// overflow): `Some(Ok)` within i64, `Some(Err)` above it, `None` when it
-/// is not an integer.
-fn go_int(text: &str) -> Option<Result<i64, ()>> {
-    let (negative, body) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
-        (16, d)
-    } else if let Some(d) = lower.strip_prefix("0o") {
-        (8, d)
-    } else if let Some(d) = lower.strip_prefix("0b") {
-        (2, d)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, &lower[1..])
-    } else {
-        (10, lower.as_str())
-    };
-    if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return None;
-    }
-    let limit = if negative {
-        i64::MIN.unsigned_abs() as u128
-    } else {
-        i64::MAX as u128
-    };
-    // Beyond 64 bits Helm reads a float and loses digits; asogen refuses
-    // it, as no values key holds such a number.
-    let Some(magnitude) = u128::from_str_radix(digits, radix)
-        .ok()
-        .filter(|m| *m <= limit)
-    else {
-        return Some(Err(()));
-    };
-    Some(Ok(if negative {
-        (magnitude as i128).wrapping_neg() as i64
-    } else {
-        magnitude as i64
-    }))
 }
 
 /// go-yaml v2's float form: `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`.

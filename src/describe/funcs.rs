@@ -509,7 +509,7 @@ pub fn to_int64(value: &Value) -> i64 {
             .as_i64()
             .or_else(|| n.as_f64().map(|f| f as i64))
             .unwrap_or(i64::MAX),
-        Value::String(text) => parse_go_int(trim_zero_decimal(text)).unwrap_or(0),
+        Value::String(text) => crate::gostrconv::parse_int(trim_zero_decimal(text)).unwrap_or(0),
         Value::Bool(true) => 1,
         _ => 0,
     }
@@ -527,45 +527,6 @@ fn trim_zero_decimal(text: &str) -> &str {
         }
     }
     text
-}
-
-/// Go's `strconv.ParseInt(text, 0, 64)`: a sign, then `0x`, `0o`, `0b` or
-/// a leading `0` (octal) for the base, `_` between digits.
-fn parse_go_int(text: &str) -> Option<i64> {
-    let (negative, body) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let lower = body.to_ascii_lowercase();
-    let (radix, digits) = if let Some(rest) = lower.strip_prefix("0x") {
-        (16, rest)
-    } else if let Some(rest) = lower.strip_prefix("0o") {
-        (8, rest)
-    } else if let Some(rest) = lower.strip_prefix("0b") {
-        (2, rest)
-    } else if lower.len() > 1 && lower.starts_with('0') {
-        (8, &lower[1..])
-    } else {
-        (10, lower.as_str())
-    };
-    // Underscores only between digits (or after the base prefix).
-    let prefixed = radix != 10;
-    let underscores_fit =
-        !digits.ends_with('_') && !digits.contains("__") && (prefixed || !digits.starts_with('_'));
-    if digits.is_empty() || !underscores_fit {
-        return None;
-    }
-    let digits: String = digits.chars().filter(|&c| c != '_').collect();
-    if digits.is_empty() || digits.starts_with(['+', '-']) {
-        return None;
-    }
-    let magnitude = u64::from_str_radix(&digits, radix).ok()?;
-    if negative {
-        0i64.checked_sub_unsigned(magnitude)
-    } else {
-        i64::try_from(magnitude).ok()
-    }
 }
 
 /// sprig's `toString` (`strval`): a string as it is, anything else as
