@@ -38,6 +38,7 @@ fn cases() -> Vec<Value> {
         json!({"crdPattern": ".*/*;res*.azure.com/*;*frontdoor*/x;(resources).azure.com/*;[r]esources.azure.com/*;resources\\.azure.com/*"}),
         json!({"crdPattern": "quote\"d/x;tab\there/y;é.azure.com/x;\u{a0}nbsp/x;zero\u{200b}width/x;bom\u{feff}/x;\u{1F600}/x;del\u{7f}/x;nel\u{85}/x"}),
         json!({"crdPattern": ["resources.azure.com/*", 3, null, "x/y;  ; keyvault.azure.com/Vault", ""]}),
+        json!({"crdPattern": "Resources.Azure.COM/*;resources.azure.co?/*;resources.azure.c?/*;KEYVAULT.azure.com/Vault;r??ources.azure.com/x"}),
         json!({"crdPattern": {"a": "b"}}),
         json!({"image": {"repository": "x/{{ .Values.azureClientSecret }}"}}),
         json!({"image": {"repository": "{{ .Values.YAML }}"}}),

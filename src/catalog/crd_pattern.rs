@@ -13,9 +13,31 @@ pub const ENTRY_SEPARATOR: &str = ";";
 /// What separates an entry's group from its kind (the first one does).
 pub const KIND_SEPARATOR: &str = "/";
 
-/// In a group, any run of characters; every other character stands for
-/// itself.
+/// In a group, any run of characters.
 pub const WILDCARD: char = '*';
+
+/// In a group, any one character.
+pub const ONE_CHARACTER: char = '?';
+
+/// The group of an entry as ASO 2.20.0 matches it (`internal/util/match`,
+/// `newGlobRegex`): an RE2 pattern of the whole text, case folded, with
+/// [`WILDCARD`] for any run of characters, [`ONE_CHARACTER`] for any one,
+/// and every other character standing for itself. The chart guard builds
+/// the same pattern with sprig's `regexQuoteMeta`.
+pub fn group_regex(group: &str) -> String {
+    let quoted = crate::describe::funcs::quote_meta(group)
+        .replace(&quote(WILDCARD), ".*")
+        .replace(&quote(ONE_CHARACTER), ".");
+    format!("{CASE_FOLDED}^{quoted}$")
+}
+
+/// RE2's flag for case-folded matching, which ASO's patterns carry.
+pub const CASE_FOLDED: &str = "(?i)";
+
+/// A wildcard as Go's `regexp.QuoteMeta` writes it.
+pub fn quote(wildcard: char) -> String {
+    crate::describe::funcs::quote_meta(&wildcard.to_string())
+}
 
 /// The API groups the release serves: what an entry's group must match.
 pub fn served_groups(catalog: &Catalog) -> Vec<&str> {
@@ -46,19 +68,16 @@ pub fn entries(value: &Value) -> Vec<(Option<usize>, &str)> {
         .collect()
 }
 
-/// Whether `glob` (with [`WILDCARD`] for any run of characters) matches
-/// `text`.
+/// The group `glob` compiled as ASO's controller matches it
+/// ([`group_regex`]); quoted, it always compiles, and its size is the
+/// value's, which the values reader bounds.
+fn group_matcher(glob: &str) -> Option<regex::Regex> {
+    regex::Regex::new(&group_regex(glob)).ok()
+}
+
+#[cfg(test)]
 fn glob_matches(glob: &str, text: &str) -> bool {
-    match glob.split_once(WILDCARD) {
-        None => glob == text,
-        Some((head, tail)) => {
-            text.starts_with(head)
-                && (0..=text.len() - head.len()).any(|skip| {
-                    text.is_char_boundary(head.len() + skip)
-                        && glob_matches(tail, &text[head.len() + skip..])
-                })
-        }
-    }
+    group_matcher(glob).is_some_and(|re| re.is_match(text))
 }
 
 /// How entries are written.
@@ -94,7 +113,7 @@ pub fn classify(entry: &str, served: &[&str]) -> Option<Problem> {
     };
     if kind.is_empty() {
         Some(Problem::NoKind)
-    } else if served.iter().any(|served| glob_matches(group, served)) {
+    } else if group_matcher(group).is_some_and(|re| served.iter().any(|s| re.is_match(s))) {
         None
     } else {
         Some(Problem::NotServed)
@@ -109,6 +128,20 @@ mod tests {
     fn entries_split_and_globs_match_as_the_controller_reads_them() {
         assert!(glob_matches("a*c*", "abcde"));
         assert!(!glob_matches("a*x", "abc"));
+        // ASO's glob_matcher_test.go, and its case folding
+        assert!(glob_matches("*", "foobarbaz"));
+        assert!(glob_matches("foo?", "fool"));
+        assert!(glob_matches("foo?", "foo7"));
+        assert!(!glob_matches("foo?", "foo"));
+        assert!(glob_matches("Resources.Azure.COM", "resources.azure.com"));
+        assert!(glob_matches("resources.azure.co?", "resources.azure.com"));
+        assert!(!glob_matches("resources.azure.c?", "resources.azure.com"));
+        // every other character stands for itself
+        assert!(!glob_matches(
+            "resources.azure.co[m]",
+            "resources.azure.com"
+        ));
+        assert!(!glob_matches("resources.azure.co.", "resources.azure.com"));
         assert_eq!(
             entries(&serde_json::json!([" a/b ;; c", 3, "d/*"])),
             [(Some(0), "a/b"), (Some(0), "c"), (Some(2), "d/*")]

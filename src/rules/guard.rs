@@ -393,28 +393,31 @@ fn templated_values_guard() -> Vec<Stmt> {
 
 /// `crdPattern` as asogen checks it against the catalog
 /// ([`crate::check::crds`]): each entry is `group/kind`, names a kind, and
-/// its group (`*` for any run of characters) matches an API group the
-/// release serves.
+/// its group matches an API group the release serves as ASO matches it
+/// (`*` any run, `?` any one character, case folded).
 fn crd_pattern_guard(served_groups: &[&str]) -> Vec<Stmt> {
-    use crate::catalog::crd_pattern::{ENTRY_SEPARATOR, KIND_SEPARATOR, Problem, WILDCARD};
-    use crate::describe::funcs::quote_meta;
+    use crate::catalog::crd_pattern::{
+        CASE_FOLDED, ENTRY_SEPARATOR, KIND_SEPARATOR, ONE_CHARACTER, Problem, WILDCARD, quote,
+    };
     let split = |text: Expr| call(Func::SplitList, vec![Expr::str(ENTRY_SEPARATOR), text]);
     let problem =
         |problem: Problem| report(Expr::printf(&problem.guard_text(), vec![var("entry")]));
-    // The group as an RE2 pattern: quoted, then the quoted wildcard as
-    // any run of characters.
+    // The group as ASO matches it (crd_pattern::group_regex): quoted, the
+    // quoted wildcards as any run and any one character, case folded.
     let group = call(Func::Index, vec![var("parts"), Expr::int(0)]);
-    let glob = Expr::printf(
-        "^%s$",
-        vec![call(
-            Func::Replace,
-            vec![
-                Expr::str(quote_meta(&WILDCARD.to_string())),
-                Expr::str(".*"),
-                call(Func::RegexQuoteMeta, vec![group]),
-            ],
-        )],
+    let any_run = call(
+        Func::Replace,
+        vec![
+            Expr::str(quote(WILDCARD)),
+            Expr::str(".*"),
+            call(Func::RegexQuoteMeta, vec![group]),
+        ],
     );
+    let any_one = call(
+        Func::Replace,
+        vec![Expr::str(quote(ONE_CHARACTER)), Expr::str("."), any_run],
+    );
+    let glob = Expr::printf(&format!("{CASE_FOLDED}^%s$"), vec![any_one]);
     let served_entry = vec![
         Stmt::let_("glob", glob),
         Stmt::let_("served", Expr::Lit(Value::Bool(false))),

@@ -484,7 +484,7 @@ its id and help through `fail`. */}}
 {{- if not (join "/" (rest $parts)) }}
 {{- $broken = append $broken (printf "crdPattern entry %q names no kind; help: write entries as group/kind, e.g. resources.azure.com/*" $entry) }}
 {{- else }}
-{{- $glob := printf "^%s$" (replace "\\*" ".*" (regexQuoteMeta (index $parts 0))) }}
+{{- $glob := printf "(?i)^%s$" (replace "\\?" "." (replace "\\*" ".*" (regexQuoteMeta (index $parts 0)))) }}
 {{- $served := false }}
 {{- range $group := $servedGroups }}
 {{- if regexMatch $glob $group }}
