@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod emit;
 pub mod exit;
 pub mod features;
+pub mod gofilepath;
 pub mod goflags;
 pub mod gostrconv;
 pub mod keys;

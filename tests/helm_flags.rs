@@ -55,6 +55,48 @@ fn show_only_prints_the_objects_of_the_named_templates() {
     assert!(err.contains("it renders nothing for these values"), "{err}");
 }
 
+/// `--show-only` patterns mean what Go's `filepath.Match` makes of them in
+/// the real Helm CLI: classes, ranges, escapes and `?`, none crossing `/`;
+/// a malformed pattern matches nothing.
+#[test]
+fn show_only_patterns_select_what_helm_selects() {
+    let helm = common::helm_cli();
+    let chart = root().join("generated/charts/azure-service-operator");
+    let selected = |output: &std::process::Output| -> Option<Vec<String>> {
+        output
+            .status
+            .success()
+            .then(|| kinds(&text(&output.stdout)))
+    };
+    for pattern in [
+        "templates/[d]eployment.yaml",
+        "templates/[^x]eployment.yaml",
+        "templates/[c-e]eployment.yaml",
+        "templates/deploymen?.yaml",
+        "templates/deploy\\ment.yaml",
+        "templates/networkpolicy-[a-m]*.yaml",
+        "templates/[x-z]eployment.yaml",
+        "templates?deployment.yaml",
+        "templates/[]eployment.yaml",
+        "templates/deployment.yaml\\",
+    ] {
+        let ours = asogen(&["template", "-s", pattern]);
+        let theirs = common::tool(&helm)
+            .args(["template", "azureserviceoperator"])
+            .arg(&chart)
+            .args(["-n", "azureserviceoperator-system", "-s", pattern])
+            .output()
+            .unwrap();
+        assert_eq!(
+            selected(&ours),
+            selected(&theirs),
+            "{pattern}: asogen {} / helm {}",
+            text(&ours.stderr),
+            text(&theirs.stderr)
+        );
+    }
+}
+
 #[test]
 fn output_dir_writes_one_file_per_template_as_helm_does() {
     let dir = tempfile::tempdir().unwrap();

@@ -181,13 +181,16 @@ fn select<T>(
         .collect();
     let path = |file: &str| format!("templates/{file}");
     for pattern in &patterns {
-        if rendered.iter().any(|(file, _)| glob(pattern, &path(file))) {
+        if rendered
+            .iter()
+            .any(|(file, _)| crate::gofilepath::matches(pattern, &path(file)))
+        {
             continue;
         }
         let exists = install
             .template_files()
             .iter()
-            .any(|file| glob(pattern, &path(file)));
+            .any(|file| crate::gofilepath::matches(pattern, &path(file)));
         let names: Vec<String> = rendered.iter().map(|(file, _)| path(file)).collect();
         let shown = if names.len() > 8 {
             format!("{}, ... ({} in all)", names[..8].join(", "), names.len())
@@ -208,25 +211,12 @@ fn select<T>(
     }
     Ok(rendered
         .into_iter()
-        .filter(|(file, _)| patterns.iter().any(|pattern| glob(pattern, &path(file))))
+        .filter(|(file, _)| {
+            patterns
+                .iter()
+                .any(|pattern| crate::gofilepath::matches(pattern, &path(file)))
+        })
         .collect())
-}
-
-/// Go's `filepath.Match` for `*` and `?` (which do not match `/`), as
-/// Helm matches `--show-only`; everything else matches itself.
-fn glob(pattern: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.split_first() {
-            None => n.is_empty(),
-            Some(('*', rest)) => (0..=n.len())
-                .take_while(|&i| i == 0 || n[i - 1] != '/')
-                .any(|i| go(rest, &n[i..])),
-            Some(('?', rest)) => n.first().is_some_and(|c| *c != '/') && go(rest, &n[1..]),
-            Some((c, rest)) => n.first() == Some(c) && go(rest, &n[1..]),
-        }
-    }
-    go(&p, &n)
 }
 
 /// `--output-dir`: each template's objects in
@@ -335,33 +325,4 @@ fn fleet(
         (_, true) => Status::Unreadable,
         _ => Status::Failed,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::glob;
-
-    #[test]
-    fn show_only_patterns_match_as_go_filepath_match_does() {
-        assert!(glob(
-            "templates/deployment.yaml",
-            "templates/deployment.yaml"
-        ));
-        assert!(glob("templates/service*", "templates/serviceaccount.yaml"));
-        assert!(glob("templates/*.yaml", "templates/deployment.yaml"));
-        assert!(glob(
-            "templates/deploymen?.yaml",
-            "templates/deployment.yaml"
-        ));
-        // `*` and `?` stay within a path segment.
-        assert!(!glob("*", "templates/deployment.yaml"));
-        assert!(!glob(
-            "templates?deployment.yaml",
-            "templates/deployment.yaml"
-        ));
-        assert!(!glob(
-            "templates/deployment.yml",
-            "templates/deployment.yaml"
-        ));
-    }
 }
