@@ -42,6 +42,13 @@ use scenario::{
 fn upgrade(topology: &Topology) -> RealRun {
     let real = real_upgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
     eprintln!("{} via kubectl: {:?}", topology.name, real.run.observation);
+    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    for error in errors.iter().take(3) {
+        eprintln!("  failed: {error}");
+    }
+    if errors.len() > 3 {
+        eprintln!("  ... {} failed requests in all", errors.len());
+    }
     real
 }
 
@@ -186,6 +193,15 @@ fn the_split_keeps_webhooks_answering_through_the_upgrade() {
     assert_eq!(o.controller_versions, 1, "I3: {why}");
     assert!(o.requests > 0, "requests were made: {why}");
     assert_eq!(o.failed_admission, 0, "{why}");
+    // A conversion may fail in the moment after the manager's CRD apply
+    // drops the CA bundle (docs/rollout-harness.md), never for want of a pod.
+    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    assert!(
+        errors
+            .iter()
+            .all(|e| e.contains("x509: certificate signed by unknown authority")),
+        "no request fails for want of a serving webhook pod: {errors:#?}: {why}"
+    );
 }
 
 /// Negative: a webhooks Deployment of one replica rolled without a surge
