@@ -15,14 +15,13 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
-use crate::common::{asogen, root, text, tool};
+use crate::common::{root, text, tool};
 use crate::paths::{ApplyPath, Planned, Sequence};
-use crate::scenario::{PREVIOUS_TAG, Run, Topology, UPSTREAM, settle, version_of, watch_upgrade};
+use crate::scenario::{
+    PREVIOUS_TAG, Run, Topology, UPSTREAM, settle, template, version_of, watch_upgrade,
+};
 
 /// How long one upgrade step may take in the real mode: above the
 /// startup probe's budget (12 x 10 s), so that a pod stuck at start is
@@ -217,17 +216,8 @@ impl Drop for RealPlane {
 /// RBAC and its webhook configurations (the guards' admission policies
 /// are left out, as in the modelled mode).
 fn cluster_objects(args: &[String]) -> String {
-    let mut all = vec!["template".to_string()];
-    all.extend(args.iter().cloned());
-    let all: Vec<&str> = all.iter().map(String::as_str).collect();
-    let out = asogen(&all);
-    assert!(
-        out.status.success(),
-        "asogen {all:?}: {}",
-        text(&out.stderr)
-    );
-    serde_yaml::Deserializer::from_str(&text(&out.stdout))
-        .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
+    template(args)
+        .into_iter()
         .filter(|o| {
             matches!(
                 o["kind"].as_str(),

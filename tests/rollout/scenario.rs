@@ -259,17 +259,8 @@ impl Topology {
     /// The whole install `asogen template` renders for `args`, namespaced
     /// objects only, tweaked.
     pub fn render(&self, args: &[String], namespace: &str) -> Vec<Value> {
-        let mut all = vec!["template".to_string()];
-        all.extend(args.iter().cloned());
-        let all: Vec<&str> = all.iter().map(String::as_str).collect();
-        let out = asogen(&all);
-        assert!(
-            out.status.success(),
-            "asogen {all:?}: {}",
-            text(&out.stderr)
-        );
-        let mut objects: Vec<Value> = serde_yaml::Deserializer::from_str(&text(&out.stdout))
-            .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
+        let mut objects: Vec<Value> = template(args)
+            .into_iter()
             .filter(|o| o["metadata"]["namespace"] == namespace)
             .collect();
         if let Some(tweak) = self.tweak {
@@ -283,6 +274,22 @@ impl Topology {
         }
         objects
     }
+}
+
+/// Every object `asogen template ARGS` renders.
+pub fn template(args: &[String]) -> Vec<Value> {
+    let mut all = vec!["template".to_string()];
+    all.extend(args.iter().cloned());
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let out = asogen(&all);
+    assert!(
+        out.status.success(),
+        "asogen {all:?}: {}",
+        text(&out.stderr)
+    );
+    serde_yaml::Deserializer::from_str(&text(&out.stdout))
+        .map(|d| Value::deserialize(d).expect("asogen prints YAML"))
+        .collect()
 }
 
 /// The Deployments whose pods the webhook Service selects: its selector's
