@@ -8,8 +8,8 @@
 //! held to it. `bench/rollout real` prints the figures.
 //!
 //! Each scenario has a control plane of its own (the ASO CRDs and webhook
-//! configurations are cluster-wide), so they run side by side, as many as
-//! the test harness runs threads.
+//! configurations are cluster-wide), so they run side by side: the five
+//! version upgrades at once, in one test.
 
 // the modelled mode's parts of the shared modules go unused here
 #[allow(dead_code)]
@@ -52,15 +52,55 @@ fn upgrade(topology: &Topology) -> RealRun {
     real
 }
 
+/// What one upgrade's run must show.
+type Check = fn(RealRun);
+
+/// The version upgrades, run at once (each on a control plane of its own:
+/// they mostly wait for probe periods and startup budgets), then each
+/// checked by its function below.
+#[test]
+fn version_upgrades_with_the_real_manager() {
+    let cases: [(&Topology, Check); 5] = [
+        (
+            &SINGLE_ROLLING,
+            a_version_upgrade_of_the_single_replica_rolling_profile_stalls,
+        ),
+        (&UPSTREAM, upstream_defaults_upgrade_with_webhook_downtime),
+        (
+            &SPLIT_2,
+            the_split_keeps_webhooks_answering_through_the_upgrade,
+        ),
+        (
+            &SPLIT_WEBHOOKS_WITHOUT_SURGE,
+            webhooks_rolled_without_surge_fail_requests,
+        ),
+        (
+            &SPLIT_CONTROLLER_ROLLS,
+            a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions,
+        ),
+    ];
+    let runs: Vec<RealRun> = std::thread::scope(|s| {
+        let handles: Vec<_> = cases
+            .iter()
+            .map(|(topology, _)| s.spawn(|| upgrade(topology)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for ((_, check), run) in cases.iter().zip(runs) {
+        check(run);
+    }
+}
+
 /// F12 on the real manager: the single-replica RollingUpdate profile
 /// never finishes a version upgrade. The new pod's manager waits for the
 /// Lease the old one holds before it applies the CRDs, is never Ready, and
 /// is restarted when its startup probe's budget is spent; the old pod is
 /// removed only once the new one is Ready, so the CRDs stay at the old
 /// version and the old pod keeps answering every request.
-#[test]
-fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls() {
-    let real = upgrade(&SINGLE_ROLLING);
+fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls(real: RealRun) {
     let o = real.run.observation.clone();
     let logs = manager_logs(&real.logs().unwrap());
     let crds = crd_versions(real.server());
@@ -153,9 +193,7 @@ fn a_change_of_the_single_replica_rolling_profile_keeps_webhooks_up() {
 /// the new manager applies the CRDs (seen on the API server, not booked)
 /// and one controller version runs at a time; the webhooks are down while
 /// Recreate replaces the pods, and requests fail then.
-#[test]
-fn upstream_defaults_upgrade_with_webhook_downtime() {
-    let real = upgrade(&UPSTREAM);
+fn upstream_defaults_upgrade_with_webhook_downtime(real: RealRun) {
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
     let why = real.describe();
@@ -180,9 +218,7 @@ fn upstream_defaults_upgrade_with_webhook_downtime() {
 /// The split keeps the webhooks answering through the upgrade: the
 /// webhooks Deployment rolls first, the controller applies the CRDs after
 /// it, and no admission request fails.
-#[test]
-fn the_split_keeps_webhooks_answering_through_the_upgrade() {
-    let real = upgrade(&SPLIT_2);
+fn the_split_keeps_webhooks_answering_through_the_upgrade(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
@@ -208,9 +244,7 @@ fn the_split_keeps_webhooks_answering_through_the_upgrade() {
 /// (`maxUnavailable: 1`, which `split-webhooks-never-unavailable`
 /// forbids) leaves the webhook Service without a pod, and users' requests
 /// fail meanwhile: the failed-request count sees what I1 is about.
-#[test]
-fn webhooks_rolled_without_surge_fail_requests() {
-    let real = upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE);
+fn webhooks_rolled_without_surge_fail_requests(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(o.zero_endpoints_ms > 0, "I1 breaks: {why}");
@@ -225,9 +259,7 @@ fn webhooks_rolled_without_surge_fail_requests() {
 /// once, and the surge pod's manager waits for the Lease the old
 /// controller holds before it would apply the CRDs, as in F12: the
 /// upgrade never finishes, the CRDs stay at the old version.
-#[test]
-fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions() {
-    let real = upgrade(&SPLIT_CONTROLLER_ROLLS);
+fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions(real: RealRun) {
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
     let why = real.describe();
