@@ -574,3 +574,67 @@ fn a_change_of_topology_is_reported_as_a_migration_with_its_plan() {
     let plan = report["migration"]["plan"].as_str().unwrap();
     assert!(plan.contains("--from single --via helm "), "{plan}");
 }
+
+/// Under topology split two Deployments are rendered: a live one is
+/// compared with the rendered one of its own name. The split's webhooks
+/// Deployment as asogen renders it, live under kubectl, upgrades to
+/// itself on every path (it was compared with the controller's Deployment:
+/// a selector change, and advice to delete it). Values that render no
+/// Deployment of that name are an error at the live file's name.
+#[test]
+fn a_live_deployment_is_checked_against_the_rendered_one_of_its_name() {
+    let split = root().join("values/profiles/split.yaml");
+    let out = asogen(&[
+        "template",
+        "-f",
+        split.to_str().unwrap(),
+        "--show-only",
+        "templates/deployment-webhooks.yaml",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut live: Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert_eq!(live["metadata"]["name"], "azureserviceoperator-webhooks");
+    live["metadata"]["namespace"] = json!("azureserviceoperator-system");
+    live["metadata"]["managedFields"] = json!([{
+        "manager": "kubectl-client-side-apply",
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": {"f:replicas": {}, "f:strategy": {
+            "f:type": {}, "f:rollingUpdate": {".": {}, "f:maxSurge": {}, "f:maxUnavailable": {}}
+        }}}
+    }]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("webhooks.yaml");
+    std::fs::write(&path, serde_yaml::to_string(&live).unwrap()).unwrap();
+
+    let mut args = vec!["-f", split.to_str().unwrap()];
+    args.extend_from_slice(&ALL_PATHS);
+    let (code, report) = check_json(&path, &args);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(report["target"]["selector"], live["spec"]["selector"]);
+    assert_eq!(report["target"]["strategy"]["type"], "RollingUpdate");
+    for (kind, manager, verdict) in verdicts(&report) {
+        assert_eq!(verdict, "safe", "{kind} {manager}: {report:#}");
+    }
+
+    // the single topology renders no webhooks Deployment
+    let out = asogen(&["upgrade-check", "--live", path.to_str().unwrap()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "no report: {}", text(&out.stdout));
+    let line = serde_yaml::to_string(&live)
+        .unwrap()
+        .lines()
+        .position(|l| l == "  name: azureserviceoperator-webhooks")
+        .unwrap()
+        + 1;
+    assert!(
+        err.contains(&format!("webhooks.yaml:{line}:3 (key `metadata.name`)")),
+        "{err}"
+    );
+    assert!(
+        err.contains("no Deployment named azureserviceoperator-webhooks (topology single: azureserviceoperator-controller-manager)"),
+        "{err}"
+    );
+}

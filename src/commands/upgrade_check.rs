@@ -74,8 +74,18 @@ pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Resul
                 sources,
             })
         })?;
-    let target =
-        upgrade::Target::from_deployment(&render::deployment(&model), model.values.topology);
+    let target = upgrade::Target::for_live(
+        &live,
+        &live_source,
+        &render::deployments(&model),
+        model.values.topology,
+    )
+    .map_err(|diagnostic| {
+        Error::Live(Problems {
+            diagnostics: vec![*diagnostic],
+            sources: vec![live_source.clone()],
+        })
+    })?;
     // Without --via or --field-manager: the paths the live object shows in
     // use; every common path when it shows none.
     let in_use = if config.via.is_empty() && config.field_manager.is_empty() {

@@ -66,6 +66,9 @@ pub struct LiveDeployment {
     pub managers: Vec<FieldManager>,
     /// The topology the Deployment is of ([`topology_of`]).
     pub topology: Topology,
+    /// Where its metadata.name is in the file read (a JSON pointer).
+    #[serde(skip)]
+    pub name_at: String,
 }
 
 impl LiveDeployment {
@@ -98,7 +101,42 @@ pub struct Target {
 }
 
 impl Target {
-    /// Reads the rendered Deployment, of the values' `topology`.
+    /// The rendered Deployment that upgrades `live`: the one of the same
+    /// name (a Deployment is upgraded by name; under topology split two are
+    /// rendered), of the values' `topology`. An error at the live file's
+    /// metadata.name when the values render none of that name.
+    pub fn for_live(
+        live: &LiveDeployment,
+        source: &Source,
+        rendered: &[Value],
+        topology: Topology,
+    ) -> Result<Target, Box<Diagnostic>> {
+        let name_of = |d: &Value| {
+            d["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        match rendered.iter().find(|d| name_of(d) == live.name) {
+            Some(deployment) => Ok(Target::from_deployment(deployment, topology)),
+            None => {
+                let names: Vec<String> = rendered.iter().map(name_of).collect();
+                Err(live_error(
+                    source,
+                    &live.name_at,
+                    format!(
+                        "these values render no Deployment named {} (topology {}: {}), so it has nothing to be upgraded to",
+                        live.name,
+                        topology.as_str(),
+                        names.join(", ")
+                    ),
+                    "upgrade-check compares a live Deployment with the rendered Deployment of the same name: export that one (`kubectl get deployment NAME -n NAMESPACE -o yaml --show-managed-fields`); a Deployment the values no longer render is deleted, not upgraded (`asogen upgrade-plan` prints a migration's steps)",
+                ))
+            }
+        }
+    }
+
+    /// Reads a rendered Deployment, of the values' `topology`.
     pub fn from_deployment(deployment: &Value, topology: Topology) -> Target {
         Target {
             replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
@@ -435,6 +473,7 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
         selector: object.pointer("/spec/selector").cloned(),
         managers,
         topology: topology_of(object),
+        name_at: at("/metadata/name"),
     })
 }
 

@@ -216,13 +216,14 @@ fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
     out
 }
 
-/// The Deployment asogen renders for a model.
-pub fn deployment(model: &Model) -> Value {
+/// The Deployments asogen renders for a model, in install order (the
+/// controller's, then under topology split or bridge the webhooks').
+pub fn deployments(model: &Model) -> Vec<Value> {
     objects::Install::new(model, objects::ASOGEN)
         .objects()
         .into_iter()
-        .find(|o| o["kind"] == "Deployment")
-        .expect("every install has the controller Deployment")
+        .filter(|o| o["kind"] == "Deployment")
+        .collect()
 }
 
 /// Every artifact, rendered in memory, in order: the profiles are listed,
