@@ -300,7 +300,7 @@ pub struct UpgradeCheckArgs {
 pub struct UpgradePlanArgs {
     /// How you apply the install.
     #[arg(long = "via", value_enum, value_name = "PATH")]
-    pub via: PlanVia,
+    pub via: crate::features::plan::Via,
     /// Values files and `--set` expressions, as Helm takes them.
     #[command(flatten)]
     pub values: ValuesFlags,
@@ -314,35 +314,11 @@ pub struct UpgradePlanArgs {
     /// the plan migrates (single to split, or back) at the same version;
     /// `bridge` finishes a Helm migration that stopped in its middle step.
     #[arg(long, value_enum, value_name = "TOPOLOGY")]
-    pub from: Option<FromTopology>,
+    pub from: Option<crate::values::Topology>,
     /// Output format of the plan: human or json.
     #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
           default_value_t = ReportFormat::Human, conflicts_with = "manifest")]
     pub format: ReportFormat,
-}
-
-/// The live install's topology, as `upgrade-plan --from` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FromTopology {
-    /// One Deployment (upstream's shape).
-    Single,
-    /// A webhooks Deployment and a controller Deployment.
-    Split,
-    /// The middle step of a Helm migration, left with `--via helm`.
-    Bridge,
-}
-
-/// An apply path, as `upgrade-plan --via` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlanVia {
-    /// One Helm release, `helm upgrade --wait`.
-    Helm,
-    /// Flux kustomize-controller: Kustomizations with dependsOn and wait.
-    Flux,
-    /// Argo CD: one sync ordered by sync waves.
-    Argo,
-    /// kubectl apply, then kubectl rollout status.
-    Kubectl,
 }
 
 /// `asogen diff`.

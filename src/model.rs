@@ -120,16 +120,16 @@ impl Model {
         if !broken.is_empty() {
             return Err(broken);
         }
-        // The rules guarantee each count >= 1 where it is read; the schema
-        // bounds it above.
-        let positive = |count: i64, rule: &str| {
+        // The rules guarantee each count >= 1 where it is read (their
+        // ids are in the rule table only); the schema bounds it above.
+        let positive = |count: i64| {
             u32::try_from(count)
                 .ok()
                 .and_then(NonZeroU32::new)
-                .unwrap_or_else(|| panic!("{rule} holds"))
+                .expect("the rules hold: a count read here is positive")
         };
         let single = || Shape::Single {
-            replicas: positive(values.replica_count, "replica-count-positive"),
+            replicas: positive(values.replica_count),
             strategy: match values.strategy.kind {
                 StrategyType::Recreate => Strategy::Recreate,
                 StrategyType::RollingUpdate => {
@@ -143,10 +143,7 @@ impl Model {
         };
         let webhooks = || {
             (
-                positive(
-                    values.split.webhooks.replica_count.into(),
-                    "split-webhooks-never-unavailable",
-                ),
+                positive(values.split.webhooks.replica_count.into()),
                 values.split.webhooks.max_surge.clone(),
             )
         };
@@ -157,12 +154,8 @@ impl Model {
                 Shape::Split {
                     webhooks,
                     webhooks_max_surge,
-                    controller: (!values.split.controller.paused).then(|| {
-                        positive(
-                            values.split.controller.replica_count.into(),
-                            "split-controller-replicas-positive",
-                        )
-                    }),
+                    controller: (!values.split.controller.paused)
+                        .then(|| positive(values.split.controller.replica_count.into())),
                 }
             }
             Topology::Bridge => {

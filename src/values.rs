@@ -545,15 +545,21 @@ impl EvictionPolicy {
     }
 }
 
-/// How the operator's pods are laid out.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// How the operator's pods are laid out (also `upgrade-plan --from`, whose
+/// help is each value's short one).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Topology {
     /// One Deployment: every pod serves webhooks, the leader runs the control loop (upstream's shape).
     #[default]
+    #[value(help = "One Deployment (upstream's shape)")]
     Single,
     /// Two Deployments: webhook pods that roll one by one, and a controller that applies the CRDs and runs the control loop.
+    #[value(help = "A webhooks Deployment and a controller Deployment")]
     Split,
+    #[value(help = "The middle step of a Helm migration, left with `--via helm`")]
     /// The middle step of a migration between single and split with Helm (`asogen upgrade-plan --via helm --from ...` sets it for one step): the single topology's controller Deployment beside the split's webhooks Deployment, the webhook Service routing to the pods of both. Not a topology to stay in or to upgrade the version in.
     Bridge,
 }

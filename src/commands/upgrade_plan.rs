@@ -6,9 +6,9 @@ use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
 use crate::check::Checker;
-use crate::cli::{FromTopology, PlanVia, ReportFormat, UpgradePlanArgs};
+use crate::cli::{ReportFormat, UpgradePlanArgs};
 use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::plan::{self, Invocation, Topology, Via};
+use crate::features::plan::{self, Invocation};
 use crate::model::{Model, Release};
 use crate::output::Stdout;
 use crate::read::ValuesInput;
@@ -66,15 +66,6 @@ impl super::Failure for Error {
     }
 }
 
-fn via(via: PlanVia) -> Via {
-    match via {
-        PlanVia::Helm => Via::Helm,
-        PlanVia::Flux => Via::Flux,
-        PlanVia::Argo => Via::Argo,
-        PlanVia::Kubectl => Via::Kubectl,
-    }
-}
-
 /// The install the values render, with `extra` values set on top.
 fn render(
     values: &ValuesInput,
@@ -127,14 +118,9 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
             .collect(),
         sets: values.sets_only() != ValuesInput::default(),
     };
-    let path = via(args.via);
+    let path = args.via;
     let to = model.values.topology;
-    let from = match args.from {
-        None => to,
-        Some(FromTopology::Single) => Topology::Single,
-        Some(FromTopology::Split) => Topology::Split,
-        Some(FromTopology::Bridge) => Topology::Bridge,
-    };
+    let from = args.from.unwrap_or(to);
     let plan = if from == to {
         plan::plan(to, path, &objects, &invocation)?
     } else {

@@ -18,17 +18,17 @@ use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
 use crate::objects::names;
 pub use crate::values::Topology;
 
-/// How the user applies the install.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How the user applies the install (`upgrade-plan --via`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Via {
-    /// One Helm release (`helm upgrade`).
+    /// One Helm release, `helm upgrade --wait`.
     Helm,
-    /// Flux kustomize-controller: Kustomizations with `dependsOn` and `wait`.
+    /// Flux kustomize-controller: Kustomizations with dependsOn and wait.
     Flux,
-    /// Argo CD: one sync, ordered by sync waves.
+    /// Argo CD: one sync ordered by sync waves.
     Argo,
-    /// `kubectl apply` and `kubectl rollout status`.
+    /// kubectl apply, then kubectl rollout status.
     Kubectl,
 }
 
