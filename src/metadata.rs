@@ -63,7 +63,7 @@ pub const BOTH_ROLES_LABEL: &str = "app.kubernetes.io/name";
 pub const IDENTITY_LABELS: &[&str] = &["aadpodidbinding", "azure.workload.identity/use"];
 
 /// The annotations the chart writes on the controller pods.
-pub const POD_ANNOTATIONS: &[(&str, &str)] =
+pub const WRITTEN_POD_ANNOTATIONS: &[(&str, &str)] =
     &[("kubectl.kubernetes.io/default-container", "manager")];
 
 /// Every values map that becomes labels or annotations, checked as the API
@@ -94,7 +94,7 @@ pub const METADATA_VALUES: [MetadataValues; 6] = [
         key: keys::POD_ANNOTATIONS,
         kind: MetadataKind::Annotations,
         lands_on: "the controller pods' annotations",
-        written: POD_ANNOTATIONS,
+        written: WRITTEN_POD_ANNOTATIONS,
         selector: &[],
     },
     MetadataValues {

@@ -545,8 +545,8 @@ impl EvictionPolicy {
     }
 }
 
-/// How the operator's pods are laid out (also `upgrade-plan --from`, whose
-/// help is each value's short one).
+// Also `upgrade-plan --from`, whose help is each value's short one.
+/// How the operator's pods are laid out.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
 )]

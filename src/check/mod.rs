@@ -10,7 +10,7 @@ mod controller;
 pub mod crds;
 pub mod labels;
 mod ranges;
-mod rules;
+mod violations;
 mod shape;
 mod topology;
 
@@ -27,11 +27,11 @@ use crate::schema;
 use crate::values::Values;
 
 pub use labels::label_diagnostics;
-pub use rules::rule_diagnostics;
+pub use violations::rule_diagnostics;
 pub use shape::shape_diagnostics;
 
 use ranges::{integral_floats_to_integers, range_diagnostics};
-use rules::rules_despite_shape_errors;
+use violations::rules_despite_shape_errors;
 
 /// Everything `validate`, `template` and `render` need to check values.
 pub struct Checker {

@@ -218,7 +218,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
     let mut annotations: Vec<Entry> =
         std::iter::once(Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)))
             .chain(
-                crate::metadata::POD_ANNOTATIONS
+                crate::metadata::WRITTEN_POD_ANNOTATIONS
                     .iter()
                     .map(|(key, value)| text(*key, value)),
             )

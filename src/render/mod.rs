@@ -130,24 +130,17 @@ pub fn manifest(model: &Model, with_namespace: bool, header: &str) -> String {
     manifest_for(model, with_namespace, header, objects::ASOGEN)
 }
 
-/// The install manifest text for a model, release name and cluster.
+/// The install manifest text for a model, as `installer` (a release name
+/// and cluster) installs it.
 pub fn manifest_for(
     model: &Model,
     with_namespace: bool,
     header: &str,
     installer: objects::Installer,
 ) -> String {
-    manifest_of(
-        &objects::Install::new(model, installer),
-        with_namespace,
-        header,
-    )
-}
-
-/// The install manifest text for an install.
-pub fn manifest_of(install: &objects::Install, with_namespace: bool, header: &str) -> String {
+    let install = objects::Install::new(model, installer);
     let mut out = String::new();
-    manifest_start(install, with_namespace, header, &mut out);
+    manifest_start(&install, with_namespace, header, &mut out);
     install.write_texts(SEPARATOR, &mut out);
     out
 }
@@ -166,7 +159,7 @@ fn manifest_start(
     }
 }
 
-/// [`manifest_of`], handed to `print` in parts of about [`PART`] bytes
+/// An install's manifest text ([`manifest_for`]), handed to `print` in parts of about [`PART`] bytes
 /// as it is written: one buffer, reused, where the whole manifest would
 /// take 800 KiB and a page fault per 4 KiB of it, twice over as it grew.
 pub fn print_manifest(

@@ -9,11 +9,11 @@
 //! ([`markdown_table`]). A rule is added here and nowhere else.
 
 pub mod cel;
-pub mod check;
+pub mod evaluate;
 pub mod guard;
 pub mod schema;
 
-pub use check::{RuleInputs, Violation, check, check_json};
+pub use evaluate::{RuleInputs, Violation, check, check_json};
 pub use schema::{schema_message, schema_rules};
 
 use serde_json::Value;

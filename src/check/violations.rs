@@ -40,7 +40,7 @@ pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagno
 pub(super) fn rules_despite_shape_errors(merged: &Merged, shape: &[Diagnostic]) -> Vec<Violation> {
     if shape
         .iter()
-        .any(|d| d.key.is_empty() || crate::rules::check::touches_rule_key(&d.key))
+        .any(|d| d.key.is_empty() || crate::rules::evaluate::touches_rule_key(&d.key))
     {
         return Vec::new();
     }
