@@ -29,77 +29,11 @@ mod scenario;
 #[path = "rollout/timeline.rs"]
 mod timeline;
 
-use case::{Case, Disruption, HaRun, run_all};
-use scenario::{SPLIT_2, Topology, UPSTREAM};
-
-/// Negative: the split with one webhook replica
-/// (`split.webhooks.replicaCount: 1`).
-const SPLIT_ONE_WEBHOOK: Topology = Topology {
-    name: "split, 1 webhook replica (negative)",
-    args: &[
-        "-f",
-        "values/profiles/split.yaml",
-        "--set",
-        "split.webhooks.replicaCount=1",
-    ],
-    shape: "split",
-    tweak: None,
+use case::{
+    Case, Disruption, HaRun, SPLIT_ONE_WEBHOOK, SPLIT_SPREAD_COUNTS_CORDONED, SPLIT_SPREAD_OFF,
+    drain_and_loss, run_all,
 };
-
-/// Negative: the split whose webhook spread lets both pods share a node
-/// and whose affinity draws them together (tests/fixtures/ha/spread-off.yaml),
-/// set through the values the chart offers.
-const SPLIT_SPREAD_OFF: Topology = Topology {
-    name: "split, 2 webhook replicas, spread relaxed, drawn to one node (negative)",
-    args: &[
-        "-f",
-        "values/profiles/split.yaml",
-        "-f",
-        "tests/fixtures/ha/spread-off.yaml",
-    ],
-    shape: "split",
-    tweak: None,
-};
-
-/// Negative: the split whose webhook spread counts tainted nodes
-/// (`nodeTaintsPolicy: Ignore`, tests/fixtures/ha/spread-counts-cordoned.yaml),
-/// where asogen's spread honours taints.
-const SPLIT_SPREAD_COUNTS_CORDONED: Topology = Topology {
-    name: "split, 2 webhook replicas, spread counting cordoned nodes (negative)",
-    args: &[
-        "-f",
-        "values/profiles/split.yaml",
-        "-f",
-        "tests/fixtures/ha/spread-counts-cordoned.yaml",
-    ],
-    shape: "split",
-    tweak: None,
-};
-
-/// The topologies of the table.
-const TOPOLOGIES: [&Topology; 5] = [
-    &SPLIT_2,
-    &UPSTREAM,
-    &SPLIT_ONE_WEBHOOK,
-    &SPLIT_SPREAD_OFF,
-    &SPLIT_SPREAD_COUNTS_CORDONED,
-];
-
-/// A drain and a node loss of `topology`, two installs at once.
-fn drain_and_loss(topology: &'static Topology) -> (HaRun, HaRun) {
-    let mut runs = run_all(&[
-        Case {
-            topology,
-            disruption: Disruption::Drain,
-        },
-        Case {
-            topology,
-            disruption: Disruption::Loss,
-        },
-    ]);
-    let loss = runs.pop().unwrap();
-    (runs.pop().unwrap(), loss)
-}
+use scenario::{SPLIT_2, UPSTREAM};
 
 /// The split's spread, as the scheduler applies it: each role on as many
 /// nodes as it has pods.
@@ -255,35 +189,4 @@ fn one_replica_a_shared_node_or_cordoned_nodes_counted_break_i4() {
         shared.availability.zero_endpoints_ms > 0,
         "I4 broken: no webhook endpoint for a while: {why}"
     );
-}
-
-/// The I4 table: each topology drained and losing a node, run by
-/// `bench/rollout ha`, which prints it; asserts nothing about the figures.
-#[test]
-#[ignore = "bench/rollout ha runs it: minutes, figures only"]
-fn table() {
-    // the test harness prints "test table ... " without a line break first
-    println!();
-    println!(
-        "| topology | webhook replicas | nodes used by webhooks / controller (drain case; loss case) | drain: endpoints zero for, refused evictions | node loss: endpoints zero for | controller pod survived (drain; loss) |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- |");
-    for topology in TOPOLOGIES {
-        let (drain, loss) = drain_and_loss(topology);
-        let refused = drain.drained.as_ref().map_or(0, |d| d.refused);
-        let finished = drain.drained.as_ref().is_some_and(|d| d.finished);
-        let yes = |b: bool| if b { "yes" } else { "no" };
-        println!(
-            "| {} | {} | {}; {} | {}, {refused}{} | {} | {}; {} |",
-            topology.name,
-            loss.placement.webhook_pods,
-            drain.nodes_cell(),
-            loss.nodes_cell(),
-            drain.zero_cell(),
-            if finished { "" } else { " (a drain gave up)" },
-            loss.zero_cell(),
-            yes(drain.availability.fewest_controllers >= 1),
-            yes(loss.availability.untouched_controllers >= 1),
-        );
-    }
 }

@@ -21,32 +21,12 @@ mod scenario;
 #[path = "rollout/timeline.rs"]
 mod timeline;
 
-use paths::{ApplyPath, KUBECTL, Outcome, PATHS, Sequence};
+use paths::{KUBECTL, Outcome, PATHS, Sequence};
 use scenario::{
     Run, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, SPLIT_SHARED_SELECTOR,
-    SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, TOPOLOGIES, Topology, UPSTREAM, change, migrate,
-    migrate_in_one_pass, upgrade, upgrade_reversed,
+    SPLIT_WEBHOOKS_APPLY_CRDS, STEP_LIMIT, Topology, UPSTREAM, change, migrate,
+    migrate_in_one_pass, on_every_path, upgrade, upgrade_reversed,
 };
-
-/// The upgrade of `topology` through every path, the paths at once (each
-/// in its own namespace, with its own node agent): the invariants are
-/// about order, not speed, and the rollouts mostly wait.
-fn on_every_path(topology: &Topology) -> Vec<(&'static ApplyPath, Run)> {
-    std::thread::scope(|s| {
-        let runs: Vec<_> = PATHS
-            .iter()
-            .map(|path| (path, s.spawn(move || upgrade(topology, path, STEP_LIMIT))))
-            .collect();
-        runs.into_iter()
-            .map(|(path, run)| {
-                let run = run
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (path, run)
-            })
-            .collect()
-    })
-}
 
 /// The split keeps I1, I2 and I3 on every path: the webhooks Deployment
 /// rolls out (never without a ready endpoint) before a controller pod of
@@ -218,29 +198,6 @@ fn single_replica_rolling_without_leader_election_breaks_version_safety() {
     assert_eq!(o.stale_pods, 1, "I2 is broken by the old pod: {why}");
     assert!(o.stale_ms > 0, "{why}");
     assert_eq!(o.controller_versions, 2, "I3 is broken: {why}");
-}
-
-/// The table of issue 23 for the topologies asogen renders today under
-/// every path: run by bench/rollout, which prints it; asserts nothing
-/// about the figures.
-#[test]
-#[ignore = "bench/rollout runs it: minutes, figures only"]
-fn table() {
-    // the test harness prints "test table ... " without a line break first
-    println!();
-    println!(
-        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | upgrade time |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- |");
-    for topology in &TOPOLOGIES {
-        for (path, run) in on_every_path(topology) {
-            let [zero, stale, versions, time] = run.observation.cells();
-            println!(
-                "| {} | {} | {zero} | {stale} | {versions} | {time} |",
-                topology.name, path.name
-            );
-        }
-    }
 }
 
 /// The migrations of docs/split-topology.md section 3, at the same

@@ -298,31 +298,62 @@ pub fn run_all(cases: &[Case]) -> Vec<HaRun> {
     })
 }
 
-fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
-}
+/// Negative: the split with one webhook replica
+/// (`split.webhooks.replicaCount: 1`).
+pub const SPLIT_ONE_WEBHOOK: Topology = Topology {
+    name: "split, 1 webhook replica (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "--set",
+        "split.webhooks.replicaCount=1",
+    ],
+    shape: "split",
+    tweak: None,
+};
 
-impl HaRun {
-    /// The nodes each role's pods were on: "nodes of pods" for the
-    /// webhooks, then for the controller.
-    pub fn nodes_cell(&self) -> String {
-        let p = &self.placement;
-        format!(
-            "{} of {} / {} of {}",
-            p.webhooks.len(),
-            p.webhook_pods,
-            p.controller.len(),
-            p.controller_pods
-        )
-    }
+/// Negative: the split whose webhook spread lets both pods share a node
+/// and whose affinity draws them together (tests/fixtures/ha/spread-off.yaml),
+/// set through the values the chart offers.
+pub const SPLIT_SPREAD_OFF: Topology = Topology {
+    name: "split, 2 webhook replicas, spread relaxed, drawn to one node (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "-f",
+        "tests/fixtures/ha/spread-off.yaml",
+    ],
+    shape: "split",
+    tweak: None,
+};
 
-    /// The endpoints-zero figure.
-    pub fn zero_cell(&self) -> String {
-        let a = &self.availability;
-        let mut cell = seconds(a.zero_endpoints_ms);
-        if !a.recovered {
-            cell.push_str(" (not recovered)");
-        }
-        cell
-    }
+/// Negative: the split whose webhook spread counts tainted nodes
+/// (`nodeTaintsPolicy: Ignore`, tests/fixtures/ha/spread-counts-cordoned.yaml),
+/// where asogen's spread honours taints.
+pub const SPLIT_SPREAD_COUNTS_CORDONED: Topology = Topology {
+    name: "split, 2 webhook replicas, spread counting cordoned nodes (negative)",
+    args: &[
+        "-f",
+        "values/profiles/split.yaml",
+        "-f",
+        "tests/fixtures/ha/spread-counts-cordoned.yaml",
+    ],
+    shape: "split",
+    tweak: None,
+};
+
+/// A drain and a node loss of `topology`, two installs at once.
+pub fn drain_and_loss(topology: &'static Topology) -> (HaRun, HaRun) {
+    let mut runs = run_all(&[
+        Case {
+            topology,
+            disruption: Disruption::Drain,
+        },
+        Case {
+            topology,
+            disruption: Disruption::Loss,
+        },
+    ]);
+    let loss = runs.pop().unwrap();
+    (runs.pop().unwrap(), loss)
 }

@@ -177,6 +177,19 @@ impl RealPlane {
         self.path.join("pods")
     }
 
+    /// What the cluster proxy could not route in [start, end], first ones
+    /// first: the reason behind a request that failed with its 503.
+    pub fn proxy_errors(&self, start: i64, end: i64) -> Vec<String> {
+        let log = std::fs::read_to_string(self.path.join("proxy.jsonl")).unwrap_or_default();
+        log.lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|e| e["error"].is_string())
+            .filter(|e| e["t"].as_i64().is_some_and(|t| (start..=end).contains(&t)))
+            .take(8)
+            .map(|e| format!("{} {}: {}", e["t"], e["target"], e["error"]))
+            .collect()
+    }
+
     /// The running sandboxes: each pod address with the pid of the
     /// process in that pod's network namespace.
     pub fn sandboxes(&self) -> Vec<(String, u32)> {
@@ -251,11 +264,17 @@ impl RealRun {
         let errors = self.run.timeline.request_errors(self.run.start, self.end);
         // the plane keeps its folder if the test fails (RealPlane's drop)
         let logs = self.plane.as_ref().map(RealPlane::pods).unwrap_or_default();
+        let proxy = self
+            .plane
+            .as_ref()
+            .map(|plane| plane.proxy_errors(self.run.start, self.end))
+            .unwrap_or_default();
         format!(
-            "{}\nfailed requests ({}), first ones: {:#?}\nmanagers' logs: {}",
+            "{}\nfailed requests ({}), first ones: {:#?}\nwhat the cluster proxy could not route meanwhile: {:#?}\nmanagers' logs: {}",
             self.run.describe(),
             errors.len(),
             &errors[..errors.len().min(8)],
+            proxy,
             logs.display()
         )
     }
@@ -338,6 +357,7 @@ pub fn real_change(
 /// Installs `install` at the catalog's tag, then moves it to the topology
 /// `to` at the same tag through `path` with the migration plan
 /// (`upgrade-plan --from`), and observes.
+#[allow(dead_code)] // the migrations are in the real table only (bench/tables.rs)
 pub fn real_migrate(install: &Topology, to: &Topology, path: &ApplyPath) -> RealRun {
     let tag = catalog_tag();
     scenario(install, to, path, &tag, &[], true, REAL_STEP_LIMIT)

@@ -134,15 +134,6 @@ pub const SPLIT_WEBHOOKS_ELECT: Topology = Topology {
     ..SPLIT_2
 };
 
-/// The topologies of the table.
-pub const TOPOLOGIES: [Topology; 5] = [
-    UPSTREAM,
-    SINGLE_ROLLING,
-    SINGLE_ROLLING_WITHOUT_ELECTION,
-    SPLIT_2,
-    SPLIT_3,
-];
-
 /// The webhook pods' `control-plane` label in the split.
 const WEBHOOKS_ROLE: &str = "webhooks";
 
@@ -383,6 +374,26 @@ pub fn upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> Run {
         limit,
         Sequence::AsPlanned,
     )
+}
+
+/// The upgrade of `topology` through every path, the paths at once (each
+/// in its own namespace, with its own node agent): the invariants are
+/// about order, not speed, and the rollouts mostly wait.
+pub fn on_every_path(topology: &Topology) -> Vec<(&'static ApplyPath, Run)> {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = crate::paths::PATHS
+            .iter()
+            .map(|path| (path, s.spawn(move || upgrade(topology, path, STEP_LIMIT))))
+            .collect();
+        runs.into_iter()
+            .map(|(path, run)| {
+                let run = run
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (path, run)
+            })
+            .collect()
+    })
 }
 
 /// [`upgrade`] with the plan's steps run last to first.

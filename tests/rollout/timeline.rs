@@ -314,12 +314,23 @@ impl Timeline {
             matches!(e, Event::Pod { t, step, .. }
                 if (step == "startup-budget-spent" || step == "startup-probe-failed") && *t >= start)
         });
+        let stops: Vec<i64> = self
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Pod { t, step, .. } if step == "terminating" => Some(*t),
+                _ => None,
+            })
+            .collect();
         for e in &self.events {
             if let Event::Request { t, ok, through, .. } = e
                 && (start..=end).contains(t)
             {
                 o.requests += 1;
                 if !ok {
+                    if stops.iter().any(|s| (*s..=s + STOP_RACE_MS).contains(t)) {
+                        o.failed_as_a_pod_stops += 1;
+                    }
                     match through.as_str() {
                         "admission" => o.failed_admission += 1,
                         "conversion" => o.failed_conversion += 1,
@@ -420,6 +431,7 @@ pub struct Observation {
     /// Whether every Deployment rolled out to it within the wait.
     pub completed: bool,
     /// From the first write to the end of the rollout.
+    #[allow(dead_code)] // read by the tables (bench/tables.rs)
     pub upgrade_ms: Option<i64>,
     /// I1: how long the webhook Service had no ready endpoint.
     pub zero_endpoints_ms: i64,
@@ -446,33 +458,13 @@ pub struct Observation {
     pub failed_conversion: usize,
     /// Failed otherwise.
     pub failed_other: usize,
+    /// Of all failed requests, those made within [`STOP_RACE_MS`] of a
+    /// pod's deletion: the race between a container's SIGTERM and its
+    /// endpoint's removal, which only a preStop delay closes.
+    pub failed_as_a_pod_stops: usize,
 }
 
-fn seconds(ms: i64) -> String {
-    format!("{:.1} s", ms as f64 / 1000.0)
-}
-
-impl Observation {
-    /// The table row's cells after topology and path.
-    pub fn cells(&self) -> [String; 4] {
-        [
-            seconds(self.zero_endpoints_ms),
-            if self.crd_epoch {
-                format!("{} ({})", self.stale_pods, seconds(self.stale_ms))
-            } else {
-                "no CRD epoch".to_string()
-            },
-            format!(
-                "{} (Lease holders: {})",
-                self.controller_versions, self.leader_versions
-            ),
-            match self.upgrade_ms {
-                Some(ms) => seconds(ms),
-                None if self.startup_budget_spent => {
-                    "never completes (stuck; startup budget spent)".into()
-                }
-                None => "never completes (stuck)".into(),
-            },
-        ]
-    }
-}
+/// How long after a pod's deletion a failed request is put down to the
+/// pod stopping before the proxy stopped routing to it (the EndpointSlice
+/// controller's update and the proxy's watch; well under a second here).
+pub const STOP_RACE_MS: i64 = 2_000;

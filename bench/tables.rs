@@ -1,0 +1,222 @@
+//! The rollout harness's tables (docs/rollout-harness.md): figures, not
+//! assertions, so they live beside the benchmarks instead of among the
+//! tests (the tests assert the invariants: tests/rollout.rs, tests/ha.rs,
+//! tests/real_manager.rs). `bench/rollout [ha|real]` runs this through
+//! `cargo bench`; it prints one markdown table on stdout.
+//!
+//! It shares the harness with those tests: the same modules, by path.
+
+#[allow(dead_code)]
+#[path = "../tests/ha/case.rs"]
+mod case;
+#[allow(dead_code)]
+#[path = "../tests/rollout/cluster.rs"]
+mod cluster;
+#[path = "../tests/common/mod.rs"]
+mod common;
+#[allow(dead_code)]
+#[path = "../tests/ha/disruption.rs"]
+mod disruption;
+#[allow(dead_code)]
+#[path = "../tests/rollout/paths.rs"]
+mod paths;
+#[allow(dead_code)]
+#[path = "../tests/rollout/real.rs"]
+mod real;
+#[allow(dead_code)]
+#[path = "../tests/rollout/scenario.rs"]
+mod scenario;
+#[allow(dead_code)]
+#[path = "../tests/rollout/timeline.rs"]
+mod timeline;
+
+use std::process::ExitCode;
+
+use real::{REAL_STEP_LIMIT, RealRun, real_migrate, real_upgrade};
+use scenario::{
+    SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, Topology, UPSTREAM,
+    on_every_path,
+};
+use timeline::Observation;
+
+/// The topologies of the upgrade tables.
+const TOPOLOGIES: [Topology; 5] = [
+    UPSTREAM,
+    SINGLE_ROLLING,
+    SINGLE_ROLLING_WITHOUT_ELECTION,
+    SPLIT_2,
+    SPLIT_3,
+];
+
+const USAGE: &str = "usage: bench/rollout [ha|real]";
+
+fn main() -> ExitCode {
+    // cargo bench passes --bench first
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["rollout"] => upgrades(),
+        ["ha"] => ha(),
+        ["real"] => real(),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The table of issue 23: the topologies asogen renders today under every
+/// apply path, with the modelled node agent.
+fn upgrades() {
+    println!(
+        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | upgrade time |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for topology in &TOPOLOGIES {
+        for (path, run) in on_every_path(topology) {
+            let [zero, stale, versions, time] = cells(&run.observation);
+            println!(
+                "| {} | {} | {zero} | {stale} | {versions} | {time} |",
+                topology.name, path.name
+            );
+        }
+    }
+}
+
+/// The I4 table: each topology drained and losing a node.
+fn ha() {
+    println!(
+        "| topology | webhook replicas | nodes used by webhooks / controller (drain case; loss case) | drain: endpoints zero for, refused evictions | node loss: endpoints zero for | controller pod survived (drain; loss) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    let topologies = [
+        &SPLIT_2,
+        &UPSTREAM,
+        &case::SPLIT_ONE_WEBHOOK,
+        &case::SPLIT_SPREAD_OFF,
+        &case::SPLIT_SPREAD_COUNTS_CORDONED,
+    ];
+    for topology in topologies {
+        let (drain, loss) = case::drain_and_loss(topology);
+        let refused = drain.drained.as_ref().map_or(0, |d| d.refused);
+        let finished = drain.drained.as_ref().is_some_and(|d| d.finished);
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        println!(
+            "| {} | {} | {}; {} | {}, {refused}{} | {} | {}; {} |",
+            topology.name,
+            loss.placement.webhook_pods,
+            nodes_cell(&drain),
+            nodes_cell(&loss),
+            zero_cell(&drain),
+            if finished { "" } else { " (a drain gave up)" },
+            zero_cell(&loss),
+            yes(drain.availability.fewest_controllers >= 1),
+            yes(loss.availability.untouched_controllers >= 1),
+        );
+    }
+}
+
+/// The nodes each role's pods were on: "nodes of pods" for the webhooks,
+/// then for the controller.
+fn nodes_cell(run: &case::HaRun) -> String {
+    let p = &run.placement;
+    format!(
+        "{} of {} / {} of {}",
+        p.webhooks.len(),
+        p.webhook_pods,
+        p.controller.len(),
+        p.controller_pods
+    )
+}
+
+/// How long no webhook endpoint was ready.
+fn zero_cell(run: &case::HaRun) -> String {
+    let a = &run.availability;
+    let mut cell = seconds(a.zero_endpoints_ms);
+    if !a.recovered {
+        cell.push_str(" (not recovered)");
+    }
+    cell
+}
+
+/// The table of issue 32, every row observed with ASO's own manager: the
+/// topologies of the modelled table under every apply path, and the
+/// migrations to the split and back. Two scenarios at a time (each has its
+/// own control plane).
+fn real() {
+    type Case<'a> = (String, Box<dyn Fn() -> RealRun + Send + Sync + 'a>);
+    let mut cases: Vec<Case> = Vec::new();
+    for topology in &TOPOLOGIES {
+        for path in &paths::PATHS {
+            cases.push((
+                format!("{} | {}", topology.name, path.name),
+                Box::new(move || real_upgrade(topology, path, REAL_STEP_LIMIT)),
+            ));
+        }
+    }
+    for path in [&paths::PATHS[0], &paths::PATHS[1], &paths::PATHS[3]] {
+        for (from, to) in [(&UPSTREAM, &SPLIT_2), (&SPLIT_2, &UPSTREAM)] {
+            cases.push((
+                format!("migration: {} to {} | {}", from.name, to.name, path.name),
+                Box::new(move || real_migrate(from, to, path)),
+            ));
+        }
+    }
+    println!(
+        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | upgrade time |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for pair in cases.chunks(2) {
+        let rows: Vec<String> = std::thread::scope(|s| {
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|(name, run)| (name, s.spawn(run)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(name, h)| {
+                    let real = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    let o = &real.run.observation;
+                    let [zero, stale, versions, time] = cells(o);
+                    format!(
+                        "| {name} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {time} |",
+                        o.failed_admission, o.requests, o.failed_conversion, o.requests
+                    )
+                })
+                .collect()
+        });
+        for row in rows {
+            println!("{row}");
+        }
+    }
+}
+
+fn seconds(ms: i64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+/// An upgrade row's cells after topology and path.
+fn cells(o: &Observation) -> [String; 4] {
+    [
+        seconds(o.zero_endpoints_ms),
+        if o.crd_epoch {
+            format!("{} ({})", o.stale_pods, seconds(o.stale_ms))
+        } else {
+            "no CRD epoch".to_string()
+        },
+        format!(
+            "{} (Lease holders: {})",
+            o.controller_versions, o.leader_versions
+        ),
+        match o.upgrade_ms {
+            Some(ms) => seconds(ms),
+            None if o.startup_budget_spent => {
+                "never completes (stuck; startup budget spent)".into()
+            }
+            None => "never completes (stuck)".into(),
+        },
+    ]
+}
