@@ -11,6 +11,7 @@
 
 use base64::Engine as _;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 pub use super::ast::Expr;
 pub use super::funcs::{EvalError, Func, go_print, to_text};
@@ -126,6 +127,9 @@ impl Expr {
 
     /// The value under Helm's semantics, with a template's variables.
     pub fn eval_in(&self, scope: &Scope, locals: &Locals) -> Result<Value, EvalError> {
+        if let Some(value) = self.place(scope, locals) {
+            return Ok(value.clone());
+        }
         Ok(match self {
             Expr::Lit(value) => value.clone(),
             Expr::Values(key) => lookup(scope.values, key.path())
@@ -146,6 +150,33 @@ impl Expr {
             })?,
             Expr::AllValues => scope.values.clone(),
         })
+    }
+
+    /// The value an expression names rather than computes, borrowed: a
+    /// variable, the values, `.`, `get` of a key a map so named holds, and
+    /// `default` of a truthy value so named.
+    /// Reading `get (get $root "a") "b"` then copies that key's value, not
+    /// all of `$root` and of `a` on the way. None for anything else (a
+    /// missing key, a non-map, an error), which [`Expr::eval_in`] computes
+    /// with Helm's meaning.
+    fn place<'a>(&'a self, scope: &'a Scope, locals: &'a Locals) -> Option<&'a Value> {
+        match self {
+            Expr::Var(name) => locals.get(name).ok(),
+            Expr::AllValues => Some(scope.values),
+            Expr::Dot => locals.dot.as_ref(),
+            Expr::Call(Func::Get, args) => match args.as_slice() {
+                [map, Expr::Lit(Value::String(key))] => {
+                    map.place(scope, locals)?.as_object()?.get(key)
+                }
+                _ => None,
+            },
+            // `default D X` is X when X is truthy
+            Expr::Call(Func::Default, args) => match args.as_slice() {
+                [_, given] => given.place(scope, locals).filter(|v| truthy(v)),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Whether the expression is true in a Go template `if`.
@@ -207,24 +238,37 @@ fn arity(func: Func, args: &[Expr], count: usize) -> Result<(), EvalError> {
     }
 }
 
-fn call(func: Func, args: &[Expr], scope: &Scope, locals: &Locals) -> Result<Value, EvalError> {
+fn call<'a>(
+    func: Func,
+    args: &'a [Expr],
+    scope: &'a Scope,
+    locals: &'a Locals,
+) -> Result<Value, EvalError> {
     let value = |index: usize| args[index].eval_in(scope, locals);
-    let all = || -> Result<Vec<Value>, EvalError> {
-        args.iter().map(|arg| arg.eval_in(scope, locals)).collect()
+    // a named value is lent to what only reads it, not copied
+    let lend = |arg: &'a Expr| match arg.place(scope, locals) {
+        Some(value) => Ok(Cow::Borrowed(value)),
+        None => arg.eval_in(scope, locals).map(Cow::Owned),
     };
+    let lent = |index: usize| lend(&args[index]);
+    let all = || -> Result<Vec<Cow<Value>>, EvalError> { args.iter().map(lend).collect() };
     match func {
         Func::Default => {
             arity(func, args, 2)?;
-            let given = value(1)?;
-            if truthy(&given) { Ok(given) } else { value(0) }
+            let given = lent(1)?;
+            if truthy(&given) {
+                Ok(given.into_owned())
+            } else {
+                value(0)
+            }
         }
         Func::Int64 => {
             arity(func, args, 1)?;
-            Ok(Value::from(super::funcs::to_int64(&value(0)?)))
+            Ok(Value::from(super::funcs::to_int64(&*lent(0)?)))
         }
         Func::ToString => {
             arity(func, args, 1)?;
-            Ok(Value::String(super::funcs::go_string(&value(0)?)))
+            Ok(Value::String(super::funcs::go_string(&*lent(0)?)))
         }
         Func::B64enc => {
             arity(func, args, 1)?;
@@ -257,12 +301,12 @@ fn call(func: Func, args: &[Expr], scope: &Scope, locals: &Locals) -> Result<Val
         }
         Func::Eq | Func::Ne => {
             arity(func, args, 2)?;
-            let same = loosely_equal(&value(0)?, &value(1)?);
+            let same = loosely_equal(&*lent(0)?, &*lent(1)?);
             Ok(Value::Bool(same == (func == Func::Eq)))
         }
         Func::Gt | Func::Lt | Func::Ge | Func::Le => {
             arity(func, args, 2)?;
-            let order = super::funcs::go_compare(&value(0)?, &value(1)?)?;
+            let order = super::funcs::go_compare(&*lent(0)?, &*lent(1)?)?;
             Ok(Value::Bool(match func {
                 Func::Gt => order.is_gt(),
                 Func::Lt => order.is_lt(),
@@ -282,13 +326,13 @@ fn call(func: Func, args: &[Expr], scope: &Scope, locals: &Locals) -> Result<Val
         }
         Func::Not => {
             arity(func, args, 1)?;
-            Ok(Value::Bool(!truthy(&value(0)?)))
+            Ok(Value::Bool(!truthy(&*lent(0)?)))
         }
         Func::HasKey => {
             arity(func, args, 2)?;
             let key = to_text(&value(1)?);
             Ok(Value::Bool(
-                value(0)?
+                lent(0)?
                     .as_object()
                     .is_some_and(|map| map.contains_key(&key)),
             ))
@@ -300,7 +344,7 @@ fn call(func: Func, args: &[Expr], scope: &Scope, locals: &Locals) -> Result<Val
         }
         Func::Ternary => {
             arity(func, args, 3)?;
-            if truthy(&value(2)?) {
+            if truthy(&*lent(2)?) {
                 value(0)
             } else {
                 value(1)

@@ -3,6 +3,7 @@
 //! `list.go`, `regex.go`, `strings.go`, `numeric.go`), the `cast` package
 //! sprig converts numbers with, and Go's `text/template` builtins.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -216,8 +217,9 @@ fn go_float(f: f64) -> String {
     }
 }
 
-/// A function applied to its evaluated arguments.
-pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
+/// A function applied to its evaluated arguments (borrowed where an
+/// argument names a value rather than computing one: [`Cow`]).
+pub(super) fn call(func: Func, args: &[Cow<'_, Value>]) -> Result<Value, EvalError> {
     let name = func_name(func);
     let take = |count: usize| -> Result<(), EvalError> {
         if args.len() == count {
@@ -241,7 +243,9 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
             // Keys are strings (sprig's strval); an odd last key maps to "".
             let mut map = Map::new();
             for pair in args.chunks(2) {
-                let value = pair.get(1).cloned().unwrap_or_else(|| Value::from(""));
+                let value = pair
+                    .get(1)
+                    .map_or_else(|| Value::from(""), |v| v.clone().into_owned());
                 map.insert(go_string(&pair[0]), value);
             }
             Value::Object(map)
@@ -252,16 +256,16 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
                     "{name}: wrong number of args: want at least 1"
                 )));
             };
-            let keys: Vec<String> = keys.iter().map(go_string).collect();
+            let keys: Vec<String> = keys.iter().map(|key| go_string(key)).collect();
             let mut kept = as_map(name, map)?.into_owned();
             kept.retain(|key, _| !keys.contains(key));
             Value::Object(kept)
         }
-        Func::List => Value::Array(args.to_vec()),
+        Func::List => Value::Array(args.iter().map(|v| v.clone().into_owned()).collect()),
         Func::Append => {
             take(2)?;
             let mut items = as_list(name, &args[0])?.to_vec();
-            items.push(args[1].clone());
+            items.push(args[1].clone().into_owned());
             Value::Array(items)
         }
         Func::Concat => {
@@ -273,7 +277,7 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
         }
         Func::Has => {
             take(2)?;
-            match &args[1] {
+            match &*args[1] {
                 Value::Null => Value::Bool(false),
                 list => Value::Bool(as_list(name, list)?.iter().any(|item| same(item, &args[0]))),
             }
@@ -292,7 +296,7 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
         }
         Func::Len => {
             take(1)?;
-            Value::from(match &args[0] {
+            Value::from(match &*args[0] {
                 Value::String(text) => text.len(),
                 Value::Array(items) => items.len(),
                 Value::Object(map) => map.len(),
@@ -337,7 +341,11 @@ pub(super) fn call(func: Func, args: &[Value]) -> Result<Value, EvalError> {
                 .cloned()
                 .unwrap_or(Value::Null)
         }
-        Func::Add => Value::from(args.iter().map(to_int64).fold(0i64, i64::wrapping_add)),
+        Func::Add => Value::from(
+            args.iter()
+                .map(|v| to_int64(v))
+                .fold(0i64, i64::wrapping_add),
+        ),
         Func::Contains => {
             take(2)?;
             let (needle, text) = (text_arg(name, &args[0])?, text_arg(name, &args[1])?);
@@ -674,7 +682,8 @@ mod tests {
     use serde_json::json;
 
     fn run(func: Func, args: Value) -> Result<Value, EvalError> {
-        call(func, args.as_array().unwrap())
+        let args: Vec<Cow<Value>> = args.as_array().unwrap().iter().map(Cow::Borrowed).collect();
+        call(func, &args)
     }
 
     fn ok(func: Func, args: Value) -> Value {
