@@ -10,9 +10,9 @@ mod controller;
 pub mod crds;
 pub mod labels;
 mod ranges;
-mod violations;
 mod shape;
 mod topology;
+mod violations;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
@@ -27,8 +27,8 @@ use crate::schema;
 use crate::values::Values;
 
 pub use labels::label_diagnostics;
-pub use violations::rule_diagnostics;
 pub use shape::shape_diagnostics;
+pub use violations::rule_diagnostics;
 
 use ranges::{integral_floats_to_integers, range_diagnostics};
 use violations::rules_despite_shape_errors;

@@ -516,6 +516,12 @@ struct CacheEnv {
 
 fn cache_env() -> &'static CacheEnv {
     static ENV: OnceLock<CacheEnv> = OnceLock::new();
+    // every tool the tests run comes through here: the fast lane has none
+    assert!(
+        std::env::var_os("ASOGEN_FAST_LANE").is_none(),
+        "this test runs an external tool, so it cannot be in the fast lane \
+         (xtask/src/main.rs FAST_LANE; docs/development.md)"
+    );
     ENV.get_or_init(|| {
         let script = root().join("tests/tools/cache-env");
         let out = Command::new("bash")

@@ -1,6 +1,17 @@
+//! The repository's own tasks, the cargo xtask convention as
+//! rust-analyzer uses it.
+//!
+//! `cargo xtask fast`: the fast test lane, the library's unit tests and
+//! the integration tests that run no external tool (no Helm, kustomize,
+//! Go, kubectl, API server or language server), for a contributor's loop;
+//! `cargo test --locked` still runs everything. The lane sets
+//! `ASOGEN_FAST_LANE`, under which the tests' one way to a tool
+//! (tests/common) fails, so a test that starts needing a tool cannot stay
+//! in it unnoticed.
+//!
 //! `cargo xtask regen [--check]`: every file of the repository generated
 //! from its own data, written (or, with `--check`, compared) in one
-//! command, the cargo xtask convention as rust-analyzer uses it. Each kind
+//! command. Each kind
 //! of file keeps its generator and its check where the data is; this runs
 //! them in the order their inputs need:
 //!
@@ -74,10 +85,61 @@ const STEPS: [Step; 3] = [
     },
 ];
 
-const USAGE: &str = "usage: cargo xtask regen [--check]\n\n  regen           write every generated file that is stale\n  regen --check   write nothing; exit 1 if any generated file is stale";
+/// The integration tests of the fast lane: each runs asogen and reads
+/// files, and nothing else (tests/common refuses them a tool under
+/// `ASOGEN_FAST_LANE`).
+const FAST_LANE: &[&str] = &[
+    "bad_input",
+    "bounded_reads",
+    "catalog",
+    "cli",
+    "controller_interface",
+    "diff",
+    "docs",
+    "fleet",
+    "fuzz_corpus",
+    "layout",
+    "memory_limits",
+    "narrowed_checker",
+    "output",
+    "quickstart",
+    "secret_flags",
+    "split_topology",
+];
+
+const USAGE: &str = "usage: cargo xtask regen [--check] | fast [CARGO TEST ARGS]\n\n  regen           write every generated file that is stale\n  regen --check   write nothing; exit 1 if any generated file is stale\n  fast            the fast test lane: unit tests and the integration\n                  tests that run no external tool (docs/development.md)";
+
+/// Runs the fast lane, passing `extra` on to `cargo test`.
+fn fast(cargo: &std::ffi::OsStr, root: &std::path::Path, extra: &[String]) -> ExitCode {
+    let mut command = Command::new(cargo);
+    command.args(["test", "--locked", "--package", "asogen", "--lib"]);
+    for test in FAST_LANE {
+        command.args(["--test", test]);
+    }
+    command
+        .args(extra)
+        .env("ASOGEN_FAST_LANE", "1")
+        .current_dir(root);
+    match command.status() {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("xtask: cannot run cargo: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // the repository root: this crate's parent folder
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ is inside the repository");
+    if args.first().map(String::as_str) == Some("fast") {
+        return fast(&cargo, root, &args[1..]);
+    }
     let check = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["regen"] => false,
         ["regen", "--check"] => true,
@@ -90,11 +152,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    // the repository root: this crate's parent folder
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask/ is inside the repository");
     let mut stale = Vec::new();
     for step in &STEPS {
         eprintln!(
