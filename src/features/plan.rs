@@ -14,8 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::keys::{self, Key};
-use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
-use crate::objects::names;
+use crate::objects::{self, Role, names};
 pub use crate::values::Topology;
 
 /// How the user applies the install (`upgrade-plan --via`).
@@ -141,35 +140,6 @@ impl Stage {
     }
 }
 
-/// The role whose pods an object runs or selects (by its pod template's
-/// labels, or its selector): the webhooks, the controller, or neither.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Webhooks,
-    Controller,
-}
-
-fn selected_role(object: &Value) -> Option<Role> {
-    let spec = &object["spec"];
-    let labels = [
-        &spec["template"]["metadata"]["labels"],
-        &spec["selector"]["matchLabels"],
-        &spec["selector"],
-    ];
-    let has = |wanted: &[(&str, &str)]| {
-        labels
-            .iter()
-            .any(|l| wanted.iter().all(|(k, v)| l[*k] == *v))
-    };
-    if has(WEBHOOKS_SELECTOR_LABELS) {
-        Some(Role::Webhooks)
-    } else if has(SELECTOR_LABELS) {
-        Some(Role::Controller)
-    } else {
-        None
-    }
-}
-
 /// The stage of one rendered object of a split install.
 pub fn stage_of(object: &Value) -> Stage {
     let kind = object["kind"].as_str().unwrap_or_default();
@@ -177,12 +147,11 @@ pub fn stage_of(object: &Value) -> Stage {
     match kind {
         "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => Stage::Routing,
         "Service" if name == names::WEBHOOK_SERVICE => Stage::Routing,
-        "Deployment" | "PodDisruptionBudget" | "Service" => match selected_role(object) {
+        _ => match objects::role_of(kind, name) {
             Some(Role::Webhooks) => Stage::Webhooks,
             Some(Role::Controller) => Stage::Controller,
             None => Stage::Prerequisites,
         },
-        _ => Stage::Prerequisites,
     }
 }
 
@@ -970,6 +939,7 @@ pub fn format_human(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
     use serde_json::json;
 
     fn labels(of: &[(&str, &str)]) -> Value {

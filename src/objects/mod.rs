@@ -68,6 +68,33 @@ pub mod names {
     pub const METRICS_AUTH_ROLE: &str = "azureserviceoperator-metrics-auth";
 }
 
+/// Whose pods an object runs, selects or protects: the split's two roles
+/// (under the single topology the controller's pods serve the webhooks
+/// too, and its objects are the controller's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The webhooks Deployment's pods.
+    Webhooks,
+    /// The controller Deployment's pods.
+    Controller,
+}
+
+/// The role of each of the install's Deployments, PodDisruptionBudgets
+/// and Services that belongs to one, by kind and name: the objects are
+/// named by [`names`] alone, and a test holds this table to what each
+/// object selects. The webhook Service has none: it routes to whichever
+/// role serves the webhooks in the topology.
+pub fn role_of(kind: &str, name: &str) -> Option<Role> {
+    match (kind, name) {
+        ("Deployment", names::WEBHOOKS_DEPLOYMENT)
+        | ("PodDisruptionBudget", names::WEBHOOKS_PDB) => Some(Role::Webhooks),
+        ("Deployment", names::DEPLOYMENT)
+        | ("PodDisruptionBudget", names::PDB)
+        | ("Service", names::METRICS_SERVICE) => Some(Role::Controller),
+        _ => None,
+    }
+}
+
 /// Every resource of the chart, in the order Helm installs kinds. Topology
 /// split's own objects (the webhooks Deployment and what only its pods
 /// use) are rendered only with `topology: split`, each after the single
@@ -276,7 +303,67 @@ fn catalog_data(value: &Value) -> Node {
 mod tests {
     use super::*;
     use crate::describe::{Item, Node};
-    use crate::metadata::METADATA_VALUES;
+    use crate::metadata::{METADATA_VALUES, SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
+
+    /// [`role_of`] is what the rendered objects select: in every topology,
+    /// each Deployment, PodDisruptionBudget and Service of a role selects
+    /// (and a Deployment's pods carry) that role's labels, every other one
+    /// of those kinds is the webhook Service, and each role's Deployment
+    /// is rendered where the topology runs it.
+    #[test]
+    fn roles_are_what_the_objects_select() {
+        let checker = crate::check::Checker::new();
+        for topology in ["single", "split", "bridge"] {
+            let source = crate::read::parse_source(
+                "v.yaml".into(),
+                format!("topology: {topology}\nmetrics: {{enable: true}}\n"),
+            )
+            .unwrap();
+            let model = checker.check(&[source], "ns").unwrap();
+            let mut roles = Vec::new();
+            for object in
+                crate::render::objects::Install::new(&model, crate::render::objects::ASOGEN)
+                    .objects()
+            {
+                let kind = object["kind"].as_str().unwrap();
+                let name = object["metadata"]["name"].as_str().unwrap();
+                if !["Deployment", "PodDisruptionBudget", "Service"].contains(&kind) {
+                    continue;
+                }
+                let spec = &object["spec"];
+                let selected = match kind {
+                    "Service" => &spec["selector"],
+                    _ => &spec["selector"]["matchLabels"],
+                };
+                let has = |labels: &[(&str, &str)]| {
+                    labels.iter().all(|(k, v)| selected[*k] == *v)
+                        && (kind != "Deployment"
+                            || labels
+                                .iter()
+                                .all(|(k, v)| spec["template"]["metadata"]["labels"][*k] == *v))
+                };
+                match role_of(kind, name) {
+                    Some(Role::Webhooks) => {
+                        assert!(has(WEBHOOKS_SELECTOR_LABELS), "{topology}: {object}")
+                    }
+                    Some(Role::Controller) => assert!(has(SELECTOR_LABELS), "{topology}: {object}"),
+                    None => assert_eq!(
+                        (kind, name),
+                        ("Service", names::WEBHOOK_SERVICE),
+                        "{topology}"
+                    ),
+                }
+                if kind == "Deployment" {
+                    roles.push(role_of(kind, name).unwrap());
+                }
+            }
+            let expected = match topology {
+                "single" => vec![Role::Controller],
+                _ => vec![Role::Controller, Role::Webhooks],
+            };
+            assert_eq!(roles, expected, "{topology}");
+        }
+    }
 
     /// The values paths written into a `labels`, `annotations` or
     /// `nodeSelector` map anywhere in `entries`.
