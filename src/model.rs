@@ -93,6 +93,26 @@ pub enum Shape {
     },
 }
 
+impl Shape {
+    /// The topology that lays the Deployments out so.
+    pub fn topology(&self) -> Topology {
+        match self {
+            Shape::Single { .. } => Topology::Single,
+            Shape::Split { .. } => Topology::Split,
+            Shape::Bridge { .. } => Topology::Bridge,
+        }
+    }
+
+    /// Whether it is the single-replica rolling shape: one Deployment of
+    /// one replica, replaced surge-first.
+    pub fn rolls_one_replica(&self) -> bool {
+        matches!(
+            self,
+            Shape::Single { replicas, strategy: Strategy::RollingUpdate { .. } } if replicas.get() == 1
+        )
+    }
+}
+
 /// A deployment that may be rendered.
 #[derive(Debug, Clone)]
 pub struct Model {

@@ -122,7 +122,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
     let to = model.values.topology;
     let from = args.from.unwrap_or(to);
     let plan = if from == to {
-        plan::plan(to, path, &objects, &invocation)?
+        plan::plan(&model.shape, path, &objects, &invocation)?
     } else {
         // what the last step leaves: the same values in the shape it
         // starts from

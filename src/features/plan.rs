@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::keys::{self, Key};
+use crate::model::Shape;
 use crate::objects::{self, Role, names};
 pub use crate::values::Topology;
 
@@ -365,27 +366,20 @@ fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
 /// stalls its version upgrades (docs/split-topology.md F12).
 const ROLLING_VERSION_NOTE: &str = "one replica rolls surge-first: a change that keeps ASO's version completes with webhooks up, but a version upgrade does not finish (the new pod's CRD step waits for the leader-election Lease the old pod holds, so it is never Ready and maxUnavailable 0 keeps the old pod); for a version upgrade set strategy.type: Recreate (without strategy.rollingUpdate) in the values these steps apply, and go back to RollingUpdate after it, or move to topology: split (asogen upgrade-plan --from single with topology: split), which keeps webhooks up through version upgrades";
 
-/// Whether the install's Deployment is the single-replica rolling shape.
-fn rolls_one_replica(objects: &[Value]) -> bool {
-    objects.iter().any(|o| {
-        o["kind"] == "Deployment"
-            && o["spec"]["strategy"]["type"] == "RollingUpdate"
-            && o["spec"]["replicas"] == 1
-    })
-}
-
 /// What every Helm plan says about its placeholders.
 const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart (e.g. aso and \
      generated/charts/azure-service-operator)";
 
-/// The plan for `objects` (the install the user's values render) applied
-/// through `via`; refused for the bridge, which is only ever left.
+/// The plan for `objects` (the install the user's values render, of the
+/// model's `shape`) applied through `via`; refused for the bridge, which
+/// is only ever left.
 pub fn plan(
-    topology: Topology,
+    shape: &Shape,
     via: Via,
     objects: &[Value],
     invocation: &Invocation,
 ) -> Result<Plan, Refused> {
+    let topology = shape.topology();
     let ns = shell_word(&invocation.namespace);
     let helm = |extra: &str| helm_upgrade(invocation, extra);
     let step = |number: usize, title: &str, part: Part| Step {
@@ -400,7 +394,7 @@ pub fn plan(
         commands: Vec::new(),
     };
     let mut notes = Vec::new();
-    if topology == Topology::Single && rolls_one_replica(objects) {
+    if shape.rolls_one_replica() {
         notes.push(ROLLING_VERSION_NOTE.into());
     }
     let mut steps = match topology {
@@ -966,6 +960,19 @@ mod tests {
         ]
     }
 
+    /// The default shape of `topology`, as the model builds it.
+    fn shape(topology: Topology) -> Shape {
+        let source = crate::read::parse_source(
+            "v.yaml".into(),
+            format!("topology: {}\n", topology.as_str()),
+        )
+        .unwrap();
+        crate::check::Checker::new()
+            .check(&[source], "ns")
+            .unwrap()
+            .shape
+    }
+
     fn invocation() -> Invocation {
         Invocation {
             namespace: "ns".into(),
@@ -994,7 +1001,7 @@ mod tests {
     fn single_is_one_step_on_every_path() {
         let objects = vec![deployment(names::DEPLOYMENT, SELECTOR_LABELS)];
         for via in Via::ALL {
-            let plan = plan(Topology::Single, via, &objects, &invocation()).unwrap();
+            let plan = plan(&shape(Topology::Single), via, &objects, &invocation()).unwrap();
             assert_eq!(plan.steps.len(), 1, "{via:?}");
             assert_eq!(plan.steps[0].part, Part::All);
             assert_eq!(plan.steps[0].wait, [names::DEPLOYMENT]);
@@ -1005,7 +1012,7 @@ mod tests {
     fn split_upgrades_the_webhooks_before_the_controller() {
         let objects = split();
         for via in Via::ALL {
-            let plan = plan(Topology::Split, via, &objects, &invocation()).unwrap();
+            let plan = plan(&shape(Topology::Split), via, &objects, &invocation()).unwrap();
             let always: Vec<&Step> = plan
                 .steps
                 .iter()
@@ -1037,7 +1044,7 @@ mod tests {
 
     #[test]
     fn waves_follow_the_stages() {
-        let plan = plan(Topology::Split, Via::Argo, &split(), &invocation()).unwrap();
+        let plan = plan(&shape(Topology::Split), Via::Argo, &split(), &invocation()).unwrap();
         let objects = step_objects(&plan.steps[0], split());
         let waves: Vec<&str> = objects
             .iter()
@@ -1184,7 +1191,7 @@ mod tests {
     fn the_bridge_is_only_left() {
         for via in Via::ALL {
             assert_eq!(
-                plan(Topology::Bridge, via, &bridge(), &invocation()),
+                plan(&shape(Topology::Bridge), via, &bridge(), &invocation()),
                 Err(Refused::InBridge),
                 "{via:?}"
             );
@@ -1218,7 +1225,13 @@ mod tests {
 
     #[test]
     fn commands_quote_what_the_shell_would_split() {
-        let plan = plan(Topology::Split, Via::Kubectl, &split(), &invocation()).unwrap();
+        let plan = plan(
+            &shape(Topology::Split),
+            Via::Kubectl,
+            &split(),
+            &invocation(),
+        )
+        .unwrap();
         assert_eq!(
             plan.steps[0].commands,
             [
