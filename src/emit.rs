@@ -66,10 +66,10 @@ fn doc_to_yaml_view(view: View) -> String {
 }
 
 fn write_view(view: View, out: &mut String) {
-    match view.shape() {
-        Shape::Map(map) => write_map(map, 0, out),
-        Shape::List(list) => write_list(list, 0, out),
-        Shape::Scalar(scalar) => {
+    match view.block() {
+        Block::Map(map) => write_map(map, 0, out),
+        Block::List(list) => write_list(list, 0, out),
+        Block::Scalar(scalar) => {
             write_scalar(scalar, 0, out);
             out.push('\n');
         }
@@ -84,7 +84,7 @@ enum View<'b> {
 }
 
 /// A non-empty map, a non-empty list, or what is written on one line.
-enum Shape<'b> {
+enum Block<'b> {
     Map(View<'b>),
     List(View<'b>),
     Scalar(&'b Value),
@@ -96,20 +96,20 @@ static EMPTY_MAP: std::sync::LazyLock<Value> =
 static EMPTY_LIST: Value = Value::Array(Vec::new());
 
 impl<'b> View<'b> {
-    fn shape(self) -> Shape<'b> {
+    fn block(self) -> Block<'b> {
         match self {
-            View::Doc(Doc::Json(value)) => View::Json(value).shape(),
-            View::Json(Value::Object(map)) if !map.is_empty() => Shape::Map(self),
-            View::Json(Value::Array(items)) if !items.is_empty() => Shape::List(self),
-            View::Json(scalar) => Shape::Scalar(scalar),
-            View::Doc(Doc::Map(entries)) if entries.is_empty() => Shape::Scalar(&EMPTY_MAP),
-            View::Doc(Doc::Map(_)) => Shape::Map(self),
-            View::Doc(Doc::List(items)) if items.is_empty() => Shape::Scalar(&EMPTY_LIST),
-            View::Doc(Doc::List(_)) => Shape::List(self),
+            View::Doc(Doc::Json(value)) => View::Json(value).block(),
+            View::Json(Value::Object(map)) if !map.is_empty() => Block::Map(self),
+            View::Json(Value::Array(items)) if !items.is_empty() => Block::List(self),
+            View::Json(scalar) => Block::Scalar(scalar),
+            View::Doc(Doc::Map(entries)) if entries.is_empty() => Block::Scalar(&EMPTY_MAP),
+            View::Doc(Doc::Map(_)) => Block::Map(self),
+            View::Doc(Doc::List(items)) if items.is_empty() => Block::Scalar(&EMPTY_LIST),
+            View::Doc(Doc::List(_)) => Block::List(self),
         }
     }
 
-    /// A map's entries, for a view [`Shape::Map`] returned.
+    /// A map's entries, for a view [`Block::Map`] returned.
     fn entries(self, mut each: impl FnMut(usize, &'b str, View<'b>)) {
         match self {
             View::Json(Value::Object(map)) => {
@@ -127,7 +127,7 @@ impl<'b> View<'b> {
         }
     }
 
-    /// A list's items, for a view [`Shape::List`] returned.
+    /// A list's items, for a view [`Block::List`] returned.
     fn items(self, mut each: impl FnMut(usize, View<'b>)) {
         match self {
             View::Json(Value::Array(items)) => {
@@ -182,10 +182,10 @@ fn write_list(list: View, width: usize, out: &mut String) {
             indent(out, width);
         }
         out.push_str("- ");
-        match item.shape() {
-            Shape::Map(map) => write_map(map, width + 2, out),
-            Shape::List(inner) => write_list(inner, width + 2, out),
-            Shape::Scalar(scalar) => {
+        match item.block() {
+            Block::Map(map) => write_map(map, width + 2, out),
+            Block::List(inner) => write_list(inner, width + 2, out),
+            Block::Scalar(scalar) => {
                 write_scalar(scalar, width + 2, out);
                 out.push('\n');
             }
@@ -195,17 +195,17 @@ fn write_list(list: View, width: usize, out: &mut String) {
 
 /// The value after `key:`: nested blocks on the next lines, scalars inline.
 fn write_child(value: View, width: usize, out: &mut String) {
-    match value.shape() {
-        Shape::Map(map) => {
+    match value.block() {
+        Block::Map(map) => {
             out.push('\n');
             write_map(map, width + 2, out);
         }
         // Lists under a key sit at the key's indentation, as kubectl writes them.
-        Shape::List(items) => {
+        Block::List(items) => {
             out.push('\n');
             write_list(items, width, out);
         }
-        Shape::Scalar(scalar) => {
+        Block::Scalar(scalar) => {
             out.push(' ');
             write_scalar(scalar, width + 2, out);
             out.push('\n');
