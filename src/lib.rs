@@ -32,6 +32,7 @@ pub mod progress;
 pub mod read;
 pub mod redact;
 pub mod render;
+pub mod roles;
 pub mod rules;
 pub mod schema;
 pub mod values;

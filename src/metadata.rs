@@ -27,8 +27,9 @@ pub struct MetadataValues {
     pub key: Key,
     /// How the API server checks it.
     pub kind: MetadataKind,
-    /// Where the chart writes it, for messages.
-    pub lands_on: &'static str,
+    /// Where the chart writes it, for messages: the Deployments' keys land
+    /// where [`crate::roles::BINDINGS`] says.
+    place: Place,
     /// Entries the chart writes into the same map whatever the values;
     /// the values' keys replace them, and they count in the size.
     pub written: &'static [(&'static str, &'static str)],
@@ -66,48 +67,67 @@ pub const IDENTITY_LABELS: &[&str] = &["aadpodidbinding", "azure.workload.identi
 pub const WRITTEN_POD_ANNOTATIONS: &[(&str, &str)] =
     &[("kubectl.kubernetes.io/default-container", "manager")];
 
+/// Where a values map is written.
+#[derive(Debug, Clone, Copy)]
+enum Place {
+    /// On the Deployments, as its row of [`crate::roles::BINDINGS`] says.
+    Deployments,
+    /// On another object: its field, for messages.
+    Object(&'static str),
+}
+
+impl MetadataValues {
+    /// Where the chart writes the map, for messages ("the pods' labels").
+    pub fn lands_on(&self) -> String {
+        match self.place {
+            Place::Deployments => crate::roles::lands_on(self.key),
+            Place::Object(field) => field.to_string(),
+        }
+    }
+}
+
 /// Every values map that becomes labels or annotations, checked as the API
 /// server checks them by asogen, the schema and the chart guard.
 pub const METADATA_VALUES: [MetadataValues; 6] = [
     MetadataValues {
         key: keys::POD_LABELS,
         kind: MetadataKind::Labels,
-        lands_on: "the controller pods' labels",
+        place: Place::Deployments,
         written: SELECTOR_LABELS,
         selector: SELECTOR_LABELS,
     },
     MetadataValues {
         key: keys::NODE_SELECTOR,
         kind: MetadataKind::Labels,
-        lands_on: "the controller pods' nodeSelector",
+        place: Place::Deployments,
         written: &[],
         selector: &[],
     },
     MetadataValues {
         key: keys::SPLIT_WEBHOOKS_NODE_SELECTOR,
         kind: MetadataKind::Labels,
-        lands_on: "the webhook pods' nodeSelector",
+        place: Place::Deployments,
         written: &[],
         selector: &[],
     },
     MetadataValues {
         key: keys::POD_ANNOTATIONS,
         kind: MetadataKind::Annotations,
-        lands_on: "the controller pods' annotations",
+        place: Place::Deployments,
         written: WRITTEN_POD_ANNOTATIONS,
         selector: &[],
     },
     MetadataValues {
         key: keys::DEPLOYMENT_ANNOTATIONS,
         kind: MetadataKind::Annotations,
-        lands_on: "the Deployment's annotations",
+        place: Place::Deployments,
         written: &[],
         selector: &[],
     },
     MetadataValues {
         key: keys::SERVICE_ACCOUNT_ANNOTATIONS,
         kind: MetadataKind::Annotations,
-        lands_on: "the ServiceAccount's annotations",
+        place: Place::Object("the ServiceAccount's annotations"),
         written: &[],
         selector: &[],
     },

@@ -226,7 +226,7 @@ fn add_metadata_checks(schema: &mut Value) {
         };
         let message = format!(
             "{code}: the API server refuses this key in {}: a key is an optional DNS subdomain prefix (at most {} characters) and '/', then at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit{}",
-            map.lands_on,
+            map.lands_on(),
             crate::names::SUBDOMAIN_MAX,
             crate::names::KEY_NAME_MAX,
             if lower_cased {
@@ -241,7 +241,7 @@ fn add_metadata_checks(schema: &mut Value) {
                 "errorMessage": format!(
                     "{}: the API server refuses this value in {}: a label value is empty or at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
                     crate::names::metadata_codes::LABEL_VALUE,
-                    map.lands_on,
+                    map.lands_on(),
                     crate::names::LABEL_VALUE_MAX
                 ),
             }),

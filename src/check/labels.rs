@@ -61,7 +61,7 @@ fn check_map(
             );
             d.help = Some(format!(
                 "the API server refuses it in {}; write an optional DNS subdomain prefix and '/', then at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit, e.g. `example.com/team`",
-                map.lands_on,
+                map.lands_on(),
                 crate::names::KEY_NAME_MAX
             ));
             out.push(d);
@@ -96,7 +96,7 @@ fn check_map(
                 );
                 d.help = Some(format!(
                     "the API server refuses it in {}; write at most {} letters, digits, '-', '_' or '.' starting and ending with a letter or digit, or an empty string",
-                    map.lands_on,
+                    map.lands_on(),
                     crate::names::LABEL_VALUE_MAX
                 ));
                 out.push(d);
@@ -120,7 +120,7 @@ fn check_map(
             d.message = format!(
                 "{} make {} {size} bytes (keys and values), more than the {ANNOTATIONS_MAX_BYTES} the API server takes",
                 map.key.path(),
-                map.lands_on
+                map.lands_on()
             );
             d.help =
                 Some("keep large data out of annotations (a ConfigMap or Secret holds it)".into());

@@ -7,7 +7,7 @@
 //! Topology changes (replicas, update strategy, leader election) are
 //! breaking: they are what went out as a one-line note in ASO 2.13.
 
-use crate::keys::{self, Key};
+use crate::keys::Key;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -600,9 +600,14 @@ fn is_version_stamp(pointer: &str) -> bool {
         .any(|label| pointer.ends_with(&format!("/labels/{label}")))
 }
 
-/// Deployment fields the topology checks already report.
+/// Deployment fields the topology checks already report: the blocks of
+/// spec that hold a topology field (`spec.replicas`, `spec.strategy`).
 fn covered_by_topology(pointer: &str) -> bool {
-    pointer == "/spec/replicas" || pointer.starts_with("/spec/strategy")
+    crate::roles::TOPOLOGY.iter().any(|field| {
+        let block: Vec<&str> = field.path().split('.').take(2).collect();
+        let at = format!("/{}", block.join("/"));
+        pointer == at || pointer.starts_with(&format!("{at}/"))
+    })
 }
 
 fn version_of(objects: &BTreeMap<ObjectKey, Value>) -> Option<String> {
@@ -707,13 +712,6 @@ fn required_keys(schema: &Value, at: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// The defaults whose change changes the topology of every install that keeps them.
-const TOPOLOGY_DEFAULTS: [Key; 3] = [
-    keys::REPLICA_COUNT,
-    keys::STRATEGY_TYPE,
-    keys::FEATURE_GATES_SINGLE_REPLICA_ROLLING_UPDATE,
-];
-
 fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
     let (mut before, mut after) = (BTreeMap::new(), BTreeMap::new());
     value_keys(old, "", &mut before);
@@ -759,7 +757,10 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
             ),
         ));
     }
-    for key in TOPOLOGY_DEFAULTS.map(Key::path) {
+    // The defaults whose change changes the topology of every install that
+    // keeps them.
+    let topology: Vec<&str> = crate::roles::topology_keys().map(Key::path).collect();
+    for key in topology.iter().copied() {
         if let (Some(b), Some(a)) = (before.get(key), after.get(key))
             && b != a
         {
@@ -775,9 +776,7 @@ fn values_changes(old: &Value, new: &Value, out: &mut Vec<Change>) {
     for (key, b) in &before {
         if let Some(a) = after.get(key)
             && a != b
-            && !TOPOLOGY_DEFAULTS
-                .iter()
-                .any(|topology| topology.path() == key)
+            && !topology.contains(&key.as_str())
         {
             out.push(other(
                 "values",

@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use crate::keys::{self, Key};
 use crate::model::Shape;
-use crate::objects::{self, Role, names};
+use crate::objects::{self, names};
+use crate::roles::Role;
 pub use crate::values::Topology;
 
 /// How the user applies the install (`upgrade-plan --via`).

@@ -21,8 +21,9 @@ use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
+use crate::roles::Role;
+use crate::rules::TOPOLOGIES;
 use crate::rules::cel::{Subject, validations};
-use crate::rules::{Role, TOPOLOGIES};
 use crate::values::Topology;
 
 /// The API the guard needs; where the cluster does not serve it (before

@@ -19,7 +19,7 @@ use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
 use crate::keys::{self, Key};
 use crate::model::Release;
-use crate::rules::Role;
+use crate::roles::{self, Role};
 use crate::values::{OperatorMode, StrategyType};
 
 /// The operator mode each role's pods run with topology split, written as
@@ -46,9 +46,15 @@ const METRICS_CERT_DIR: &str = "/tmp/k8s-metrics-server/serving-certs";
 /// upstream's defaults are: `{{ .Values.KEY }}` substitutions only, of keys
 /// Helm reads as keys and that hold no secret; see
 /// [`crate::describe::expr::tpl`]).
-fn tpl(key: Key) -> Expr {
+fn tpl(role: Role, key: Key) -> Expr {
     assert!(key.is_templated(), "{} is not templated", key.path());
-    Expr::Call(Func::Tpl, vec![Expr::value(key)])
+    Expr::Call(Func::Tpl, vec![value(role, key)])
+}
+
+/// `.Values.KEY` on `role`'s Deployment: every key reaches a role only as
+/// [`roles::BINDINGS`] says (a key without its row panics here).
+fn value(role: Role, key: Key) -> Expr {
+    Expr::value(roles::bound(role, key))
 }
 
 /// The health probes' port.
@@ -56,6 +62,7 @@ const HEALTH_PORT: i64 = 8081;
 
 /// The Deployment.
 pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
+    let role = Role::Controller;
     let mut object = header(
         "apps/v1",
         "Deployment",
@@ -63,7 +70,7 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
         true,
         vec![Entry::Yaml(
             "annotations".into(),
-            Expr::value(keys::DEPLOYMENT_ANNOTATIONS),
+            value(role, keys::DEPLOYMENT_ANNOTATIONS),
         )],
     );
     object.push(map(
@@ -72,18 +79,18 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
             Entry::If(
                 split_topology(),
                 vec![Entry::If(
-                    Expr::value(keys::SPLIT_CONTROLLER_PAUSED),
+                    value(role, keys::SPLIT_CONTROLLER_PAUSED),
                     vec![field("replicas", lit(json!(0)))],
                     vec![field(
                         "replicas",
-                        Node::Int(Expr::value(keys::SPLIT_CONTROLLER_REPLICA_COUNT)),
+                        Node::Int(value(role, keys::SPLIT_CONTROLLER_REPLICA_COUNT)),
                     )],
                 )],
-                vec![field("replicas", Node::Int(Expr::value(keys::REPLICA_COUNT)))],
+                vec![field("replicas", Node::Int(value(role, keys::REPLICA_COUNT)))],
             ),
             field(
                 "revisionHistoryLimit",
-                Node::Int(Expr::value(keys::REVISION_HISTORY_LIMIT)),
+                Node::Int(value(role, keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![match_labels()]),
             Entry::Note(
@@ -109,13 +116,14 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
 /// Topology split's webhooks Deployment: rolled out pod by pod, a new pod
 /// ready (its webhook port listening) before an old one goes.
 pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
+    let role = Role::Webhooks;
     let mut object = role_header(
         "apps/v1",
         "Deployment",
         WEBHOOKS_DEPLOYMENT,
         vec![Entry::Yaml(
             "annotations".into(),
-            Expr::value(keys::DEPLOYMENT_ANNOTATIONS),
+            value(role, keys::DEPLOYMENT_ANNOTATIONS),
         )],
     );
     object.push(map(
@@ -123,15 +131,15 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
         vec![
             field(
                 "replicas",
-                Node::Int(Expr::value(keys::SPLIT_WEBHOOKS_REPLICA_COUNT)),
+                Node::Int(value(role, keys::SPLIT_WEBHOOKS_REPLICA_COUNT)),
             ),
             field(
                 "minReadySeconds",
-                Node::Int(Expr::value(keys::SPLIT_WEBHOOKS_MIN_READY_SECONDS)),
+                Node::Int(value(role, keys::SPLIT_WEBHOOKS_MIN_READY_SECONDS)),
             ),
             field(
                 "revisionHistoryLimit",
-                Node::Int(Expr::value(keys::REVISION_HISTORY_LIMIT)),
+                Node::Int(value(role, keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![webhooks_match_labels()]),
             Entry::Note(
@@ -144,7 +152,7 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
                     map(
                         "rollingUpdate",
                         vec![
-                            json("maxSurge", Expr::value(keys::SPLIT_WEBHOOKS_MAX_SURGE)),
+                            json("maxSurge", value(role, keys::SPLIT_WEBHOOKS_MAX_SURGE)),
                             field("maxUnavailable", lit(json!(0))),
                         ],
                     ),
@@ -179,9 +187,16 @@ fn recreate() -> Vec<Entry> {
 }
 
 fn strategy() -> Vec<Entry> {
-    let rolling_param = |key: Key| json(key.leaf(), Expr::dig(key, keys::STRATEGY));
+    let role = Role::Controller;
+    let rolling_param = |key: Key| {
+        json(
+            key.leaf(),
+            Expr::dig(roles::bound(role, key), roles::bound(role, keys::STRATEGY)),
+        )
+    };
     vec![Entry::If(
-        Expr::value_or_default(keys::STRATEGY_TYPE)
+        value(role, keys::STRATEGY_TYPE)
+            .or_default(Expr::default_of(keys::STRATEGY_TYPE))
             .eq(Expr::str(StrategyType::RollingUpdate.as_str())),
         vec![
             text("type", "RollingUpdate"),
@@ -216,7 +231,7 @@ pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
 
 fn pod_metadata(role: Role) -> Vec<Entry> {
     let mut annotations: Vec<Entry> =
-        std::iter::once(Entry::Splice(Expr::value(keys::POD_ANNOTATIONS)))
+        std::iter::once(Entry::Splice(value(role, keys::POD_ANNOTATIONS)))
             .chain(
                 crate::metadata::WRITTEN_POD_ANNOTATIONS
                     .iter()
@@ -227,10 +242,10 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         // A new token changes the pod template: the webhook pods restart,
         // one by one, and serve the kinds whose CRDs exist now.
         annotations.push(when(
-            Expr::value(keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
+            value(role, keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
             vec![json(
                 REFRESH_ANNOTATION,
-                Expr::value(keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
+                value(role, keys::SPLIT_WEBHOOKS_REFRESH_TOKEN),
             )],
         ));
     }
@@ -240,11 +255,11 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
     };
     // The user's labels, less those that would give a pod an identity
     // when the role holds none.
-    let pod_labels = if talks_to_azure(role) {
-        Expr::value(keys::POD_LABELS)
+    let pod_labels = if !roles::less_identity(role, keys::POD_LABELS) {
+        value(role, keys::POD_LABELS)
     } else {
         let mut args =
-            vec![Expr::value(keys::POD_LABELS).or_default(Expr::call(Func::Dict, vec![]))];
+            vec![value(role, keys::POD_LABELS).or_default(Expr::call(Func::Dict, vec![]))];
         args.extend(
             crate::metadata::IDENTITY_LABELS
                 .iter()
@@ -252,9 +267,9 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         );
         Expr::call(Func::Omit, args)
     };
-    let identity_binding = talks_to_azure(role).then(|| {
+    let identity_binding = roles::reaches(role, keys::AAD_POD_IDENTITY_ENABLE).then(|| {
         when(
-            Expr::value(keys::AAD_POD_IDENTITY_ENABLE),
+            value(role, keys::AAD_POD_IDENTITY_ENABLE),
             vec![text("aadpodidbinding", super::identity::POD_BINDING_LABEL)],
         )
     });
@@ -276,7 +291,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
 }
 
 fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
-    let optional = |field: &str, key: Key| Entry::Yaml(field.into(), Expr::value(key));
+    let optional = |field: &str, key: Key| Entry::Yaml(field.into(), value(role, key));
     let service_account = match role {
         Role::Controller => json("serviceAccountName", Expr::Include("serviceAccountName")),
         Role::Webhooks => text("serviceAccountName", WEBHOOKS_SERVICE_ACCOUNT),
@@ -311,10 +326,10 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         ),
     };
     let spread = Entry::If(
-        Expr::value(key),
+        value(role, key),
         vec![Entry::Yaml(
             "topologySpreadConstraints".into(),
-            Expr::value(key),
+            value(role, key),
         )],
         vec![field(
             "topologySpreadConstraints",
@@ -333,46 +348,21 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     entries
 }
 
-/// The key that replaces the top-level `top` for `role`'s pods with
-/// topology split, if it has one.
-fn split_override(role: Role, top: Key) -> Option<Key> {
-    let pairs: &[(Key, Key)] = match role {
-        Role::Webhooks => &[
-            (keys::RESOURCES, keys::SPLIT_WEBHOOKS_RESOURCES),
-            (keys::AFFINITY, keys::SPLIT_WEBHOOKS_AFFINITY),
-            (keys::NODE_SELECTOR, keys::SPLIT_WEBHOOKS_NODE_SELECTOR),
-            (keys::TOLERATIONS, keys::SPLIT_WEBHOOKS_TOLERATIONS),
-            (
-                keys::PRIORITY_CLASS_NAME,
-                keys::SPLIT_WEBHOOKS_PRIORITY_CLASS_NAME,
-            ),
-        ],
-        Role::Controller => &[
-            (keys::RESOURCES, keys::SPLIT_CONTROLLER_RESOURCES),
-            (keys::AFFINITY, keys::SPLIT_CONTROLLER_AFFINITY),
-        ],
-    };
-    pairs
-        .iter()
-        .find(|(key, _)| *key == top)
-        .map(|(_, role_key)| *role_key)
-}
-
 /// An entry `build` writes from `top`'s value, or for `role`'s pods with
-/// topology split from its override when that is set (`default`: an
-/// empty override takes the top-level value). The controller's stays
-/// upstream's with topology single.
+/// topology split from the role's own key ([`roles::replacement`]) when
+/// that is set (`default`: an empty one takes the top-level value). The
+/// controller's stays upstream's with topology single.
 fn role_entry(role: Role, top: Key, build: impl Fn(Expr) -> Entry) -> Entry {
-    let Some(role_key) = split_override(role, top) else {
-        return build(Expr::value(top));
+    let Some(role_key) = roles::replacement(role, top) else {
+        return build(value(role, top));
     };
-    let chosen = Expr::value(role_key).or_default(Expr::value(top));
+    let chosen = value(role, role_key).or_default(value(role, top));
     match role {
         Role::Webhooks => build(chosen),
         Role::Controller => Entry::If(
             split_topology(),
             vec![build(chosen)],
-            vec![build(Expr::value(top))],
+            vec![build(value(role, top))],
         ),
     }
 }
@@ -400,20 +390,20 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let default_image = Expr::printf(
         &format!("%s:%s{}", release.digest_suffix()),
         vec![
-            Expr::value(keys::IMAGE_REPOSITORY_BASE),
-            Expr::value(keys::IMAGE_TAG).or_default(Expr::AppVersion),
+            value(role, keys::IMAGE_REPOSITORY_BASE),
+            value(role, keys::IMAGE_TAG).or_default(Expr::AppVersion),
         ],
     );
     let mut entries = vec![
         text("name", "manager"),
         json(
             "image",
-            tpl(keys::IMAGE_REPOSITORY).or_default(default_image),
+            tpl(role, keys::IMAGE_REPOSITORY).or_default(default_image),
         ),
         text("imagePullPolicy", "Always"),
         list("args", args(catalog, role)),
         list("env", env(role)),
-        list("ports", ports()),
+        list("ports", ports(role)),
     ];
     for (probe_field, path, timing) in [
         (
@@ -452,7 +442,7 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         } else {
             field("httpGet", lit(json!({"path": path, "port": HEALTH_PORT})))
         };
-        entries.push(map(probe_field, probe(check, timing)));
+        entries.push(map(probe_field, probe(role, check, timing)));
     }
     entries.extend([
         role_entry(role, keys::RESOURCES, |v| {
@@ -460,7 +450,7 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         }),
         Entry::Yaml(
             "securityContext".into(),
-            Expr::value(keys::SECURITY_CONTEXT),
+            value(role, keys::SECURITY_CONTEXT),
         ),
         list("volumeMounts", mounts(role)),
     ]);
@@ -484,25 +474,25 @@ fn flag(text: &str) -> Item {
 }
 
 fn args(catalog: &Catalog, role: Role) -> Vec<Item> {
-    let metrics_address = tpl(keys::METRICS_ADDRESS).or_default(Expr::printf(
+    let metrics_address = tpl(role, keys::METRICS_ADDRESS).or_default(Expr::printf(
         "0.0.0.0:%d",
-        vec![Expr::value(keys::METRICS_PORT).int64()],
+        vec![value(role, keys::METRICS_PORT).int64()],
     ));
     let mut items = vec![
         Item::If(
-            Expr::value(keys::METRICS_ENABLE),
+            value(role, keys::METRICS_ENABLE),
             vec![
                 arg("--metrics-addr=%s", vec![metrics_address]),
                 arg(
                     "--secure-metrics=%v",
-                    vec![Expr::value(keys::METRICS_SECURE)],
+                    vec![value(role, keys::METRICS_SECURE)],
                 ),
                 arg(
                     "--profiling-metrics=%v",
-                    vec![Expr::value(keys::METRICS_PROFILING)],
+                    vec![value(role, keys::METRICS_PROFILING)],
                 ),
                 Item::If(
-                    Expr::value(keys::METRICS_SECURE),
+                    value(role, keys::METRICS_SECURE),
                     vec![flag(&format!("--metrics-cert-dir={METRICS_CERT_DIR}"))],
                     vec![],
                 ),
@@ -526,18 +516,18 @@ fn args(catalog: &Catalog, role: Role) -> Vec<Item> {
     items.extend([
         arg(
             "--webhook-port=%d",
-            vec![Expr::value(keys::WEBHOOK_PORT).int64()],
+            vec![value(role, keys::WEBHOOK_PORT).int64()],
         ),
         Item::If(
             serves_webhooks(),
             vec![arg(
                 "--webhook-cert-dir=%s",
-                vec![Expr::value(keys::WEBHOOK_CERT_DIR)],
+                vec![value(role, keys::WEBHOOK_CERT_DIR)],
             )],
             vec![],
         ),
         Item::If(
-            Expr::value(keys::USE_JSON_LOGGING),
+            value(role, keys::USE_JSON_LOGGING),
             vec![flag("--json-logging")],
             vec![],
         ),
@@ -548,17 +538,18 @@ fn args(catalog: &Catalog, role: Role) -> Vec<Item> {
 /// `--crd-pattern` (and `--crd-labels` where the controller defines it),
 /// when the controller installs CRDs.
 fn crd_flags(catalog: &Catalog) -> Item {
+    let role = Role::Controller;
     let join = |separator: &str, key: Key| {
-        Expr::Call(Func::Join, vec![Expr::str(separator), Expr::value(key)])
+        Expr::Call(Func::Join, vec![Expr::str(separator), value(role, key)])
     };
     Item::If(
-        Expr::all(vec![Expr::value(keys::INSTALL_CRDS), serves_webhooks()]),
+        Expr::all(vec![value(role, keys::INSTALL_CRDS), serves_webhooks()]),
         vec![
             arg("--crd-pattern=%s", vec![join(";", keys::CRD_PATTERN)]),
             // A controller without the flag would exit on it: crdLabels
             // then has no effect (and `check` says so).
             Item::If(
-                Expr::value(keys::CRD_LABELS),
+                value(role, keys::CRD_LABELS),
                 if catalog.controller.defines(CRD_LABELS_FLAG) {
                     vec![arg("--crd-labels=%s", vec![join(",", keys::CRD_LABELS)])]
                 } else {
@@ -573,10 +564,10 @@ fn crd_flags(catalog: &Catalog) -> Item {
 
 fn env(role: Role) -> Vec<Item> {
     let mut items = vec![Item::If(
-        Expr::value(keys::GO_MEM_LIMIT),
+        value(role, keys::GO_MEM_LIMIT),
         vec![item(vec![
             text("name", "GOMEMLIMIT"),
-            json("value", Expr::value(keys::GO_MEM_LIMIT)),
+            json("value", value(role, keys::GO_MEM_LIMIT)),
         ])],
         vec![],
     )];
@@ -613,11 +604,10 @@ fn env(role: Role) -> Vec<Item> {
         "name": "POD_NAMESPACE",
         "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}
     }))));
-    // The user's variables are the controller's: they carry Azure
-    // credentials (AZURE_CLIENT_SECRET from a Secret), which the webhook
-    // pods must not hold.
-    if talks_to_azure(role) {
-        items.push(Item::Splice(Expr::value(keys::EXTRA_ENV)));
+    // The user's variables, on the roles their row names (they carry
+    // Azure credentials: the controller's alone).
+    if roles::reaches(role, keys::EXTRA_ENV) {
+        items.push(Item::Splice(value(role, keys::EXTRA_ENV)));
     }
     items
 }
@@ -630,15 +620,15 @@ fn port(name: &str, number: Node) -> Item {
     ])
 }
 
-fn ports() -> Vec<Item> {
+fn ports(role: Role) -> Vec<Item> {
     vec![
-        port("webhook-server", Node::Int(Expr::value(keys::WEBHOOK_PORT))),
+        port("webhook-server", Node::Int(value(role, keys::WEBHOOK_PORT))),
         port("health-port", lit(json!(HEALTH_PORT))),
         Item::If(
-            Expr::value(keys::METRICS_ENABLE),
+            value(role, keys::METRICS_ENABLE),
             vec![port(
                 "metrics-port",
-                Node::Int(Expr::value(keys::METRICS_PORT)),
+                Node::Int(value(role, keys::METRICS_PORT)),
             )],
             vec![],
         ),
@@ -647,9 +637,9 @@ fn ports() -> Vec<Item> {
 
 /// A probe by `check`, timed by its period, failure threshold and
 /// timeout keys (the fields are named as the keys are).
-fn probe(check: Entry, timing: [Key; 3]) -> Vec<Entry> {
+fn probe(role: Role, check: Entry, timing: [Key; 3]) -> Vec<Entry> {
     let mut entries = vec![check];
-    entries.extend(timing.map(|key| field(key.leaf(), Node::Int(Expr::value(key)))));
+    entries.extend(timing.map(|key| field(key.leaf(), Node::Int(value(role, key)))));
     entries
 }
 
@@ -661,16 +651,9 @@ fn mount(name: &str, path: Node) -> Item {
     ])
 }
 
-/// Whether the role's pods get an Azure identity (the workload identity
-/// token, the aad-pod-identity binding): the webhook pods hold no Azure
-/// credential, so they do not.
-fn talks_to_azure(role: Role) -> bool {
-    role == Role::Controller
-}
-
 fn mounts(role: Role) -> Vec<Item> {
     let mut mounts = Vec::new();
-    if talks_to_azure(role) {
+    if role.talks_to_azure() {
         mounts.push(mount(
             "azure-identity",
             lit(json!("/var/run/secrets/tokens")),
@@ -681,7 +664,7 @@ fn mounts(role: Role) -> Vec<Item> {
             serves_webhooks(),
             vec![mount(
                 "cert",
-                Node::Json(Expr::value(keys::WEBHOOK_CERT_DIR)),
+                Node::Json(value(role, keys::WEBHOOK_CERT_DIR)),
             )],
             vec![],
         ),
@@ -714,7 +697,7 @@ fn volumes(role: Role) -> Vec<Item> {
             vec![],
         ),
     ];
-    if talks_to_azure(role) {
+    if role.talks_to_azure() {
         volumes.push(Item::One(lit(json!({
             "name": "azure-identity",
             "projected": {

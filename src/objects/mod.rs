@@ -17,6 +17,7 @@ use crate::describe::tree::{json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
 use crate::keys;
 use crate::model::Release;
+use crate::roles::Role;
 use crate::values::Topology;
 
 pub use admission::kustomize_references;
@@ -66,17 +67,6 @@ pub mod names {
     pub const WEBHOOKS_ALLOW_EGRESS: &str = "azure-service-operator-webhooks-allow-egress";
     /// The ClusterRole secure metrics need (token and access reviews).
     pub const METRICS_AUTH_ROLE: &str = "azureserviceoperator-metrics-auth";
-}
-
-/// Whose pods an object runs, selects or protects: the split's two roles
-/// (under the single topology the controller's pods serve the webhooks
-/// too, and its objects are the controller's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// The webhooks Deployment's pods.
-    Webhooks,
-    /// The controller Deployment's pods.
-    Controller,
 }
 
 /// The role of each of the install's Deployments, PodDisruptionBudgets

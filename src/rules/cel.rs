@@ -20,7 +20,8 @@
 
 use serde_json::Value;
 
-use super::{Condition, Field, RULES, Role, Rule, RuleKey, Test};
+use super::{Condition, RULES, Rule, RuleKey, Test};
+use crate::roles::{Field, Role};
 use crate::values::Topology;
 
 /// What the policy sees: the Deployment itself, or a `scale` request whose
@@ -51,55 +52,28 @@ pub struct Validation {
     pub message: String,
 }
 
-/// A field of the Deployment the guard reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Read {
-    Replicas,
-    StrategyType,
-    RollingUpdate,
-    MaxSurge,
-    MaxUnavailable,
-    ManagerArgs,
-}
-
 /// The container whose arguments are the operator's flags.
 const MANAGER_CONTAINER: &str = "manager";
 
-/// The field a condition reads in the cluster; None for a values key with
-/// no field on the Deployment (the feature gate is a value, not a field)
-/// or whose rule the API server already validates itself (maxSurge and
-/// maxUnavailable both 0 is refused by its own Deployment validation).
-fn reads(condition: &Condition) -> Option<Read> {
+/// The field a condition reads in the cluster: the one its values key is
+/// written as ([`crate::roles::field_of`]); None for a values key with no
+/// such field (the feature gate is a value, `paused` a replica count of
+/// 0, the topology is resolved before: see `on_topology`) or whose rule
+/// the API server already validates itself (maxSurge and maxUnavailable
+/// both 0 is refused by its own Deployment validation; the webhooks'
+/// maxUnavailable is always 0, so it cannot catch a maxSurge of 0 there as
+/// it does for the pair).
+fn reads(condition: &Condition) -> Option<Field> {
     match *condition {
-        Condition::Value(key, _) => match key {
-            RuleKey::ReplicaCount
-            | RuleKey::WebhooksReplicaCount
-            | RuleKey::ControllerReplicaCount => Some(Read::Replicas),
-            RuleKey::StrategyType => Some(Read::StrategyType),
-            RuleKey::RollingUpdate => Some(Read::RollingUpdate),
-            // The webhooks' maxUnavailable is always 0, so the API server
-            // cannot catch a maxSurge of 0 there as it does for the pair.
-            RuleKey::WebhooksMaxSurge => Some(Read::MaxSurge),
-            RuleKey::MaxSurge
-            | RuleKey::MaxUnavailable
-            | RuleKey::Gate
-            | RuleKey::ControllerPaused
-            | RuleKey::Multitenant
-            | RuleKey::OperatorMode => None,
-            // Resolved before: see `on_topology`.
-            RuleKey::Topology => None,
-        },
-        Condition::Object(field, _) => Some(match field {
-            Field::StrategyType => Read::StrategyType,
-            Field::MaxUnavailable => Read::MaxUnavailable,
-            Field::ManagerArgs => Read::ManagerArgs,
-        }),
+        Condition::Value(RuleKey::MaxSurge | RuleKey::MaxUnavailable, _) => None,
+        Condition::Value(key, _) => crate::roles::field_of(key.key()),
+        Condition::Object(field, _) => Some(field),
     }
 }
 
 /// The CEL that reads `field` on `subject`, with the API server's default
-/// when the field is missing.
-fn read(field: Read, subject: Subject) -> String {
+/// when the field is missing (None for a field no rule tests).
+fn read(field: Field, subject: Subject) -> Option<String> {
     // The Deployment: the object, or the scale request's params.
     let deployment = match subject {
         Subject::Deployment => "object",
@@ -113,28 +87,30 @@ fn read(field: Read, subject: Subject) -> String {
             "(has({deployment}.spec.strategy) && has({rolling}) && has({rolling}.{name}) ? {rolling}.{name} : '25%')"
         )
     };
-    match field {
+    Some(match field {
         // A Scale carries the new count as spec.replicas too, but leaves
         // it out when it is 0 (the field is not a pointer there).
-        Read::Replicas => match subject {
+        Field::Replicas => match subject {
             Subject::Deployment => "(has(object.spec.replicas) ? object.spec.replicas : 1)".into(),
             Subject::Scale => "(has(object.spec.replicas) ? object.spec.replicas : 0)".into(),
         },
-        Read::StrategyType => format!(
+        Field::StrategyType => format!(
             "(has({deployment}.spec.strategy) && has({strategy}.type) ? {strategy}.type : 'RollingUpdate')"
         ),
-        Read::RollingUpdate => {
+        Field::RollingUpdate => {
             format!("(has({deployment}.spec.strategy) && has({strategy}.rollingUpdate))")
         }
-        Read::MaxSurge => param("maxSurge"),
-        Read::MaxUnavailable => param("maxUnavailable"),
+        Field::MaxSurge => param("maxSurge"),
+        Field::MaxUnavailable => param("maxUnavailable"),
         // The manager containers' argument lists, as a list of lists; a
         // container with a `command` starts with COMMAND_MARK, which
         // unreadable() takes as not a flag.
-        Read::ManagerArgs => format!(
+        Field::ManagerArgs => format!(
             "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, (has(c.command) ? ['{COMMAND_MARK}'] : []) + (has(c.args) ? c.args : []))"
         ),
-    }
+        // The guard reads no other field: no rule tests one.
+        _ => return None,
+    })
 }
 
 /// Stands for a container's `command` at the head of its argument list.
@@ -155,7 +131,7 @@ fn flag_pattern(flag: &str, rest: &str) -> String {
 
 /// The CEL for one condition, or None when it cannot be read.
 fn condition(condition: &Condition, subject: Subject) -> Option<String> {
-    let field = read(reads(condition)?, subject);
+    let field = read(reads(condition)?, subject)?;
     let test = match *condition {
         Condition::Value(_, test) | Condition::Object(_, test) => test,
     };
@@ -193,13 +169,13 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
 /// Whether `condition` is read from the scale request's `params` (the
 /// cached Deployment) rather than from the request itself.
 fn reads_params(condition: &Condition, subject: Subject) -> bool {
-    subject == Subject::Scale && reads(condition) != Some(Read::Replicas)
+    subject == Subject::Scale && reads(condition) != Some(Field::Replicas)
 }
 
 /// Whether `condition` reads the replica count, the one field a scale
 /// request changes.
 fn reads_replicas(condition: &Condition) -> bool {
-    reads(condition) == Some(Read::Replicas)
+    reads(condition) == Some(Field::Replicas)
 }
 
 /// CEL that holds when any of `parts` (each a conjunction) holds.

@@ -530,7 +530,7 @@ fn metadata_guard() -> Vec<Stmt> {
             vec![report(Expr::printf(
                 &format!(
                     "{code}: {path} key %q is not a valid key in {}; {help}",
-                    map.lands_on
+                    map.lands_on()
                 ),
                 vec![var("key")],
             ))],
@@ -542,7 +542,7 @@ fn metadata_guard() -> Vec<Stmt> {
                 vec![report(Expr::printf(
                     &format!(
                         "{LABEL_VALUE}: the value of {path}.%s is not a valid label value in {}; help: write an empty string or at most {LABEL_VALUE_MAX} letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
-                        map.lands_on
+                        map.lands_on()
                     ),
                     vec![var("key")],
                 ))],
@@ -591,7 +591,7 @@ fn metadata_guard() -> Vec<Stmt> {
                 vec![report(Expr::printf(
                     &format!(
                         "{ANNOTATIONS_SIZE}: {path} make {} %d bytes, more than the {ANNOTATIONS_MAX_BYTES} the API server takes; help: keep large data out of annotations",
-                        map.lands_on
+                        map.lands_on()
                     ),
                     vec![size()],
                 ))],

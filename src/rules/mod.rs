@@ -19,6 +19,7 @@ pub use schema::{schema_message, schema_rules};
 use serde_json::Value;
 
 use crate::keys::{self, Key};
+use crate::roles::{Field, Role};
 use crate::values::Topology;
 
 macro_rules! rule_keys {
@@ -148,28 +149,15 @@ pub enum Test {
     FlagNot(&'static str, &'static str),
 }
 
-/// A field of the Deployment that a rule reads in the cluster and no
-/// values key sets: the objects render it, fixed for the rule's role, and
-/// only an edit in the cluster can change it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    /// `spec.strategy.type` (the API server's default: RollingUpdate).
-    StrategyType,
-    /// `spec.strategy.rollingUpdate.maxUnavailable` (integer or percent;
-    /// the API server's default: 25%).
-    MaxUnavailable,
-    /// The `args` of the operator's container.
-    ManagerArgs,
-}
-
 /// One condition of a breach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Condition {
     /// A test on a values key's value (after defaults); in the cluster, on
     /// the field of the Deployment that the key renders, where there is one.
     Value(RuleKey, Test),
-    /// A test on a field of the Deployment that no values key sets: only
-    /// the in-cluster guard can see it broken.
+    /// A test on a field of the Deployment that no values key sets (the
+    /// objects render it, fixed for the rule's role): only the in-cluster
+    /// guard can see it broken.
     Object(Field, Test),
 }
 
@@ -180,36 +168,6 @@ const fn when(key: RuleKey, test: Test) -> Condition {
 /// A condition on a field of the Deployment (see [`Field`]).
 const fn object(field: Field, test: Test) -> Condition {
     Condition::Object(field, test)
-}
-
-/// The Deployment a rule is about, by what its pods do: the in-cluster
-/// guard of a role checks that role's Deployment (`objects::admission`
-/// says which Deployment plays which role).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// The Deployment that runs the control loop (upstream's
-    /// controller-manager): the only one in the single topology, where its
-    /// pods serve the webhooks too. With topology split it runs mode
-    /// watchers-and-webhooks, applies the CRDs and leads; no Service sends
-    /// it webhook traffic.
-    Controller,
-    /// The split topology's Deployment that only serves the webhooks: mode
-    /// webhooks, no CRD management, no leader election (F10 of
-    /// docs/split-topology.md).
-    Webhooks,
-}
-
-impl Role {
-    /// Every role, in the order their guards are rendered.
-    pub const ALL: [Role; 2] = [Role::Controller, Role::Webhooks];
-
-    /// The role's name in docs and tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Controller => "controller",
-            Role::Webhooks => "webhooks",
-        }
-    }
 }
 
 /// A rule of the table.

@@ -501,10 +501,10 @@ its id and help through `fail`. */}}
 {{- if kindIs "map" $metadata0 }}
 {{- range $key, $value := $metadata0 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
-{{- $broken = append $broken (printf "label-key: podLabels key %q is not a valid key in the controller pods' labels; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "label-key: podLabels key %q is not a valid key in the pods' labels; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- if not (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$" (toString $value)) }}
-{{- $broken = append $broken (printf "label-value: the value of podLabels.%s is not a valid label value in the controller pods' labels; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "label-value: the value of podLabels.%s is not a valid label value in the pods' labels; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- end }}
 {{- if hasKey $metadata0 "control-plane" }}
@@ -515,10 +515,10 @@ its id and help through `fail`. */}}
 {{- if kindIs "map" $metadata1 }}
 {{- range $key, $value := $metadata1 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" $key) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" $key)) }}
-{{- $broken = append $broken (printf "label-key: nodeSelector key %q is not a valid key in the controller pods' nodeSelector; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "label-key: nodeSelector key %q is not a valid key in the pods' nodeSelector; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- if not (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$" (toString $value)) }}
-{{- $broken = append $broken (printf "label-value: the value of nodeSelector.%s is not a valid label value in the controller pods' nodeSelector; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "label-value: the value of nodeSelector.%s is not a valid label value in the pods' nodeSelector; help: write an empty string or at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- end }}
 {{- end }}
@@ -538,7 +538,7 @@ its id and help through `fail`. */}}
 {{- $size := 0 }}
 {{- range $key, $value := $metadata3 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
-{{- $broken = append $broken (printf "annotation-key: podAnnotations key %q is not a valid key in the controller pods' annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "annotation-key: podAnnotations key %q is not a valid key in the pods' annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- $size = add $size (len $key) (len (toString $value)) }}
 {{- end }}
@@ -546,7 +546,7 @@ its id and help through `fail`. */}}
 {{- $size = add $size 46 }}
 {{- end }}
 {{- if gt $size 262144 }}
-{{- $broken = append $broken (printf "annotations-size: podAnnotations make the controller pods' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
+{{- $broken = append $broken (printf "annotations-size: podAnnotations make the pods' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
 {{- $metadata4 := default dict (get $root "deploymentAnnotations") }}
@@ -554,12 +554,12 @@ its id and help through `fail`. */}}
 {{- $size := 0 }}
 {{- range $key, $value := $metadata4 }}
 {{- if not (and (regexMatch "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$" (lower $key)) (regexMatch "^([^/]*|[^/]{0,253}/[^/]*|[^/]*(/[^/]*){2,})$" (lower $key))) }}
-{{- $broken = append $broken (printf "annotation-key: deploymentAnnotations key %q is not a valid key in the Deployment's annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
+{{- $broken = append $broken (printf "annotation-key: deploymentAnnotations key %q is not a valid key in the Deployments' annotations; help: write an optional DNS subdomain prefix and '/', then at most 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit" $key) }}
 {{- end }}
 {{- $size = add $size (len $key) (len (toString $value)) }}
 {{- end }}
 {{- if gt $size 262144 }}
-{{- $broken = append $broken (printf "annotations-size: deploymentAnnotations make the Deployment's annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
+{{- $broken = append $broken (printf "annotations-size: deploymentAnnotations make the Deployments' annotations %d bytes, more than the 262144 the API server takes; help: keep large data out of annotations" $size) }}
 {{- end }}
 {{- end }}
 {{- $metadata5 := default dict (get (default dict (get $root "serviceAccount")) "annotations") }}
