@@ -42,12 +42,17 @@ impl Role {
         }
     }
 
-    /// Its pods, in messages.
-    pub fn pods(self) -> &'static str {
+    /// One of its pods, in messages.
+    pub fn pod(self) -> &'static str {
         match self {
-            Role::Controller => "controller pods",
-            Role::Webhooks => "webhook pods",
+            Role::Controller => "controller pod",
+            Role::Webhooks => "webhook pod",
         }
+    }
+
+    /// Its pods, in messages.
+    pub fn pods(self) -> String {
+        format!("{}s", self.pod())
     }
 
     /// Whether the role's pods get an Azure identity (the workload

@@ -12,7 +12,7 @@
 //! kustomize knows nothing of; [`kustomize_references`] tells it, so an
 //! overlay's `namePrefix`, `nameSuffix` and `namespace` reach them too.
 
-pub(super) mod order_guard;
+pub(super) mod change_guard;
 
 use serde_json::{Value, json};
 

@@ -133,7 +133,7 @@ pub fn resources_with(
         webhooks::metrics_certificate(),
     ]);
     resources.extend(admission::admission_policies());
-    resources.extend(admission::order_guard::objects());
+    resources.extend(admission::change_guard::objects());
     resources
 }
 

@@ -68,6 +68,8 @@ fn reads(condition: &Condition) -> Option<Field> {
         Condition::Value(RuleKey::MaxSurge | RuleKey::MaxUnavailable, _) => None,
         Condition::Value(key, _) => crate::roles::field_of(key.key()),
         Condition::Object(field, _) => Some(field),
+        // Read by the change checks ([`change_checks`]), not a field.
+        Condition::Change(..) => None,
     }
 }
 
@@ -134,6 +136,7 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
     let field = read(reads(condition)?, subject)?;
     let test = match *condition {
         Condition::Value(_, test) | Condition::Object(_, test) => test,
+        Condition::Change(..) => return None,
     };
     // An integer or a percent string is 0 (as text, so that a percent is
     // never compared with a number).
@@ -315,6 +318,8 @@ mod tests {
                 ),
             },
             Condition::Object(..) => subject == Subject::Deployment,
+            // Read by the change checks' own policies.
+            Condition::Change(..) => false,
         }
     }
 

@@ -9,6 +9,7 @@
 //! ([`markdown_table`]). A rule is added here and nowhere else.
 
 pub mod cel;
+pub mod change;
 pub mod evaluate;
 pub mod guard;
 pub mod schema;
@@ -159,15 +160,47 @@ pub enum Condition {
     /// objects render it, fixed for the rule's role): only the in-cluster
     /// guard can see it broken.
     Object(Field, Test),
+    /// A test on a change the API server is asked to make to a role's
+    /// Deployment, read from the Deployment before and after it and from
+    /// an object beside it (the other role's Deployment or pods): only
+    /// the in-cluster guard sees it.
+    Change(Role, Change),
 }
 
-const fn when(key: RuleKey, test: Test) -> Condition {
+/// A change to a Deployment, judged against what it replaces and what
+/// runs beside it (`cel::change_checks` says how the cluster reads each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// It starts pods that apply CRDs: a new manager image while pods run,
+    /// pods where there were none, or a Deployment created with pods.
+    StartsPods,
+    /// A scale request starts pods where there were none (a Scale shows
+    /// no image, so it cannot be told apart from a new version).
+    ScalesFromZero,
+    /// The other role's Deployment runs another manager image.
+    PeerRunsAnotherImage,
+    /// The other role's Deployment has not rolled out (pods of an older
+    /// template are left, or it has not seen its latest change).
+    PeerNotRolledOut,
+    /// A pod of the other role that serves runs another manager image.
+    PeerPodRunsAnotherImage,
+    /// It moves to an image whose semantic version tag is below the other
+    /// role's Deployment's.
+    FallsBehindPeer,
+}
+
+pub(crate) const fn when(key: RuleKey, test: Test) -> Condition {
     Condition::Value(key, test)
 }
 
 /// A condition on a field of the Deployment (see [`Field`]).
 const fn object(field: Field, test: Test) -> Condition {
     Condition::Object(field, test)
+}
+
+/// A condition on a change to `role`'s Deployment (see [`Change`]).
+pub(crate) const fn change(role: Role, change: Change) -> Condition {
+    Condition::Change(role, change)
 }
 
 /// A rule of the table.
@@ -206,7 +239,7 @@ impl Rule {
                     .iter()
                     .map(|condition| match *condition {
                         Condition::Value(key, test) => Some((key, test)),
-                        Condition::Object(..) => None,
+                        Condition::Object(..) | Condition::Change(..) => None,
                     })
                     .collect()
             })
@@ -430,6 +463,42 @@ pub const RULES: &[Rule] = &[
         },
     },
     Rule {
+        id: "split-controller-after-webhooks",
+        roles: BOTH,
+        summary: "with topology: split (or bridge), the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out",
+        reason: "the new controller applies its CRDs as it starts: while webhook pods of the older version serve, they cannot convert the new storage versions, so a one-shot apply of a new version (`kubectl apply` of the whole manifest, one `helm upgrade`) would break conversion (invariant I2 of docs/split-topology.md); for the same reason the webhooks never fall behind the controller",
+        help: "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path",
+        keys: &[],
+        breach: &[
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Controller, Change::StartsPods),
+                change(Role::Controller, Change::PeerRunsAnotherImage),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Controller, Change::StartsPods),
+                change(Role::Controller, Change::PeerNotRolledOut),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Controller, Change::ScalesFromZero),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Controller, Change::StartsPods),
+                change(Role::Controller, Change::PeerPodRunsAnotherImage),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Webhooks, Change::FallsBehindPeer),
+            ],
+        ],
+        message: |_| {
+            "the controller Deployment may start a new version only after the webhooks Deployment rolled out to it".into()
+        },
+    },
+    Rule {
         id: "split-no-multitenant",
         roles: BOTH,
         summary: "topology: split (or bridge) does not combine with multitenant.enable: true",
@@ -513,7 +582,8 @@ pub fn split_table() -> String {
     );
     let yes = |yes: bool| if yes { "yes" } else { "no" };
     let guarded = |rule: &Rule, subject| {
-        yes(!cel::rule_validations(rule, subject, Topology::Split).is_empty())
+        yes(!cel::rule_validations(rule, subject, Topology::Split).is_empty()
+            || change::checks_changes_on(rule, subject))
     };
     for rule in RULES
         .iter()
@@ -545,7 +615,8 @@ pub fn enforcement_table() -> String {
     let mark = |rule: &Rule, subject| {
         yes(TOPOLOGIES
             .into_iter()
-            .any(|topology| !cel::rule_validations(rule, subject, topology).is_empty()))
+            .any(|topology| !cel::rule_validations(rule, subject, topology).is_empty())
+            || change::checks_changes_on(rule, subject))
     };
     for rule in RULES {
         let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
@@ -623,6 +694,8 @@ mod tests {
                         }
                         _ => assert_ne!(field, Field::ManagerArgs, "rule {}", rule.id),
                     },
+                    // change::tests hold these to their policies.
+                    Condition::Change(..) => {}
                 }
             }
             if !rule.values_breach().is_empty() {
