@@ -359,18 +359,20 @@ fn call<'a>(
             let [fallback, map] = rest else {
                 return Err(EvalError("dig takes keys, a default and a map".into()));
             };
-            let mut node = map.eval_in(scope, locals)?;
+            // The map is lent: only the value found is copied.
+            let root = lend(map)?;
+            let mut node: &Value = &root;
             for key in keys {
                 let key = to_text(&key.eval_in(scope, locals)?);
                 match node
                     .as_object()
                     .and_then(|m: &Map<String, Value>| m.get(&key))
                 {
-                    Some(next) => node = next.clone(),
+                    Some(next) => node = next,
                     None => return fallback.eval_in(scope, locals),
                 }
             }
-            Ok(node)
+            Ok(node.clone())
         }
         _ => super::funcs::call(func, &all()?),
     }

@@ -137,7 +137,7 @@ impl Target {
     }
 
     /// Reads a rendered Deployment, of the values' `topology`.
-    pub fn from_deployment(deployment: &Value, topology: Topology) -> Target {
+    fn from_deployment(deployment: &Value, topology: Topology) -> Target {
         Target {
             replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
             strategy: deployment["spec"]["strategy"].clone(),

@@ -582,8 +582,10 @@ pub fn split_table() -> String {
     );
     let yes = |yes: bool| if yes { "yes" } else { "no" };
     let guarded = |rule: &Rule, subject| {
-        yes(!cel::rule_validations(rule, subject, Topology::Split).is_empty()
-            || change::checks_changes_on(rule, subject))
+        yes(
+            !cel::rule_validations(rule, subject, Topology::Split).is_empty()
+                || change::checks_changes_on(rule, subject),
+        )
     };
     for rule in RULES
         .iter()
