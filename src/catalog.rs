@@ -27,9 +27,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::pointer::to_key_path;
 use crate::yaml;
 use grammar::Field;
+use helm_values::pointer::to_key_path;
 
 /// The catalog shipped with this build.
 pub const CATALOG_JSON: &str = include_str!("../values/catalog.json");
@@ -323,7 +323,7 @@ impl Catalog {
             ("roles", &self.roles),
         ] {
             for (name, rules) in roles {
-                let at = || format!("/{kind}/{}", crate::pointer::escape_segment(name));
+                let at = || format!("/{kind}/{}", helm_values::pointer::escape_segment(name));
                 if let Some(found) = check(Field::RoleName, name, &at) {
                     return Some(found);
                 }
@@ -417,7 +417,10 @@ pub(crate) fn check_rule(rule: &Value) -> Result<(), (String, String)> {
                     RULE_FIELDS.map(|(name, _, _)| name).join(", ")
                 )
             };
-            return Err((format!("/{}", crate::pointer::escape_segment(key)), why));
+            return Err((
+                format!("/{}", helm_values::pointer::escape_segment(key)),
+                why,
+            ));
         };
         let Some(items) = value.as_array() else {
             return Err((format!("/{key}"), format!("`{key}` is a list of strings")));

@@ -52,7 +52,7 @@ fn allow_null_where_absence_is_empty(schema: &mut Value) {
         let Some(Value::Object(node)) = parent.and_then(|parent| {
             let pointer = format!(
                 "{parent}/properties/{}",
-                crate::pointer::escape_segment(key.leaf())
+                helm_values::pointer::escape_segment(key.leaf())
             );
             schema.pointer_mut(&pointer)
         }) else {
@@ -184,7 +184,7 @@ fn node_pointer(schema: &Value, path: &str) -> Option<String> {
     for key in path.split('.') {
         pointer = format!(
             "{pointer}/properties/{}",
-            crate::pointer::escape_segment(key)
+            helm_values::pointer::escape_segment(key)
         );
         let node = schema.pointer(&pointer)?;
         let reference = node.get("$ref").or_else(|| {

@@ -22,7 +22,7 @@
 //! only guess where YAML starts a flow collection (block scalars, quotes
 //! and plain scalars hide brackets, or look like they do). Here the bound
 //! is the parser's own view of the text, and every document is read as
-//! Helm and kubectl read YAML (1.1, see [`crate::yaml11`]), duplicate keys,
+//! Helm and kubectl read YAML (1.1, see [`helm_values::yaml11`]), duplicate keys,
 //! merge keys and unknown tags refused.
 
 use std::collections::BTreeMap;
@@ -31,7 +31,7 @@ use std::fmt;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 use serde_json::{Map, Number, Value};
 
-use crate::pointer::{escape_segment, to_key_path};
+use helm_values::pointer::{escape_segment, to_key_path};
 
 /// Deepest nesting of lists and maps, block or flow, that any reader
 /// accepts. Real values files stay under ten levels and Kubernetes objects
@@ -444,7 +444,7 @@ fn is_secret_name(pointer: &str) -> bool {
     crate::diagnostics::is_secret_name(pointer)
 }
 
-/// Resolves a scalar as Helm does (YAML 1.1, see [`crate::yaml11`]), and
+/// Resolves a scalar as Helm does (YAML 1.1, see [`helm_values::yaml11`]), and
 /// notes in `notes`, when given (values files), where YAML 1.2 reads it
 /// otherwise. Errors quote the text unless the key at `pointer` holds a
 /// secret (decided only on error: the check is costly and most scalars
@@ -461,20 +461,20 @@ fn scalar(
     if style != ScalarStyle::Plain || tag.is_some() {
         return value;
     }
-    let helm = if let Some(b) = crate::yaml11::boolean(text) {
+    let helm = if let Some(b) = helm_values::yaml11::boolean(text) {
         Value::Bool(b)
     } else {
-        match crate::yaml11::number(text) {
+        match helm_values::yaml11::number(text) {
             None => return value,
             // Beyond 64 bits: a values file is refused as YAML 1.2
             // refuses it (below), as no values key holds such a number;
             // other YAML (a CRD's `maximum`) reads as Kubernetes reads it.
-            Some(crate::yaml11::Resolved::TooLarge) => match notes {
+            Some(helm_values::yaml11::Resolved::TooLarge) => match notes {
                 Some(_) => return value,
-                None => return crate::yaml11::too_large(text).map_or(value, Ok),
+                None => return helm_values::yaml11::too_large(text).map_or(value, Ok),
             },
-            Some(crate::yaml11::Resolved::Text) => Value::String(text.to_string()),
-            Some(resolved) => crate::yaml11::to_json(&resolved).unwrap_or(Value::Null),
+            Some(helm_values::yaml11::Resolved::Text) => Value::String(text.to_string()),
+            Some(resolved) => helm_values::yaml11::to_json(&resolved).unwrap_or(Value::Null),
         }
     };
     let Some(notes) = notes else {

@@ -7,8 +7,8 @@
 mod common;
 
 use asogen::catalog::Catalog;
-use asogen::goflags::name as flag_name;
 use common::{Expect, asogen, cases, text};
+use go_semantics::flag::name as flag_name;
 
 /// The items of `field` (`args`, `env`) of every container of every
 /// Deployment in a stream.

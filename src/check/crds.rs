@@ -66,7 +66,7 @@ pub fn crd_pattern_diagnostics(
         };
         if let Some((message, help)) = entry_problem(entry, catalog) {
             let mut d = merged.diagnostic(&pointer, false);
-            d.key = crate::pointer::to_key_path(&pointer);
+            d.key = helm_values::pointer::to_key_path(&pointer);
             d.keyword = Some(key.path().into());
             // The entry is quoted (`{:?}`); a file's content is not shown.
             let hidden = merged.hides_value(&pointer);

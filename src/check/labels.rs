@@ -12,8 +12,8 @@ use crate::names::{
     ANNOTATIONS_MAX_BYTES, annotation_key_problems, annotations_bytes, label_key_problems,
     label_value_problems,
 };
-use crate::pointer::{escape_segment, to_key_path};
 use crate::read::Merged;
+use helm_values::pointer::{escape_segment, to_key_path};
 
 use crate::names::metadata_codes::{
     ANNOTATION_KEY, ANNOTATIONS_SIZE, LABEL_KEY, LABEL_VALUE, SELECTOR_LABEL,

@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::pointer::{escape_segment, to_key_path};
 use crate::read::Merged;
 use crate::schema;
+use helm_values::pointer::{escape_segment, to_key_path};
 
 /// `1.0` is an integer to JSON Schema (and to Helm, which reads every
 /// number as a float); make it one for the typed model too.

@@ -7,9 +7,9 @@
 use serde_json::Value;
 
 use crate::diagnostics::Diagnostic;
-use crate::pointer::{escape_segment, to_key_path, unescape_segment};
 use crate::read::Merged;
 use crate::schema;
+use helm_values::pointer::{escape_segment, to_key_path, unescape_segment};
 
 fn json_type(value: &Value) -> &'static str {
     match value {

@@ -3,9 +3,9 @@
 //! other keys have shape errors (so one run reports every problem).
 
 use crate::diagnostics::Diagnostic;
-use crate::pointer::to_key_path;
 use crate::read::Merged;
 use crate::rules::Violation;
+use helm_values::pointer::to_key_path;
 
 /// The rule violations as diagnostics, each at the first key of the rule
 /// that a values file sets.

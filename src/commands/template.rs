@@ -183,14 +183,14 @@ fn select<T>(
     for pattern in &patterns {
         if rendered
             .iter()
-            .any(|(file, _)| crate::gofilepath::matches(pattern, &path(file)))
+            .any(|(file, _)| go_semantics::filepath::matches(pattern, &path(file)))
         {
             continue;
         }
         let exists = install
             .template_files()
             .iter()
-            .any(|file| crate::gofilepath::matches(pattern, &path(file)));
+            .any(|file| go_semantics::filepath::matches(pattern, &path(file)));
         let names: Vec<String> = rendered.iter().map(|(file, _)| path(file)).collect();
         let shown = if names.len() > 8 {
             format!("{}, ... ({} in all)", names[..8].join(", "), names.len())
@@ -214,7 +214,7 @@ fn select<T>(
         .filter(|(file, _)| {
             patterns
                 .iter()
-                .any(|pattern| crate::gofilepath::matches(pattern, &path(file)))
+                .any(|pattern| go_semantics::filepath::matches(pattern, &path(file)))
         })
         .collect())
 }

@@ -517,7 +517,9 @@ pub fn to_int64(value: &Value) -> i64 {
             .as_i64()
             .or_else(|| n.as_f64().map(|f| f as i64))
             .unwrap_or(i64::MAX),
-        Value::String(text) => crate::gostrconv::parse_int(trim_zero_decimal(text)).unwrap_or(0),
+        Value::String(text) => {
+            go_semantics::strconv::parse_int(trim_zero_decimal(text)).unwrap_or(0)
+        }
         Value::Bool(true) => 1,
         _ => 0,
     }

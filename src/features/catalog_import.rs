@@ -11,8 +11,8 @@ use crate::catalog::grammar::{self, Field};
 use crate::catalog::{
     Catalog, Controller, Group, NAME_PREFIX, PolicyRule, Webhook, check_rule, position,
 };
-use crate::pointer::to_key_path;
 use crate::yaml::{self, YamlError};
+use helm_values::pointer::to_key_path;
 
 /// Why a catalog could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -179,7 +179,7 @@ pub fn flags_from_help(text: &str) -> Vec<(usize, String)> {
             let line = line.split('#').next().unwrap_or_default().trim_start();
             // pflag prints `-v, --v level`: the first name, without its comma.
             let word = line.split_whitespace().next()?.trim_end_matches(',');
-            Some((index + 1, crate::goflags::name(word)?.to_string()))
+            Some((index + 1, go_semantics::flag::name(word)?.to_string()))
         })
         .collect()
 }
@@ -251,7 +251,7 @@ impl Importer {
                                 format!("a container's args are strings, not {arg}"),
                             ));
                         };
-                        if let Some(flag) = crate::goflags::name(arg) {
+                        if let Some(flag) = go_semantics::flag::name(arg) {
                             if let Some(message) = grammar::problem(Field::Flag, flag) {
                                 return Err(refuse(format!("{at}/args/{i}"), message));
                             }

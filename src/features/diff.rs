@@ -14,10 +14,10 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::pointer::escape_segment;
 use crate::read::bounded::{self, Budget};
 use crate::read::folder::{Folder, Kind};
 use crate::yaml;
+use helm_values::pointer::escape_segment;
 
 /// How much a change matters to someone upgrading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -321,9 +321,9 @@ fn leader_election(deployment: &Value) -> bool {
         .flatten()
         .any(|c| {
             let args = c["args"].as_array().into_iter().flatten();
-            crate::goflags::parsed(args.filter_map(Value::as_str)).any(|arg| {
-                crate::goflags::turns_on("enable-leader-election", arg)
-                    || crate::goflags::turns_on("leader-elect", arg)
+            go_semantics::flag::parsed(args.filter_map(Value::as_str)).any(|arg| {
+                go_semantics::flag::turns_on("enable-leader-election", arg)
+                    || go_semantics::flag::turns_on("leader-elect", arg)
             })
         })
 }

@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::output::printable;
-use crate::pointer::to_key_path;
 use crate::read::Source;
 use crate::values::Topology;
+use helm_values::pointer::to_key_path;
 
 /// The field managers the common tools write with.
 pub mod managers {

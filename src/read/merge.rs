@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::Source;
 use crate::diagnostics::Diagnostic;
-use crate::pointer::to_key_path;
 use crate::yaml::NodeSpan;
+use helm_values::pointer::to_key_path;
 
 /// Helm's merge: maps merge deeply, anything else (lists included) is
 /// replaced, and `null` deletes the key.

@@ -16,7 +16,6 @@ pub mod folder;
 pub mod listing;
 mod merge;
 mod set;
-mod strvals;
 
 use serde_json::{Map, Value};
 
@@ -27,9 +26,10 @@ pub use files::{
     MAX_FILE_BYTES, STDIN_NAME, io_diagnostic, read_capped_text, read_source, read_text,
     read_yaml_file,
 };
+use helm_values::strvals;
+pub use helm_values::strvals::{Refusal, set_string_expression};
 pub use merge::{Merged, default_values, merge, merge_maps, merge_sources, user_values};
 pub use set::{SetFlag, is_flag_source, set_source};
-pub use strvals::{Refusal, set_string_expression};
 
 /// One source of values, in the order they apply.
 #[derive(Debug, Clone)]
@@ -117,7 +117,7 @@ pub fn yaml_warnings(sources: &[Source]) -> Vec<Diagnostic> {
                 file: source.name.clone(),
                 line: Some(note.position.line),
                 column: Some(note.position.column),
-                key: crate::pointer::to_key_path(&note.pointer),
+                key: helm_values::pointer::to_key_path(&note.pointer),
                 rule: None,
                 keyword: Some("yaml-1.1".into()),
                 message: note.message.clone(),

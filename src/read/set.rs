@@ -2,7 +2,7 @@
 //! `--set-json`, then `--set`, `--set-string`, `--set-file` and
 //! `--set-literal` (Helm's order, whatever the order on the command line),
 //! each applied
-//! into the values the files set ([`super::strvals`] is the language).
+//! into the values the files set ([`helm_values::strvals`] is the language).
 //!
 //! Each expression becomes a source of its own holding only the nodes it
 //! set, with their values after it applied (a list it indexed is taken
@@ -14,12 +14,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::strvals::{self, Budget, Refusal, Typing};
 use super::{Source, merge_maps};
 use crate::diagnostics::Diagnostic;
-use crate::pointer::unescape_segment;
 use crate::redact::{REDACTED, may_hold_secret};
 use crate::yaml::{LocatedDocument, NodeSpan, Position};
+use helm_values::pointer::unescape_segment;
+use helm_values::strvals::{self, Budget, Refusal, Typing};
 
 /// A flag of the `--set` family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ pub fn apply_set(
 fn leaf_pointers(map: &Map<String, Value>, pointer: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (key, value) in map {
-        let child = format!("{pointer}/{}", crate::pointer::escape_segment(key));
+        let child = format!("{pointer}/{}", helm_values::pointer::escape_segment(key));
         match value {
             Value::Object(inner) if !inner.is_empty() => out.extend(leaf_pointers(inner, &child)),
             _ => out.push(child),
@@ -228,7 +228,7 @@ fn source_of(
         let mut prefix = String::new();
         for (i, segment) in segments.iter().enumerate() {
             prefix.push('/');
-            prefix.push_str(&crate::pointer::escape_segment(segment));
+            prefix.push_str(&helm_values::pointer::escape_segment(segment));
             spans.insert(prefix.clone(), span);
             let map = match target {
                 Value::Object(map) => map,

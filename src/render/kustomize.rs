@@ -98,7 +98,7 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
     match (from, to) {
         (Value::Object(a), Value::Object(b)) => {
             for (key, old) in a {
-                let child = format!("{path}/{}", crate::pointer::escape_segment(key));
+                let child = format!("{path}/{}", helm_values::pointer::escape_segment(key));
                 match b.get(key) {
                     None => ops.push(json!({"op": "remove", "path": child})),
                     Some(new) if new == old => {}
@@ -107,7 +107,7 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
             }
             for (key, new) in b {
                 if !a.contains_key(key) {
-                    ops.push(json!({"op": "add", "path": format!("{path}/{}", crate::pointer::escape_segment(key)), "value": new}));
+                    ops.push(json!({"op": "add", "path": format!("{path}/{}", helm_values::pointer::escape_segment(key)), "value": new}));
                 }
             }
         }

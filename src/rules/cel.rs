@@ -150,7 +150,7 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
         Test::Zero => zero(&field),
         Test::NotZero => format!("!({})", zero(&field)),
         Test::FlagOn(flag) => {
-            let on = format!("(=({}))?", crate::goflags::GO_TRUE.join("|"));
+            let on = format!("(=({}))?", go_semantics::flag::GO_TRUE.join("|"));
             format!(
                 "{field}.exists(args, {} || args.exists(a, a.matches('{}')))",
                 unreadable("args"),

@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::{KeyType, RULES, Rule, RuleKey, Test};
-use crate::goflags;
 use crate::values::Values;
+use go_semantics::flag as goflags;
 
 /// The value of every rule key, defaults applied (null is absent).
 #[derive(Debug, Clone, PartialEq)]

@@ -107,12 +107,21 @@ const FAST_LANE: &[&str] = &[
     "split_topology",
 ];
 
+/// The library crates under crates/, whose unit tests the fast lane runs.
+const CRATES: &[&str] = &["go-semantics", "helm-values"];
+
 const USAGE: &str = "usage: cargo xtask regen [--check] | fast [CARGO TEST ARGS]\n\n  regen           write every generated file that is stale\n  regen --check   write nothing; exit 1 if any generated file is stale\n  fast            the fast test lane: unit tests and the integration\n                  tests that run no external tool (docs/development.md)";
 
 /// Runs the fast lane, passing `extra` on to `cargo test`.
 fn fast(cargo: &std::ffi::OsStr, root: &std::path::Path, extra: &[String]) -> ExitCode {
     let mut command = Command::new(cargo);
-    command.args(["test", "--locked", "--package", "asogen", "--lib"]);
+    // asogen and its crates (crates/): their unit tests, then asogen's
+    // integration tests of the lane.
+    command.args(["test", "--locked", "--package", "asogen"]);
+    for crate_name in CRATES {
+        command.args(["--package", crate_name]);
+    }
+    command.arg("--lib");
     for test in FAST_LANE {
         command.args(["--test", test]);
     }

@@ -8,7 +8,7 @@
 //!   `0` means octal (`0777` is 511; 1.2: 777);
 //! - a number too large for a 64-bit float (`1e400`) is a string.
 //!
-//! [`crate::yaml`] types values this way, so they mean what they mean to
+//! asogen's YAML reader types values this way, so they mean what they mean to
 //! Helm, and notes where YAML 1.2 reads the same text otherwise. The facts
 //! were measured against Helm's own loader (tests/yaml11.rs).
 
@@ -50,10 +50,10 @@ pub fn number(text: &str) -> Option<Resolved> {
     let plain: String = text.chars().filter(|&c| c != '_').collect();
     // Beyond 64 bits Helm reads a float and loses digits; asogen refuses
     // it, as no values key holds such a number.
-    match crate::gostrconv::parse_int(&plain) {
+    match go_semantics::strconv::parse_int(&plain) {
         Ok(n) => return Some(Resolved::Integer(n)),
-        Err(crate::gostrconv::ParseIntError::Range) => return Some(Resolved::TooLarge),
-        Err(crate::gostrconv::ParseIntError::Syntax) => {}
+        Err(go_semantics::strconv::ParseIntError::Range) => return Some(Resolved::TooLarge),
+        Err(go_semantics::strconv::ParseIntError::Syntax) => {}
     }
     if is_yaml_float(&plain) {
         return Some(match go_float(&plain) {
