@@ -32,5 +32,4 @@ pub mod roles;
 pub mod rules;
 pub mod schema;
 pub mod values;
-pub mod write;
 pub mod yaml;

@@ -303,7 +303,7 @@ impl FleetError {
 /// `--set` after).
 fn read_fleet(dir: &Path, shared: &ValuesInput) -> Result<Fleet, FleetError> {
     let listing =
-        crate::read::listing::list_yaml(dir).map_err(|source| FleetError::Unlistable {
+        output_folder::listing::list_yaml(dir).map_err(|source| FleetError::Unlistable {
             dir: dir.to_path_buf(),
             source,
         })?;
@@ -324,7 +324,7 @@ fn read_fleet_files(files: &[PathBuf], shared: &ValuesInput) -> Result<Fleet, Fl
 
 fn fleet_of(
     files: Vec<PathBuf>,
-    unusable: Vec<crate::read::listing::Unusable>,
+    unusable: Vec<output_folder::listing::Unusable>,
     shared: &ValuesInput,
 ) -> Result<Fleet, FleetError> {
     let before = read_values(&ValuesInput {

@@ -9,7 +9,7 @@ use super::{Status, error_line};
 use crate::config::ReleaseConfig;
 use crate::exit::EXIT_USAGE;
 use crate::features::release::{self, ReleaseError, ReleaseRequest};
-use crate::write::{Accept, OutputFolder, WriteError};
+use output_folder::write::{Accept, OutputFolder, WriteError};
 
 /// The largest chart repository index.yaml read for merging (Helm's own
 /// repositories hold a few MiB).

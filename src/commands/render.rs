@@ -11,7 +11,7 @@ use crate::exit::{EXIT_FAILED, EXIT_USAGE};
 use crate::model::Release;
 use crate::output::Stdout;
 use crate::render::{self, Artifacts, CompareError, Have, RenderError};
-use crate::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
+use output_folder::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
 
 /// Why `render` failed.
 #[derive(Debug, thiserror::Error)]

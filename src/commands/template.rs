@@ -16,7 +16,7 @@ use crate::model::Release;
 use crate::output::Stdout;
 use crate::read::ValuesInput;
 use crate::render::{self, objects};
-use crate::write::{Accept, OutputFolder, WriteError};
+use output_folder::write::{Accept, OutputFolder, WriteError};
 
 /// Why `template` failed.
 #[derive(Debug, thiserror::Error)]

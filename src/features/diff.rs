@@ -15,9 +15,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::read::bounded::{self, Budget};
-use crate::read::folder::{Folder, Kind};
 use crate::yaml;
 use helm_values::pointer::escape_segment;
+use output_folder::folder::{Folder, Kind};
 
 /// How much a change matters to someone upgrading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -209,7 +209,7 @@ fn has(folder: &Folder, relative: &Path) -> bool {
 
 /// Reads a side: a generated/ folder, a chart folder, or a manifest file.
 /// Everything it reads is bounded (see [`bounded`]); inside a folder no
-/// symbolic link is followed (see [`crate::read::folder`]).
+/// symbolic link is followed (see [`output_folder::folder`]).
 pub fn read_side(path: &Path) -> Result<Side, DiffError> {
     let metadata = std::fs::metadata(path).map_err(|err| io_error(path, err))?;
     let mut side = Side::default();
@@ -243,11 +243,11 @@ pub fn read_side(path: &Path) -> Result<Side, DiffError> {
     }
     if manifests {
         let dir = path.join("manifests");
-        let files = crate::read::listing::yaml_files(&dir).map_err(|err| io_error(&dir, err))?;
+        let files = output_folder::listing::yaml_files(&dir).map_err(|err| io_error(&dir, err))?;
         for file in files {
             let relative = Path::new("manifests").join(file.file_name().unwrap_or_default());
             side.manifests.insert(
-                crate::read::listing::stem(&file),
+                output_folder::listing::stem(&file),
                 read_manifest_in(&folder, &relative, budget)?,
             );
         }

@@ -94,7 +94,7 @@ pub struct Fleet {
     pub files: Vec<PathBuf>,
     /// The entries named like values files that cannot be read (each is
     /// reported as a failed file that could not be read).
-    pub unusable: Vec<crate::read::listing::Unusable>,
+    pub unusable: Vec<output_folder::listing::Unusable>,
     /// Sources applied before each file (`-f`).
     pub before: Vec<Source>,
     /// Sources applied after each file (`--set`).
@@ -201,7 +201,7 @@ impl Fleet {
 
 /// The output file for a fleet values file: its stem plus `.yaml`.
 pub fn output_name(file: &Path) -> String {
-    format!("{}.yaml", crate::read::listing::stem(file))
+    format!("{}.yaml", output_folder::listing::stem(file))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Reading the artifacts `diff` and `release --previous` compare, within
 //! bounds (a walk through an output folder has its own, in
-//! [`super::folder`]): text within a budget per side, and a file
+//! [`output_folder::folder`]): text within a budget per side, and a file
 //! inside a chart archive with its decompressed size capped (a 3 MB archive
 //! can hold gigabytes of zeros). The YAML read is bounded by the one
 //! reader, [`crate::yaml`] (nesting depth and alias expansion, as it
@@ -9,7 +9,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::folder::{Folder, NotRead};
+use output_folder::folder::{Folder, NotRead};
 
 /// The most text one side of a comparison reads in all (its install
 /// manifests, values and schema). asogen's own are under 2 MiB.
@@ -62,7 +62,7 @@ impl Budget {
 
     /// Reads the regular file `relative` inside `folder` as UTF-8 text
     /// within what is left, following no symbolic link on the way (see
-    /// [`super::folder`]): what a folder side holds may come from a pull
+    /// [`output_folder::folder`]): what a folder side holds may come from a pull
     /// request. Errors are for people, without the path.
     pub fn read_inside(&mut self, folder: &Folder, relative: &Path) -> Result<String, String> {
         let bytes = folder.read(relative, self.left).map_err(|err| match err {

@@ -12,8 +12,6 @@
 
 pub mod bounded;
 mod files;
-pub mod folder;
-pub mod listing;
 mod merge;
 mod set;
 

@@ -90,16 +90,16 @@ pub enum RenderError {
 }
 
 /// Lists the profiles of a folder (its `*.yaml` and `*.yml` files, see
-/// [`crate::read::listing::yaml_files`]), sorted by name; the base profile must be
+/// [`output_folder::listing::yaml_files`]), sorted by name; the base profile must be
 /// one of them.
 pub fn profiles(dir: &Path) -> Result<Vec<Profile>, RenderError> {
-    let files = crate::read::listing::yaml_files(dir).map_err(|err| {
+    let files = output_folder::listing::yaml_files(dir).map_err(|err| {
         RenderError::Io(format!("cannot list profiles in {}: {err}", dir.display()))
     })?;
     let mut profiles: Vec<Profile> = files
         .into_iter()
         .map(|path| Profile {
-            name: crate::read::listing::stem(&path),
+            name: output_folder::listing::stem(&path),
             path,
             builtin: None,
         })

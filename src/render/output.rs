@@ -1,8 +1,8 @@
 //! Comparing a rendered tree with a folder (`render --check`) and writing
-//! one file atomically. Output folders are written by [`crate::write`].
+//! one file atomically. Output folders are written by [`output_folder::write`].
 //!
 //! The folder compared is input (a pull request controls it), so it is
-//! read through [`crate::read::folder`]: no symbolic link is followed,
+//! read through [`output_folder::folder`]: no symbolic link is followed,
 //! only regular files are read, within caps. A link is a difference known
 //! by its target's text, a FIFO, socket or device by its kind.
 
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::read::MAX_FILE_BYTES;
 use crate::read::bounded::SIDE_BYTES;
-use crate::read::folder::{Folder, Kind, NotRead, WalkError};
+use output_folder::folder::{Folder, Kind, NotRead, WalkError};
 
 /// What the folder has at a path where it differs from the rendered tree.
 #[derive(Debug, Clone, PartialEq, Eq)]

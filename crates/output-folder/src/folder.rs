@@ -54,7 +54,7 @@ impl fmt::Display for Kind {
             Kind::Link(target) => write!(
                 f,
                 "a symbolic link to {}",
-                crate::output::printable(&target.to_string_lossy())
+                crate::printable(&target.to_string_lossy())
             ),
             Kind::Fifo => f.write_str("a FIFO (named pipe)"),
             Kind::Socket => f.write_str("a socket"),
@@ -114,7 +114,7 @@ impl fmt::Display for NotRead {
             NotRead::Kind { at: Some(at), kind } => write!(
                 f,
                 "is under {}, which is {kind}",
-                crate::output::printable(&at.to_string_lossy())
+                crate::printable(&at.to_string_lossy())
             ),
             NotRead::TooLarge(limit) => {
                 write!(
@@ -148,11 +148,11 @@ pub enum WalkError {
     /// Folders nested deeper than [`FOLDER_DEPTH`].
     #[error(
         "{}: folders nest more than {FOLDER_DEPTH} levels deep, the most asogen reads in an output folder",
-        crate::output::printable(&.0.to_string_lossy())
+        crate::printable(&.0.to_string_lossy())
     )]
     TooDeep(PathBuf),
     /// The file system refused.
-    #[error("{}: {source}", crate::output::printable(&.path.to_string_lossy()))]
+    #[error("{}: {source}", crate::printable(&.path.to_string_lossy()))]
     Io {
         /// Where, relative to the folder.
         path: PathBuf,

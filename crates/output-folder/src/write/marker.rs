@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 pub const MARKER: &str = ".asogen-output";
 
 /// The most of a marker asogen reads: 100,000 owned paths (a fleet's
-/// manifests, [`crate::read::folder::FOLDER_ENTRIES`]) of 160 bytes.
+/// manifests, [`crate::folder::FOLDER_ENTRIES`]) of 160 bytes.
 pub const MARKER_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a marker says.

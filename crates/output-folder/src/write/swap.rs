@@ -21,7 +21,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::read::folder::{Folder, Kind};
+use crate::folder::{Folder, Kind};
 
 /// The claim's file name inside a work folder.
 pub const CLAIM: &str = "asogen-staging";
@@ -147,12 +147,12 @@ fn proof(work: &Path, out_name: &str, pid: u32) -> Proof {
                 && lines.next().is_none();
             return if matches { Proof::Claimed } else { Proof::None };
         }
-        Err(crate::read::folder::NotRead::Missing) => {}
+        Err(crate::folder::NotRead::Missing) => {}
         Err(_) => return Proof::None,
     }
     // No claim, or an empty one: empty only if that is all there is.
     // Two entries at most and no folder (`new` makes it not empty).
-    let Ok(entries) = folder.walk_within(crate::read::folder::Limits {
+    let Ok(entries) = folder.walk_within(crate::folder::Limits {
         entries: 2,
         depth: 0,
     }) else {

@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::read::folder::Kind;
+use crate::folder::Kind;
 
 /// A folder's YAML files, and the entries that look like YAML files but
 /// cannot be used.

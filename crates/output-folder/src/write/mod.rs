@@ -9,7 +9,7 @@
 //!   caller keeps; then [`swap`] puts it in place in one step;
 //! - an `--out` that is or holds an input is refused; an `--out` symbolic
 //!   link is followed, never replaced;
-//! - what is inside the folder is read through [`crate::read::folder`]: no
+//! - what is inside the folder is read through [`crate::folder`]: no
 //!   symbolic link in it is followed, only regular files are read, within
 //!   caps (a link, FIFO, socket or device of the user's is kept as it is,
 //!   never opened);
@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 pub use marker::{MARKER, Marker};
 
-use crate::read::folder::{Folder, Kind, NotRead, WalkError};
+use crate::folder::{Folder, Kind, NotRead, WalkError};
 
 /// Why an output folder was not written; it is left as it was.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +95,7 @@ pub enum WriteError {
     /// file within its cap (a symbolic link, a FIFO, a device, ...).
     #[error(
         "{} {reason}; asogen follows no symbolic link in an output folder and reads only regular files, within a cap; the folder is unchanged\nhelp: replace it with the regular file asogen wrote, or remove it",
-        crate::output::printable(&.path.to_string_lossy())
+        crate::printable(&.path.to_string_lossy())
     )]
     NotRead {
         /// The entry.
@@ -449,7 +449,7 @@ fn ownership(
                 Some(_) if accept == Accept::OnlyOurFiles => Ok((BTreeSet::new(), true)),
                 Some(example) => Err(WriteError::NotOurs {
                     out: out.to_path_buf(),
-                    example: crate::output::printable(&example),
+                    example: crate::printable(&example),
                 }),
             }
         }
@@ -501,7 +501,7 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
             if self.unmarked && !self.written.contains(&path) {
                 return Err(WriteError::NotOurs {
                     out: self.out.to_path_buf(),
-                    example: crate::output::printable(&path),
+                    example: crate::printable(&path),
                 });
             }
             if self.written.contains(&path) {
@@ -534,7 +534,7 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
 
     /// Whether the old entry is a regular file with the bytes staged at
     /// `staged` (read no further than their size).
-    fn same_bytes(&self, entry: &crate::read::folder::Entry, staged: &Path) -> bool {
+    fn same_bytes(&self, entry: &crate::folder::Entry, staged: &Path) -> bool {
         let Ok(ours) = std::fs::read(staged) else {
             return false;
         };
@@ -551,7 +551,7 @@ impl<K: Fn(&str) -> bool> Carry<'_, K> {
     /// link for a link.
     fn carry_entry(
         &self,
-        entry: &crate::read::folder::Entry,
+        entry: &crate::folder::Entry,
         source: &Path,
         target: &Path,
     ) -> io::Result<()> {
