@@ -26,7 +26,7 @@ pub enum Role {
     Controller,
     /// The split topology's Deployment that only serves the webhooks: mode
     /// webhooks, no CRD management, no leader election (F10 of
-    /// docs/split-topology.md).
+    /// docs/aso-facts.md).
     Webhooks,
 }
 

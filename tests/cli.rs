@@ -859,7 +859,7 @@ fn upgrade_plan_for_a_split_install_orders_the_webhooks_first() {
 }
 
 /// What asogen says of the single-replica rolling shape is what ASO does
-/// with it (docs/split-topology.md F12, observed on ASO 2.20.0's manager):
+/// with it (docs/aso-facts.md F12, observed on ASO 2.20.0's manager):
 /// a version upgrade does not finish. `validate` warns at strategy.type,
 /// `upgrade-plan` says what to do for a version upgrade, and the README no
 /// longer calls the shape safe for upgrades.

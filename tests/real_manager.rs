@@ -94,7 +94,7 @@ fn version_upgrades_with_the_real_manager() {
     }
 }
 
-/// F12 on the real manager: the single-replica RollingUpdate profile
+/// F12 (docs/aso-facts.md) on the real manager: the single-replica RollingUpdate profile
 /// never finishes a version upgrade. The new pod's manager waits for the
 /// Lease the old one holds before it applies the CRDs, is never Ready, and
 /// is restarted when its startup probe's budget is spent; the old pod is

@@ -133,7 +133,7 @@ fn upstream_recreate_on_every_path() {
     }
 }
 
-/// docs/split-topology.md F12: with leader election the surge pod waits for
+/// docs/aso-facts.md F12: with leader election the surge pod waits for
 /// the Lease the old pod holds, never becomes Ready, and maxUnavailable 0
 /// keeps the old pod: the rollout never completes. Bounded by STEP_LIMIT.
 #[test]

@@ -58,7 +58,7 @@ pub fn unread_value_warnings(merged: &Merged) -> Vec<Diagnostic> {
 /// a change that keeps its version rolls with webhooks up, but a version
 /// upgrade does not finish, since the surge pod's CRD step waits for the
 /// Lease the old pod holds (observed on ASO 2.20.0's manager;
-/// docs/split-topology.md F12). Accepted (the feature gate allows it), with
+/// docs/aso-facts.md F12). Accepted (the feature gate allows it), with
 /// a warning at `strategy.type` saying what works.
 pub fn rolling_upgrade_warnings(merged: &Merged) -> Vec<Diagnostic> {
     let text = |key: Key| {

@@ -98,7 +98,8 @@ pub enum When {
     Always,
     /// Only when the CRDs gained kinds (a new release adds some, or
     /// `crdPattern` grew, or a first install): webhook pods serve only the
-    /// kinds whose CRDs existed when they started (F2, F11.4).
+    /// kinds whose CRDs existed when they started (F2, F11.4 of
+    /// docs/aso-facts.md).
     KindsAdded,
 }
 
@@ -364,7 +365,7 @@ fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
 }
 
 /// What a plan for the single-replica rolling shape says: ASO's start
-/// stalls its version upgrades (docs/split-topology.md F12).
+/// stalls its version upgrades (docs/aso-facts.md F12).
 const ROLLING_VERSION_NOTE: &str = "one replica rolls surge-first: a change that keeps ASO's version completes with webhooks up, but a version upgrade does not finish (the new pod's CRD step waits for the leader-election Lease the old pod holds, so it is never Ready and maxUnavailable 0 keeps the old pod); for a version upgrade set strategy.type: Recreate (without strategy.rollingUpdate) in the values these steps apply, and go back to RollingUpdate after it, or move to topology: split (asogen upgrade-plan --from single with topology: split), which keeps webhooks up through version upgrades";
 
 /// What every Helm plan says about its placeholders.

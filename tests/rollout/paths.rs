@@ -1,4 +1,4 @@
-//! The apply paths of docs/split-topology.md section 7: how each applier
+//! The apply paths of docs/rollout-harness.md: how each applier
 //! writes objects (its field manager and patch type, as tests/apiserver.rs
 //! and docs/upgrading.md imitate them with kubectl) and how it waits. The
 //! steps, their objects and what each waits for are not written here: they
