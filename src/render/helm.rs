@@ -91,7 +91,7 @@ pub fn render_chart_templates(
         artifacts.insert(format!("{CHART_DIR}/templates/{name}"), text);
     }
     // The same descriptions the profiles are evaluated from, described once.
-    for resource in super::objects::described(catalog, release).resources() {
+    for resource in super::objects::described(catalog, release).each_resource() {
         let mut template = resource.template(&header);
         // Kept until the render ends: without the room it grew into.
         template.shrink_to_fit();

@@ -35,18 +35,23 @@ fn header() -> String {
     format!("# {GENERATED_BY}\n")
 }
 
-/// The base: every object of the base profile (`texts` are the objects as YAML).
-/// The texts are taken, so each is freed as its file is written.
-pub fn render_base(
+/// The base: every object of the base profile, by its head (`apiVersion`,
+/// `kind`, `metadata.name` and `namespace`: what names its file), with
+/// its text (`texts`, the objects as YAML, in the same order).
+pub fn render_base<T: AsRef<str>>(
     objects: &[Value],
-    texts: Vec<String>,
+    texts: &[T],
     profile: &str,
     artifacts: &mut Artifacts,
 ) {
+    assert_eq!(objects.len(), texts.len(), "one text per object");
     let mut resources = Vec::new();
     for (object, text) in objects.iter().zip(texts) {
         let file = file_name(object);
-        artifacts.insert(format!("{KUSTOMIZE_DIR}/base/{file}"), header() + &text);
+        artifacts.insert(
+            format!("{KUSTOMIZE_DIR}/base/{file}"),
+            header() + text.as_ref(),
+        );
         resources.push(file);
     }
     let mut kustomization = json!({

@@ -326,12 +326,15 @@ fn render_profile(
     let manifest = format!("manifests/{}.yaml", profile.name);
     let namespace = install.namespace();
     if profile.name == BASE_PROFILE {
-        // The base files are named after their objects.
-        let mut objects = vec![namespace];
-        objects.extend(install.objects());
-        let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+        // The base files are named after their objects' heads; their texts
+        // are the install's own (shared with its text cache), so no object
+        // is held whole beyond its turn.
+        let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
+        texts.extend(install.texts());
+        let mut heads = vec![namespace];
+        heads.extend(install.heads());
         artifacts.insert(manifest, stream_texts(&texts, &header));
-        kustomize::render_base(&objects, texts, BASE_PROFILE, artifacts);
+        kustomize::render_base(&heads, &texts, BASE_PROFILE, artifacts);
     } else {
         // Texts only: each object is dropped once written.
         let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];

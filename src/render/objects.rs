@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -101,10 +102,36 @@ impl<'a> Install<'a> {
     pub fn objects_by_file(&self) -> Vec<(String, Value)> {
         let scope = self.scope();
         self.described
-            .resources()
+            .each_resource()
+            .filter_map(|resource| {
+                doc(&resource, &scope).map(|object| (resource.file.clone(), object.into_value()))
+            })
+            .collect()
+    }
+
+    /// Every object's head (`apiVersion`, `kind`, `metadata.name` and
+    /// `metadata.namespace`), in the order of [`Install::objects`]: what
+    /// names an object's file and finds it, without holding every object
+    /// at once (each is evaluated and dropped in turn).
+    pub fn heads(&self) -> Vec<Value> {
+        let scope = self.scope();
+        // The outline: a webhook configuration's head is its header's.
+        self.described
+            .outline
             .iter()
             .filter_map(|resource| {
-                doc(resource, &scope).map(|object| (resource.file.clone(), object.into_value()))
+                let object = doc(resource, &scope)?.into_value();
+                let mut metadata = serde_json::Map::new();
+                for field in ["name", "namespace"] {
+                    if let Some(value) = object["metadata"].get(field) {
+                        metadata.insert(field.into(), value.clone());
+                    }
+                }
+                Some(serde_json::json!({
+                    "apiVersion": object["apiVersion"],
+                    "kind": object["kind"],
+                    "metadata": metadata,
+                }))
             })
             .collect()
     }
@@ -220,7 +247,7 @@ impl<'a> Install<'a> {
             }
             out.truncate(start);
         }
-        match doc(described.resource(index), scope) {
+        match doc(&described.resource(index, configurations), scope) {
             Some(object) => {
                 crate::emit::write_doc(&object, out);
                 true
@@ -257,17 +284,18 @@ impl<'a> Install<'a> {
         );
         let (base_scope, other_scope) = (self.scope(), other.scope());
         let described = &self.described;
-        described
-            .resources()
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| {
+        let configurations = crate::objects::configurations(&described.catalog);
+        (0..described.outline.len())
+            .filter(|index| {
                 input_key(described, *index, &base_scope)
                     != input_key(described, *index, &other_scope)
             })
-            .map(|(_, resource)| ObjectPair {
-                base: doc(resource, &base_scope).map(Doc::into_value),
-                other: doc(resource, &other_scope).map(Doc::into_value),
+            .map(|index| {
+                let resource = described.resource(index, &configurations);
+                ObjectPair {
+                    base: doc(&resource, &base_scope).map(Doc::into_value),
+                    other: doc(&resource, &other_scope).map(Doc::into_value),
+                }
             })
             .collect()
     }
@@ -320,9 +348,6 @@ pub(crate) struct Described {
     /// For each resource that is a webhook configuration of the catalog,
     /// which one (its index in [`crate::objects::configurations`]).
     configuration_of: Vec<Option<usize>>,
-    /// Every resource in full, described when first needed (the chart,
-    /// the objects as JSON, the slow path).
-    resources: OnceLock<Vec<Resource>>,
     /// What each resource reads, worked out when first needed.
     inputs: OnceLock<Vec<Vec<describe::Expr>>>,
     texts: Mutex<Texts>,
@@ -331,25 +356,30 @@ pub(crate) struct Described {
 }
 
 impl Described {
-    /// Every resource's description.
-    pub(crate) fn resources(&self) -> &[Resource] {
-        self.resources
-            .get_or_init(|| crate::objects::resources(&self.catalog, &self.release))
+    /// Every resource in full, in order, each described when its turn
+    /// comes (the chart, the objects as JSON, the inputs).
+    pub(crate) fn each_resource(&self) -> impl Iterator<Item = Cow<'_, Resource>> {
+        let configurations = crate::objects::configurations(&self.catalog);
+        (0..self.outline.len()).map(move |index| self.resource(index, &configurations))
     }
 
-    /// The resource at `index`, described in full only when it is a
-    /// webhook configuration of the catalog (the others are in the outline
-    /// as they are).
-    fn resource(&self, index: usize) -> &Resource {
+    /// The resource at `index` in full: from the outline, or for a webhook
+    /// configuration of the catalog (`configurations`, the catalog's)
+    /// described anew. Its webhooks are most of every description, and
+    /// only the chart and the slow paths need them, so they are not kept.
+    fn resource(&self, index: usize, configurations: &[Configuration]) -> Cow<'_, Resource> {
         match self.configuration_of[index] {
-            Some(_) => &self.resources()[index],
-            None => &self.outline[index],
+            Some(at) => Cow::Owned(configurations[at].resource()),
+            None => Cow::Borrowed(&self.outline[index]),
         }
     }
 
     fn inputs(&self) -> &[Vec<describe::Expr>] {
-        self.inputs
-            .get_or_init(|| self.resources().iter().map(Resource::inputs).collect())
+        self.inputs.get_or_init(|| {
+            self.each_resource()
+                .map(|resource| resource.inputs())
+                .collect()
+        })
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, Texts> {
@@ -496,7 +526,6 @@ pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Descri
         release: release.clone(),
         outline,
         configuration_of,
-        resources: OnceLock::new(),
         inputs: OnceLock::new(),
         texts: Mutex::new(HashMap::new()),
         installs: AtomicUsize::new(0),
@@ -568,7 +597,12 @@ mod tests {
                 let configurations = crate::objects::configurations(&model.catalog);
                 let described = &install.described;
                 let mut laid_out = 0;
-                for (index, resource) in described.resources().iter().enumerate() {
+                // Every resource in full, as the objects describe them
+                // (and as the descriptions given one by one say).
+                let full = crate::objects::resources(&model.catalog, &model.release);
+                let each: Vec<Resource> = described.each_resource().map(Cow::into_owned).collect();
+                assert!(each == full, "each_resource gives the full descriptions");
+                for (index, resource) in full.iter().enumerate() {
                     if described.configuration_of[index].is_none() {
                         continue;
                     }
@@ -582,7 +616,7 @@ mod tests {
                 assert_eq!(laid_out, configurations.len());
                 // The outline is the resources, each configuration without its webhooks.
                 for (index, resource) in described.outline.iter().enumerate() {
-                    let full = &described.resources()[index];
+                    let full = &full[index];
                     match described.configuration_of[index] {
                         Some(at) => {
                             assert_eq!(*resource, configurations[at].header());
