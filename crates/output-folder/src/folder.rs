@@ -23,6 +23,9 @@ use std::path::{Component, Path, PathBuf};
 /// manifests fit, a runaway tree does not.
 pub const FOLDER_ENTRIES: usize = 100_000;
 
+/// How much of a file [`Folder::holds`] reads at a time.
+pub const COMPARE_PIECE: usize = 64 * 1024;
+
 /// The deepest nesting of folders asogen walks in an output folder
 /// (`generated/` is four deep).
 pub const FOLDER_DEPTH: usize = 64;
@@ -258,6 +261,36 @@ impl Folder {
     pub fn read(&self, relative: &Path, limit: u64) -> Result<Vec<u8>, NotRead> {
         let (file, size) = sys::open_file(self, relative)?;
         read_capped(file, size, limit)
+    }
+
+    /// Whether the regular file at `relative` holds exactly `contents`:
+    /// opened as [`Folder::read`] opens it, and read in pieces of
+    /// [`COMPARE_PIECE`] bytes, so comparing a folder with what would be
+    /// written holds no file of it in memory. Anything that is not such a
+    /// file, or cannot be read, does not hold it.
+    pub fn holds(&self, relative: &Path, contents: &[u8]) -> bool {
+        let Ok((mut file, size)) = sys::open_file(self, relative) else {
+            return false;
+        };
+        if size != contents.len() as u64 {
+            return false;
+        }
+        let mut piece = vec![0; COMPARE_PIECE];
+        let mut at = 0;
+        loop {
+            match file.read(&mut piece) {
+                // A file that shrank or grew while it was read differs.
+                Ok(0) => return at == contents.len(),
+                Ok(read) => {
+                    if contents.get(at..at + read) != Some(&piece[..read]) {
+                        return false;
+                    }
+                    at += read;
+                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
     }
 
     /// The regular file at `relative`, opened (as [`Folder::read`] opens
@@ -695,6 +728,23 @@ mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
 
+    /// A file of several pieces holds its bytes, and not bytes that differ
+    /// in the last one or that it ends before.
+    #[test]
+    fn a_long_file_is_compared_piece_by_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let long: Vec<u8> = (0..3 * COMPARE_PIECE + 7)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(dir.path().join("long"), &long).unwrap();
+        let folder = Folder::open(dir.path(), false).unwrap();
+        assert!(folder.holds(Path::new("long"), &long));
+        let mut changed = long.clone();
+        *changed.last_mut().unwrap() ^= 1;
+        assert!(!folder.holds(Path::new("long"), &changed));
+        assert!(!folder.holds(Path::new("long"), &long[..long.len() - 1]));
+    }
+
     #[test]
     fn nothing_is_followed_and_only_regular_files_are_read() {
         let dir = tempfile::tempdir().unwrap();
@@ -731,6 +781,16 @@ mod tests {
             folder.read(Path::new("sub/file"), 1),
             Err(NotRead::TooLarge(1))
         ));
+        // Holding: the same bytes only, and never through a link.
+        assert!(folder.holds(Path::new("sub/file"), b"ok"));
+        for other in [&b"o"[..], b"ok!", b"no", b""] {
+            assert!(!folder.holds(Path::new("sub/file"), other), "{other:?}");
+        }
+        assert!(!folder.holds(Path::new("link"), b"secret"));
+        assert!(!folder.holds(Path::new("folder-link/secret"), b"secret"));
+        assert!(!folder.holds(Path::new("zero"), b""));
+        assert!(!folder.holds(Path::new("missing"), b""));
+
         assert!(matches!(
             folder.read(Path::new("missing"), 1),
             Err(NotRead::Missing)

@@ -279,12 +279,9 @@ impl OutputFolder {
         let Ok(folder) = Folder::open(&self.out, true) else {
             return false;
         };
-        files.iter().all(|(path, contents)| {
-            let contents = contents.as_ref();
-            folder
-                .read(Path::new(path), contents.len() as u64)
-                .is_ok_and(|bytes| bytes == contents)
-        })
+        files
+            .iter()
+            .all(|(path, contents)| folder.holds(Path::new(path), contents.as_ref()))
     }
 
     /// Stages one file (`path` relative to the folder, `/`-separated).
