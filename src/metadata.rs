@@ -7,6 +7,7 @@
 //! entries from here, and their tests hold the two together.
 
 use crate::keys::{self, Key};
+use crate::roles::Role;
 
 /// How the API server checks a map of the values that the chart writes
 /// into an object's metadata.
@@ -50,6 +51,14 @@ pub const SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "controller-man
 /// NetworkPolicies'): the same key as [`SELECTOR_LABELS`] with another
 /// value, so no selector of one role can match a pod of the other.
 pub const WEBHOOKS_SELECTOR_LABELS: &[(&str, &str)] = &[("control-plane", "webhooks")];
+
+/// The selector labels of `role`'s pods.
+pub fn selector_labels(role: Role) -> &'static [(&'static str, &'static str)] {
+    match role {
+        Role::Controller => SELECTOR_LABELS,
+        Role::Webhooks => WEBHOOKS_SELECTOR_LABELS,
+    }
+}
 
 /// The label the pods of both roles carry with one value (the chart's
 /// name, unless `podLabels` replaces it on both): what the webhook Service

@@ -315,16 +315,11 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     // otherwise, so one node's loss leaves a pod of each role (I4 of
     // docs/split-topology.md); the single topology's controller keeps
     // upstream's pod spec, which has no spread.
-    let (key, labels) = match role {
-        Role::Controller => (
-            keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD_CONSTRAINTS,
-            crate::metadata::SELECTOR_LABELS,
-        ),
-        Role::Webhooks => (
-            keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD_CONSTRAINTS,
-            crate::metadata::WEBHOOKS_SELECTOR_LABELS,
-        ),
+    let key = match role {
+        Role::Controller => keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD_CONSTRAINTS,
+        Role::Webhooks => keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD_CONSTRAINTS,
     };
+    let labels = crate::metadata::selector_labels(role);
     let spread = Entry::If(
         value(role, key),
         vec![Entry::Yaml(

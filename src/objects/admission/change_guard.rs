@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::{Param, ParamBy, binding, cluster_header, enabled, guard_of, match_constraints};
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
-use crate::metadata::{SELECTOR_LABELS, WEBHOOKS_SELECTOR_LABELS};
+use crate::metadata::selector_labels;
 use crate::objects::{lit, resource, topology_is};
 use crate::roles::Role;
 use crate::rules::RULES;
@@ -43,14 +43,6 @@ fn names_of(check: &ChangeCheck) -> (&'static str, &'static str) {
             "order-downgrade.yaml",
         ),
         other => panic!("no policy name for the change check {other:?}"),
-    }
-}
-
-/// The pods of `role`, by their selector labels.
-fn selector_labels(role: Role) -> &'static [(&'static str, &'static str)] {
-    match role {
-        Role::Controller => SELECTOR_LABELS,
-        Role::Webhooks => WEBHOOKS_SELECTOR_LABELS,
     }
 }
 
