@@ -212,11 +212,7 @@ fn stream_texts<T: AsRef<str>>(texts: &[T], header: &str) -> String {
 /// The Deployments asogen renders for a model, in install order (the
 /// controller's, then under topology split or bridge the webhooks').
 pub fn deployments(model: &Model) -> Vec<Value> {
-    objects::Install::new(model, objects::ASOGEN)
-        .objects()
-        .into_iter()
-        .filter(|o| o["kind"] == "Deployment")
-        .collect()
+    objects::Install::new(model, objects::ASOGEN).objects_of_kind("Deployment")
 }
 
 /// Every artifact, rendered in memory, in order: the profiles are listed,

@@ -109,6 +109,28 @@ impl<'a> Install<'a> {
             .collect()
     }
 
+    /// The objects of one `kind`, in install order: only the resources
+    /// that describe that kind (a literal of their description) are
+    /// evaluated.
+    pub fn objects_of_kind(&self, kind: &str) -> Vec<Value> {
+        let scope = self.scope();
+        self.described
+            .outline
+            .iter()
+            .enumerate()
+            .filter(|(_, resource)| {
+                crate::describe::tree::literal_fields(&resource.object)
+                    .iter()
+                    .any(|(field, value)| field == "kind" && value == kind)
+            })
+            .filter_map(|(index, _)| {
+                let configurations = crate::objects::configurations(&self.described.catalog);
+                let resource = self.described.resource(index, &configurations);
+                doc(&resource, &scope).map(Doc::into_value)
+            })
+            .collect()
+    }
+
     /// Every object's head (`apiVersion`, `kind`, `metadata.name` and
     /// `metadata.namespace`), in the order of [`Install::objects`]: what
     /// names an object's file and finds it, without holding every object
@@ -658,6 +680,27 @@ mod tests {
             .flags
             .push("crd-labels".into());
         assert!(passed(&model), "{}", args(&model));
+    }
+
+    /// The objects of a kind are those of every object with that kind, in
+    /// the same order, for every kind and topology.
+    #[test]
+    fn the_objects_of_a_kind_are_every_object_of_it() {
+        let checker = crate::check::Checker::new();
+        for text in ["", "topology: split\n", "topology: bridge\n"] {
+            let source = crate::read::parse_source("v.yaml".into(), text.into()).unwrap();
+            let model = checker.check(&[source], "ns").unwrap();
+            let install = Install::new(&model, ASOGEN);
+            let all = install.objects();
+            let kinds: std::collections::BTreeSet<&str> =
+                all.iter().filter_map(|o| o["kind"].as_str()).collect();
+            assert!(kinds.contains("Deployment"), "{text}");
+            for kind in kinds {
+                let of_kind: Vec<&Value> = all.iter().filter(|o| o["kind"] == kind).collect();
+                let found = install.objects_of_kind(kind);
+                assert_eq!(found.iter().collect::<Vec<_>>(), of_kind, "{text}{kind}");
+            }
+        }
     }
 
     #[test]
