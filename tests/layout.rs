@@ -16,21 +16,41 @@ use std::path::Path;
 
 use regex::Regex;
 
-/// The stages, from the lowest; a file on no prefix is one of the shared
-/// facts (stage 0). `model.rs` is what the check builds, so it is the
-/// check's stage.
-const STAGES: [(&str, usize); 11] = [
-    ("src/read/", 1),
-    ("src/check/", 2),
-    ("src/model.rs", 2),
-    ("src/objects/", 3),
-    ("src/render/", 4),
-    ("src/features/", 6),
-    ("src/cli.rs", 7),
-    ("src/config.rs", 7),
-    ("src/commands/", 7),
-    ("src/main.rs", 7),
-    ("src/lib.rs", 7),
+/// The stages, from the lowest: first the facts every stage shares (names
+/// and handles; what values mean and how text is written; diagnostics and
+/// metadata; YAML and the template language; the catalog; the rules; the
+/// schema and the model), then the pipeline (read, check, describe,
+/// render; the output folder is a crate of its own), the features and
+/// the command line. Every file of src/ is on one (a test says so), so a
+/// new file is placed on purpose. `model.rs` is what the check builds.
+const STAGES: [(&str, usize); 27] = [
+    ("src/names.rs", 0),
+    ("src/exit.rs", 0),
+    ("src/emit.rs", 0),
+    ("src/keys", 0),
+    ("src/progress.rs", 0),
+    ("src/redact.rs", 1),
+    ("src/output.rs", 1),
+    ("src/values", 1),
+    ("src/roles.rs", 1),
+    ("src/diagnostics.rs", 2),
+    ("src/metadata.rs", 2),
+    ("src/yaml.rs", 3),
+    ("src/describe/", 3),
+    ("src/catalog", 4),
+    ("src/read/", 4),
+    ("src/rules/", 5),
+    ("src/schema.rs", 6),
+    ("src/check/", 8),
+    ("src/model.rs", 8),
+    ("src/objects/", 9),
+    ("src/render/", 10),
+    ("src/features/", 11),
+    ("src/cli.rs", 12),
+    ("src/config.rs", 12),
+    ("src/commands/", 13),
+    ("src/main.rs", 13),
+    ("src/lib.rs", 13),
 ];
 
 /// The circles still open (none: a new one is a failure; keep the list
@@ -47,7 +67,8 @@ fn stage(file: &str) -> usize {
     STAGES
         .iter()
         .find(|(prefix, _)| file.starts_with(prefix))
-        .map_or(0, |(_, stage)| *stage)
+        .map(|(_, stage)| *stage)
+        .unwrap_or_else(|| panic!("{file} is on no stage: add it to STAGES"))
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<String>) {
