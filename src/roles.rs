@@ -1,7 +1,8 @@
 //! The install's roles (its Deployments, by what their pods do) and which
 //! values key lands on which role's Deployment, at which field: one table
 //! ([`BINDINGS`]) that the Deployments' descriptions write from, the
-//! in-cluster guard reads its fields from, and the metadata checks name.
+//! in-cluster guard reads its fields from, the metadata checks name in
+//! their messages, and `diff` asks for the keys and fields of a topology.
 //!
 //! A key reaches a role's pods because its row says so, never by default:
 //! the descriptions read a key for a role only through [`bound`], which
