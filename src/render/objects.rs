@@ -114,6 +114,7 @@ impl<'a> Install<'a> {
     /// evaluated.
     pub fn objects_of_kind(&self, kind: &str) -> Vec<Value> {
         let scope = self.scope();
+        let configurations = crate::objects::configurations(&self.described.catalog);
         self.described
             .outline
             .iter()
@@ -124,7 +125,6 @@ impl<'a> Install<'a> {
                     .any(|(field, value)| field == "kind" && value == kind)
             })
             .filter_map(|(index, _)| {
-                let configurations = crate::objects::configurations(&self.described.catalog);
                 let resource = self.described.resource(index, &configurations);
                 doc(&resource, &scope).map(Doc::into_value)
             })
