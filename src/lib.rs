@@ -3,16 +3,12 @@
 //! bases and components, install manifests and the values JSON Schema, with
 //! the deployment shapes that break clusters refused at every step.
 //!
-//! The command line is thin: [`cli`] holds each command's arguments,
-//! [`config`] checks the flags that must agree, and [`commands::run`] runs
-//! the command.
+//! The command line is a crate of its own over this library
+//! (`src/bin/asogen/`): nothing here can reach back into it.
 #![deny(missing_docs, unsafe_code)]
 
 pub mod catalog;
 pub mod check;
-pub mod cli;
-pub mod commands;
-pub mod config;
 pub mod describe;
 pub mod diagnostics;
 pub mod emit;

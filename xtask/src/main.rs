@@ -115,13 +115,14 @@ const USAGE: &str = "usage: cargo xtask regen [--check] | fast [CARGO TEST ARGS]
 /// Runs the fast lane, passing `extra` on to `cargo test`.
 fn fast(cargo: &std::ffi::OsStr, root: &std::path::Path, extra: &[String]) -> ExitCode {
     let mut command = Command::new(cargo);
-    // asogen and its crates (crates/): their unit tests, then asogen's
-    // integration tests of the lane.
+    // asogen and its crates (crates/): the unit tests of their libraries
+    // and of the command line (a binary crate), then asogen's integration
+    // tests of the lane.
     command.args(["test", "--locked", "--package", "asogen"]);
     for crate_name in CRATES {
         command.args(["--package", crate_name]);
     }
-    command.arg("--lib");
+    command.args(["--lib", "--bins"]);
     for test in FAST_LANE {
         command.args(["--test", test]);
     }

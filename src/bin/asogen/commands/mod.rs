@@ -25,11 +25,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{CatalogCommand, Cli, Command};
 use crate::config::{ConfigError, ReleaseConfig, TemplateConfig};
-use crate::diagnostics::{self, Diagnostic};
-use crate::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
-use crate::features::fleet::Fleet;
-use crate::output::{OutputError, Stdout};
-use crate::read::{self, LoadError, Source, ValuesInput};
+use asogen::diagnostics::{self, Diagnostic};
+use asogen::exit::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use asogen::features::fleet::Fleet;
+use asogen::output::{OutputError, Stdout};
+use asogen::read::{self, LoadError, Source, ValuesInput};
 
 /// How a command that ran to its end came out; its report (on standard
 /// output or standard error) says why.

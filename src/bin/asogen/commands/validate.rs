@@ -5,14 +5,14 @@
 use std::io::Write;
 
 use super::{FleetError, Status, human};
-use crate::check::Checker;
 use crate::cli::ValidateArgs;
 use crate::config::ValidateInput;
-use crate::diagnostics::{self, Diagnostic, Format};
-use crate::features::fleet::Fleet;
-use crate::model::{DEFAULT_NAMESPACE, Release};
-use crate::output::Stdout;
-use crate::read::ValuesInput;
+use asogen::check::Checker;
+use asogen::diagnostics::{self, Diagnostic, Format};
+use asogen::features::fleet::Fleet;
+use asogen::model::{DEFAULT_NAMESPACE, Release};
+use asogen::output::Stdout;
+use asogen::read::ValuesInput;
 
 /// Why `validate` could not check (problems in the values are its report,
 /// not an error).
@@ -100,11 +100,11 @@ fn checked_sources(values: &ValuesInput) -> String {
         .files
         .iter()
         .map(|path| match path.to_str() {
-            Some(p) if p.trim() == "-" => crate::read::STDIN_NAME.to_string(),
+            Some(p) if p.trim() == "-" => asogen::read::STDIN_NAME.to_string(),
             _ => path.display().to_string(),
         })
         .collect();
-    for flag in crate::read::SetFlag::HELM_ORDER {
+    for flag in asogen::read::SetFlag::HELM_ORDER {
         let count = values.expressions(flag).len();
         if count > 0 {
             let plural = if count == 1 { "" } else { "s" };

@@ -2,14 +2,14 @@
 //! A command takes its struct as its settings; only where flags are checked
 //! together (`template`) or the environment is read (`release`) does
 //! [`crate::config`] build the settings from it. [`crate::commands`] runs
-//! them; exit codes are in [`crate::exit`].
+//! them; exit codes are in [`asogen::exit`].
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::diagnostics::Format;
-use crate::model::DEFAULT_NAMESPACE;
+use asogen::diagnostics::Format;
+use asogen::model::DEFAULT_NAMESPACE;
 
 /// Generate the Azure Service Operator Helm chart, kustomize bases, install
 /// manifests and values schema from one typed model, refusing deployment
@@ -300,7 +300,7 @@ pub struct UpgradeCheckArgs {
 pub struct UpgradePlanArgs {
     /// How you apply the install.
     #[arg(long = "via", value_enum, value_name = "PATH")]
-    pub via: crate::features::plan::Via,
+    pub via: asogen::features::plan::Via,
     /// Values files and `--set` expressions, as Helm takes them.
     #[command(flatten)]
     pub values: ValuesFlags,
@@ -314,7 +314,7 @@ pub struct UpgradePlanArgs {
     /// the plan migrates (single to split, or back) at the same version;
     /// `bridge` finishes a Helm migration that stopped in its middle step.
     #[arg(long, value_enum, value_name = "TOPOLOGY")]
-    pub from: Option<crate::values::Topology>,
+    pub from: Option<asogen::values::Topology>,
     /// Output format of the plan: human or json.
     #[arg(short = 'o', long = "output", alias = "format", value_enum, value_name = "FORMAT",
           default_value_t = ReportFormat::Human, conflicts_with = "manifest")]
@@ -447,9 +447,9 @@ pub struct ValuesFlags {
     pub set_literal: Vec<String>,
 }
 
-impl From<ValuesFlags> for crate::read::ValuesInput {
+impl From<ValuesFlags> for asogen::read::ValuesInput {
     fn from(flags: ValuesFlags) -> Self {
-        crate::read::ValuesInput {
+        asogen::read::ValuesInput {
             files: flags.values,
             set_json: flags.set_json,
             set: flags.set,

@@ -5,10 +5,10 @@ use std::io::Write;
 
 use super::Status;
 use crate::cli::ShowWhat;
-use crate::exit::EXIT_USAGE;
-use crate::model::Release;
-use crate::output::Stdout;
-use crate::render::helm;
+use asogen::exit::EXIT_USAGE;
+use asogen::model::Release;
+use asogen::output::Stdout;
+use asogen::render::helm;
 
 /// Why `show` printed nothing: the chart's README template did not render
 /// (a defect of asogen, not of the input).

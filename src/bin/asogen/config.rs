@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use crate::cli::{ReleaseArgs, TemplateArgs, TemplateFormat, ValidateArgs};
-use crate::describe::{Capabilities, KubeVersion};
-use crate::read::ValuesInput;
+use asogen::describe::{Capabilities, KubeVersion};
+use asogen::read::ValuesInput;
 
 /// What `template` renders.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,7 +191,7 @@ pub const MAX_SOURCE_DATE_EPOCH: u64 = 253_402_300_799;
 impl ConfigError {
     /// Always 2: a usage error.
     pub fn exit_code(&self) -> u8 {
-        crate::exit::EXIT_USAGE
+        asogen::exit::EXIT_USAGE
     }
 }
 
@@ -231,7 +231,7 @@ impl TemplateConfig {
             return Err(ConfigError::OutputDirJson);
         }
         let release_name =
-            name.unwrap_or_else(|| crate::render::objects::DEFAULT_INSTANCE.to_string());
+            name.unwrap_or_else(|| asogen::render::objects::DEFAULT_INSTANCE.to_string());
         check_release_name(&release_name)?;
         let capabilities = capabilities(kube_version.as_deref(), api_versions)?;
         let output_dir = output_dir.map(|dir| {
@@ -304,13 +304,13 @@ impl ReleaseConfig {
 /// The namespace of `template`: a name the API server accepts, and with
 /// `--create-namespace` not one every cluster has.
 fn check_namespace(namespace: &str, create: bool) -> Result<(), ConfigError> {
-    if let Some(reason) = crate::names::label_problem(namespace) {
+    if let Some(reason) = asogen::names::label_problem(namespace) {
         return Err(ConfigError::Namespace {
             name: namespace.to_string(),
             reason,
         });
     }
-    if create && crate::names::SYSTEM_NAMESPACES.contains(&namespace) {
+    if create && asogen::names::SYSTEM_NAMESPACES.contains(&namespace) {
         return Err(ConfigError::SystemNamespace(namespace.to_string()));
     }
     Ok(())
@@ -326,7 +326,7 @@ fn check_release_name(name: &str) -> Result<(), ConfigError> {
     } else if name.len() > MAX {
         Some(format!("it has {} characters, more than {MAX}", name.len()))
     } else {
-        crate::names::label_problem(name)
+        asogen::names::label_problem(name)
     };
     match reason {
         Some(reason) => Err(ConfigError::ReleaseName {

@@ -5,9 +5,9 @@ use std::io::Write;
 
 use super::Status;
 use crate::cli::{DiffArgs, DiffFormat};
-use crate::exit::EXIT_USAGE;
-use crate::features::diff::{self, DiffError};
-use crate::output::Stdout;
+use asogen::exit::EXIT_USAGE;
+use asogen::features::diff::{self, DiffError};
+use asogen::output::Stdout;
 
 /// Why `diff` could not compare.
 #[derive(Debug, thiserror::Error)]

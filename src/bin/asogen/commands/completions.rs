@@ -7,7 +7,7 @@ use clap::CommandFactory;
 
 use super::Status;
 use crate::cli::Cli;
-use crate::output::Stdout;
+use asogen::output::Stdout;
 
 /// Prints the completion script for `shell`.
 pub fn run<W: Write>(shell: clap_complete::Shell, stdout: &mut Stdout<W>) -> Status {

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use super::Status;
 use crate::cli::CatalogImportArgs;
-use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::catalog_import::{self, ImportError};
-use crate::output::Stdout;
+use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
+use asogen::features::catalog_import::{self, ImportError};
+use asogen::output::Stdout;
 
 /// The largest release manifest read (ASO's with every CRD is about 100 MiB).
-const MAX_MANIFEST_BYTES: u64 = crate::yaml::MAX_YAML_BYTES as u64;
+const MAX_MANIFEST_BYTES: u64 = asogen::yaml::MAX_YAML_BYTES as u64;
 
 /// Why the catalog could not be imported.
 #[derive(Debug, thiserror::Error)]
@@ -51,7 +51,7 @@ impl super::Failure for Error {
 pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     let mut files = Vec::new();
     for file in &config.files {
-        let text = crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
+        let text = asogen::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
             Error::Read {
                 file: file.clone(),
                 source,
@@ -62,7 +62,7 @@ pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Resu
     let flags_help = match &config.controller_flags {
         Some(file) => Some((
             file.display().to_string(),
-            crate::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
+            asogen::read::read_capped_text(file, MAX_MANIFEST_BYTES).map_err(|source| {
                 Error::Read {
                     file: file.clone(),
                     source,
@@ -72,7 +72,7 @@ pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Resu
         None => None,
     };
     let catalog = catalog_import::import(config.release.as_deref(), &files, flags_help.as_ref())?;
-    crate::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
+    asogen::render::write_file_atomically(&config.out, catalog.to_file().as_bytes()).map_err(
         |source| Error::Write {
             file: config.out.clone(),
             source,

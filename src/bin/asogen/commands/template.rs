@@ -8,14 +8,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{FleetError, Problems, Status, ValuesError, error_line, human};
-use crate::check::Checker;
 use crate::cli::TemplateFormat;
 use crate::config::{TemplateConfig, TemplateInput};
-use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::model::Release;
-use crate::output::Stdout;
-use crate::read::ValuesInput;
-use crate::render::{self, objects};
+use asogen::check::Checker;
+use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
+use asogen::model::Release;
+use asogen::output::Stdout;
+use asogen::read::ValuesInput;
+use asogen::render::{self, objects};
 use output_folder::write::{Accept, OutputFolder, WriteError};
 
 /// Why `template` failed.
@@ -118,7 +118,7 @@ fn one<W: Write>(
     match (&config.output_dir, config.output) {
         (Some(dir), _) => {
             let selected = select(&install, install.texts_by_file(), patterns)?;
-            let namespace = namespace.then(|| crate::emit::to_yaml(&install.namespace()));
+            let namespace = namespace.then(|| asogen::emit::to_yaml(&install.namespace()));
             return write_templates(dir, &values.files, &selected, namespace);
         }
         // The common case, from the cached object texts.
@@ -171,7 +171,7 @@ fn select<T>(
     if patterns.is_empty() {
         return Ok(rendered);
     }
-    let chart_prefix = format!("{}/", crate::names::CHART_NAME);
+    let chart_prefix = format!("{}/", asogen::names::CHART_NAME);
     let patterns: Vec<&str> = patterns
         .iter()
         .map(|pattern| {
@@ -231,7 +231,7 @@ fn write_templates(
     selected: &[(String, std::sync::Arc<str>)],
     namespace: Option<String>,
 ) -> Result<Status, Error> {
-    let chart = crate::names::CHART_NAME;
+    let chart = asogen::names::CHART_NAME;
     let mut files = std::collections::BTreeMap::new();
     if let Some(namespace) = namespace {
         files.insert(
@@ -285,7 +285,7 @@ fn fleet(
     let installer = installer(config);
     let tally = fleet.check_all(&config.namespace, |file, model| {
         let text = render::manifest_for(model, config.create_namespace, "", installer);
-        folder.put(&crate::features::fleet::output_name(file), text.as_bytes())
+        folder.put(&asogen::features::fleet::output_name(file), text.as_bytes())
     });
     for failed in &tally.failed {
         eprint!("{}", human(&failed.diagnostics, &failed.sources));
@@ -300,7 +300,7 @@ fn fleet(
         .files
         .iter()
         .chain(fleet.unusable.iter().map(|entry| &entry.path))
-        .map(|file| crate::features::fleet::output_name(file))
+        .map(|file| asogen::features::fleet::output_name(file))
         .collect();
     folder
         .commit(|path| failed_outputs.contains(path))

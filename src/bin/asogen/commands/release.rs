@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use super::render::{render_error_code, render_error_report};
 use super::{Status, error_line};
 use crate::config::ReleaseConfig;
-use crate::exit::EXIT_USAGE;
-use crate::features::release::{self, ReleaseError, ReleaseRequest};
+use asogen::exit::EXIT_USAGE;
+use asogen::features::release::{self, ReleaseError, ReleaseRequest};
 use output_folder::write::{Accept, OutputFolder, WriteError};
 
 /// The largest chart repository index.yaml read for merging (Helm's own

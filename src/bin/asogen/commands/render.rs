@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::{Status, error_line, human};
 use crate::cli::RenderArgs;
-use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::model::Release;
-use crate::output::Stdout;
-use crate::render::{self, Artifacts, CompareError, Have, RenderError};
+use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
+use asogen::model::Release;
+use asogen::output::Stdout;
+use asogen::render::{self, Artifacts, CompareError, Have, RenderError};
 use output_folder::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
 
 /// Why `render` failed.
@@ -124,7 +124,7 @@ fn check<W: Write>(
     // moment the diffs are coarser (whole hunks), never slower.
     let deadline = std::time::Instant::now() + DIFF_TIME;
     for difference in &diffs {
-        let path = crate::output::printable(&difference.path);
+        let path = asogen::output::printable(&difference.path);
         let (have, old_name) = match &difference.have {
             Have::Nothing => ("", format!("a/{path}")),
             Have::Text(text) => (text.as_str(), format!("a/{path}")),

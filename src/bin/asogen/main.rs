@@ -1,5 +1,13 @@
-//! The `asogen` command: parses the arguments, runs the command, prints
-//! its error and exits with its code (see [`asogen::commands`]).
+//! The `asogen` command, a crate of its own over the `asogen` library (as
+//! cargo's binary sits over its library): [`cli`] holds each command's
+//! arguments, [`config`] checks the flags that must agree, and
+//! [`commands::run`] runs the command. Nothing of the library can reach
+//! back into the command line.
+#![deny(missing_docs, unsafe_code)]
+
+mod cli;
+mod commands;
+mod config;
 
 use std::process::ExitCode;
 
@@ -12,13 +20,13 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = match asogen::cli::Cli::parse_operands(std::env::args_os())
+    let args = match cli::Cli::parse_operands(std::env::args_os())
         .and_then(|cli| cli.within_helm(|name| std::env::var(name).ok()))
     {
         Ok(args) => args,
         Err(err) => err.exit(),
     };
-    match asogen::commands::run(args) {
+    match commands::run(args) {
         Ok(status) => ExitCode::from(status.exit_code()),
         Err(err) => {
             eprint!("{}", err.report());

@@ -5,14 +5,14 @@
 use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
-use crate::check::Checker;
 use crate::cli::{ReportFormat, UpgradeCheckArgs, Via};
-use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::upgrade::{self, ApplyPath};
-use crate::model::Release;
-use crate::output::Stdout;
-use crate::read::{self, LoadError};
-use crate::render;
+use asogen::check::Checker;
+use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
+use asogen::features::upgrade::{self, ApplyPath};
+use asogen::model::Release;
+use asogen::output::Stdout;
+use asogen::read::{self, LoadError};
+use asogen::render;
 
 /// Why `upgrade-check` could not judge the upgrade.
 #[derive(Debug, thiserror::Error)]

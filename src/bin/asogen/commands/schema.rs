@@ -4,10 +4,10 @@
 use std::io::Write;
 
 use super::Status;
-use crate::output::Stdout;
+use asogen::output::Stdout;
 
 /// Prints the published schema.
 pub fn run<W: Write>(stdout: &mut Stdout<W>) -> Status {
-    stdout.print(crate::schema::published_schema_text());
+    stdout.print(asogen::schema::published_schema_text());
     Status::Success
 }

@@ -1,18 +1,18 @@
 //! `asogen upgrade-plan`: the steps of an upgrade for the user's apply path
-//! and topology ([`crate::features::plan`]), printed for people or as JSON,
+//! and topology ([`asogen::features::plan`]), printed for people or as JSON,
 //! or, with `--manifest N`, the objects step N applies.
 
 use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
-use crate::check::Checker;
 use crate::cli::{ReportFormat, UpgradePlanArgs};
-use crate::exit::{EXIT_FAILED, EXIT_USAGE};
-use crate::features::plan::{self, Invocation};
-use crate::model::{Model, Release};
-use crate::output::Stdout;
-use crate::read::ValuesInput;
-use crate::render::objects::{ASOGEN, Install};
+use asogen::check::Checker;
+use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
+use asogen::features::plan::{self, Invocation};
+use asogen::model::{Model, Release};
+use asogen::output::Stdout;
+use asogen::read::ValuesInput;
+use asogen::render::objects::{ASOGEN, Install};
 
 /// Why `upgrade-plan` printed no plan.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +81,7 @@ fn render(
                 .set
                 .push(format!("{}={}", setting.key.path(), setting.value));
         } else {
-            values.set_string.push(crate::read::set_string_expression(
+            values.set_string.push(asogen::read::set_string_expression(
                 setting.key.path(),
                 &setting.value,
             ));
@@ -129,7 +129,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         let (_, before) = render(
             &values,
             &[plan::Setting {
-                key: crate::keys::TOPOLOGY,
+                key: asogen::keys::TOPOLOGY,
                 value: plan::left_from(from, path).as_str().to_string(),
             }],
             &args.namespace,
@@ -151,7 +151,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         let mut out = String::new();
         for object in plan::step_objects(step, rendered) {
             out.push_str("---\n");
-            out.push_str(&crate::emit::to_yaml(&object));
+            out.push_str(&asogen::emit::to_yaml(&object));
         }
         stdout.print(out);
         return Ok(Status::Success);
