@@ -17,6 +17,7 @@
 //! has a handle).
 //!
 //! This module imports nothing of the crate: every stage may use it.
+//! A `Key` is a path of the template language's `.Values` (`From`).
 
 /// What a key's handle says besides its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -91,6 +92,14 @@ impl Key {
                 .strip_prefix(self.path)
                 .is_some_and(|rest| rest.starts_with('.'))
         })
+    }
+}
+
+/// A key is a path of `.Values` to the template language: how the object
+/// descriptions read it.
+impl From<Key> for chart_template::ValuesPath {
+    fn from(key: Key) -> Self {
+        chart_template::ValuesPath::new(key.path)
     }
 }
 

@@ -11,7 +11,6 @@ pub mod catalog;
 pub mod check;
 pub mod describe;
 pub mod diagnostics;
-pub mod emit;
 pub mod exit;
 pub mod features;
 pub mod keys;

@@ -13,7 +13,7 @@
 //! block or flow, and aliases that cannot expand a document past
 //! [`MAX_NODES`] nodes (values) or past one node per byte of text
 //! (streams). Time and memory stay linear in the text. Writing goes
-//! through the emitter in [`crate::emit`] ([`to_yaml`]). No other module
+//! through the emitter in [`chart_template::emit`] ([`to_yaml`]). No other module
 //! names a YAML crate, so each can be swapped here alone.
 //!
 //! Why one parser: `serde_yaml` (libyaml's scanner) read streams here
@@ -863,7 +863,7 @@ fn line_separators(
 /// Writes a value as block YAML (used for every rendered file).
 pub fn to_yaml(value: &impl serde::Serialize) -> String {
     let value = serde_json::to_value(value).expect("rendered data is JSON-shaped");
-    crate::emit::to_yaml(&value)
+    chart_template::emit::to_yaml(&value)
 }
 
 #[cfg(test)]
@@ -999,6 +999,74 @@ mod tests {
             ] {
                 assert!(err.message.contains("nesting deeper than 128"), "{err}");
             }
+        }
+    }
+
+    /// What the writer writes, this reader reads back as the same value:
+    /// both as a one-document file and as a values file with positions.
+    fn reads_back(value: &serde_json::Value) {
+        let text = to_yaml(value);
+        let back = parse_value(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
+        assert_eq!(&back, value, "read back:\n{text}");
+        if value.is_object() {
+            let located = parse_document(&text).unwrap();
+            assert_eq!(
+                &located.value, value,
+                "the values reader reads back:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_back_what_the_writer_writes() {
+        // Strings a YAML 1.1 reader could take for something else.
+        for text in [
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "~",
+            "null",
+            "1e3",
+            "0x1F",
+            "0o17",
+            "017",
+            "1_000",
+            "12:30",
+            "2001-12-14",
+            ".inf",
+            "-.NaN",
+            "<<",
+            "- item",
+            "a: b",
+            "#x",
+            "&a",
+            "*a",
+            "!t",
+            "%x",
+            "@x",
+            "`x",
+            "|",
+            ">",
+            "'q'",
+            "\"q\"",
+            " lead",
+            "trail ",
+            "a\nb",
+            "\u{85}",
+            "\u{feff}",
+            "",
+        ] {
+            reads_back(&serde_json::json!({ "k": text, "list": [text] }));
+        }
+        // Every object asogen renders for the defaults.
+        let model = crate::check::Checker::new()
+            .check(&[], crate::model::DEFAULT_NAMESPACE)
+            .unwrap();
+        let install = crate::render::objects::Install::new(&model, crate::render::objects::ASOGEN);
+        for object in install.objects() {
+            reads_back(&object);
         }
     }
 }

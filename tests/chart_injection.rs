@@ -456,7 +456,7 @@ fn catalog_strings_past_the_grammar_are_still_data_to_the_real_helm_engine() {
     for resource in asogen::objects::resources(&model.catalog, &model.release) {
         std::fs::write(
             chart_dir.join("templates").join(&resource.file),
-            resource.template(header),
+            resource.template(header, &asogen::describe::helpers::json_helper()),
         )
         .unwrap();
     }

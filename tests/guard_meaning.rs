@@ -71,9 +71,11 @@ fn evaluated(case: &Value) -> Vec<String> {
         namespace: "default",
         release_name: "release",
         release_service: "Helm",
+        chart_name: asogen::names::CHART_NAME,
         chart_version: "0",
         app_version: "0",
         capabilities: &capabilities,
+        is_secret: asogen::describe::IS_SECRET,
     };
     let guard = asogen::rules::guard::guard(asogen::names::CHART_NAME, &Catalog::builtin());
     match stmt::run(&guard, &scope) {

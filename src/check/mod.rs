@@ -228,7 +228,7 @@ fn template_diagnostics(merged: &Merged, values: &Value) -> Vec<Diagnostic> {
                 .segments()
                 .try_fold(values, |node, segment| node.get(segment))?
                 .as_str()?;
-            let err = crate::describe::expr::tpl(text, values).err()?;
+            let err = crate::describe::expr::tpl(text, values, crate::describe::IS_SECRET).err()?;
             let pointer = key.pointer();
             let mut d = merged.diagnostic(&pointer, false);
             d.key = path.to_string();

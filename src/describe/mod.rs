@@ -1,77 +1,41 @@
-//! One description per object. Each object of the install is described
-//! once, as a tree whose values are constants or Helm expressions; the
-//! chart template is printed from that tree and asogen's own object is
-//! evaluated from it, so the two cannot say different things. The objects
-//! themselves are described in [`crate::objects`], in the types of
-//! [`ast`]; [`expr`] and [`tree`] evaluate and print them. The chart guard
-//! ([`crate::rules::guard`]) is described with the same expressions, as
-//! actions ([`stmt`]).
+//! The chart's side of the template language: the language itself (typed
+//! object trees and Helm expressions, printed as Go templates and
+//! evaluated with Helm's meaning) is the `chart-template` crate, re-exported
+//! here; what only this chart knows is added: its named helpers
+//! ([`helpers`]), the shorthands that read a key's default from the one
+//! place defaults live, and the scope it evaluates in. The objects are
+//! described in [`crate::objects`]; the chart guard
+//! ([`crate::rules::guard`]) is written as statements of the same language.
 
-pub mod ast;
-pub mod capabilities;
-pub mod expr;
-pub mod funcs;
 pub mod helpers;
-pub mod stmt;
-pub mod tree;
 
-pub use capabilities::{Capabilities, KubeVersion};
-pub use expr::{EvalError, Expr, Func, Locals, Scope};
-pub use stmt::Stmt;
-pub use tree::{Entry, Item, Node, Resource};
+pub use chart_template::{
+    Body, Capabilities, Entry, EvalError, Expr, Func, Helper, Item, KubeVersion, Locals, Node,
+    Resource, Scope, Stmt, ValuesPath, ast, capabilities, evaluate, evaluate_doc, expr, funcs,
+    stmt, tree,
+};
 
-use serde_json::Value;
+use crate::keys::Key;
 
-use crate::emit::Doc;
-
-/// Every object whose resource's condition holds, in the resources' order,
-/// with each map's keys sorted (`apiVersion` and `kind` first), so that the
-/// output does not depend on the order a description lists its fields in.
-pub fn evaluate(resources: &[Resource], scope: &Scope) -> Result<Vec<Value>, EvalError> {
-    let mut objects = Vec::new();
-    for resource in resources {
-        objects.extend(evaluate_doc(resource, scope)?.map(Doc::into_value));
-    }
-    Ok(objects)
+/// The chart's default for a key, as a constant (from
+/// [`crate::values::default_of`], the one place defaults live).
+pub fn default_of(key: Key) -> Expr {
+    Expr::Lit(crate::values::default_of(key))
 }
 
-/// One resource's object as [`evaluate`] gives it, as a document to write
-/// (None when its condition does not hold).
-pub fn evaluate_doc<'r>(
-    resource: &'r Resource,
-    scope: &Scope,
-) -> Result<Option<Doc<'r>>, EvalError> {
-    let object = resource
-        .eval_doc(scope)
-        .map_err(|err| EvalError(format!("templates/{}: {err}", resource.file)))?;
-    Ok(object.map(|object| match object {
-        // Keys are sorted: `apiVersion` and `kind` move to the front.
-        Doc::Map(entries) => {
-            let (mut first, rest): (Vec<_>, Vec<_>) = entries
-                .into_iter()
-                .partition(|(key, _)| matches!(key.as_ref(), "apiVersion" | "kind"));
-            first.extend(rest);
-            Doc::Map(first)
-        }
-        other => other,
-    }))
+/// `default DEFAULT .Values.KEY`: the key, or its default when it is
+/// empty (left out, null, or zero as Go templates see it).
+pub fn value_or_default(key: Key) -> Expr {
+    Expr::value(key).or_default(default_of(key))
 }
 
-/// A scope for unit tests: `values` with a fixed release (namespace `ns`,
-/// name `r`, chart 1.0.0, app v1.0.0) on a current cluster.
-#[cfg(test)]
-pub(crate) fn test_scope(values: &Value) -> Scope<'_> {
-    static CURRENT: Capabilities = Capabilities {
-        kube_version: None,
-        api_versions: Vec::new(),
-    };
-    Scope {
-        values,
-        namespace: "ns",
-        release_name: "r",
-        release_service: "asogen",
-        chart_version: "1.0.0",
-        app_version: "v1.0.0",
-        capabilities: &CURRENT,
-    }
+/// `dig "a" "b" DEFAULT .Values.WITHIN`: `key`, read from the map at
+/// `within` (one of its parents), or its default when anything on the way
+/// is missing.
+pub fn dig(key: Key, within: Key) -> Expr {
+    Expr::dig(key, within, default_of(key))
 }
+
+/// Whether `tpl` must refuse to print a values key path: the chart's own
+/// judgement of secret names ([`crate::redact::is_secret_name`]).
+pub const IS_SECRET: fn(&str) -> bool = crate::redact::is_secret_name;

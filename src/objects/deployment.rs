@@ -16,7 +16,7 @@ use super::{
 };
 use crate::catalog::{CRD_LABELS_FLAG, Catalog};
 use crate::describe::tree::{field, item, json, list, map, text, when};
-use crate::describe::{Entry, Expr, Func, Item, Node, Resource};
+use crate::describe::{self, Entry, Expr, Func, Item, Node, Resource, helpers};
 use crate::keys::{self, Key};
 use crate::model::Release;
 use crate::roles::{self, Role};
@@ -191,12 +191,12 @@ fn strategy() -> Vec<Entry> {
     let rolling_param = |key: Key| {
         json(
             key.leaf(),
-            Expr::dig(roles::bound(role, key), roles::bound(role, keys::STRATEGY)),
+            describe::dig(roles::bound(role, key), roles::bound(role, keys::STRATEGY)),
         )
     };
     vec![Entry::If(
         value(role, keys::STRATEGY_TYPE)
-            .or_default(Expr::default_of(keys::STRATEGY_TYPE))
+            .or_default(describe::default_of(keys::STRATEGY_TYPE))
             .eq(Expr::str(StrategyType::RollingUpdate.as_str())),
         vec![
             text("type", "RollingUpdate"),
@@ -250,7 +250,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         ));
     }
     let selector = match role {
-        Role::Controller => vec![Entry::Include("selectorLabels")],
+        Role::Controller => vec![Entry::Include(helpers::selector_labels())],
         Role::Webhooks => webhooks_selector_labels(),
     };
     // The user's labels, less those that would give a pod an identity
@@ -280,7 +280,10 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
             selector
                 .into_iter()
                 .chain([
-                    json(crate::metadata::BOTH_ROLES_LABEL, Expr::Include("name")),
+                    json(
+                        crate::metadata::BOTH_ROLES_LABEL,
+                        Expr::Include(helpers::name()),
+                    ),
                     json("app.kubernetes.io/version", Expr::AppVersion),
                 ])
                 .chain(identity_binding)
@@ -293,7 +296,10 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
 fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let optional = |field: &str, key: Key| Entry::Yaml(field.into(), value(role, key));
     let service_account = match role {
-        Role::Controller => json("serviceAccountName", Expr::Include("serviceAccountName")),
+        Role::Controller => json(
+            "serviceAccountName",
+            Expr::Include(helpers::service_account_name()),
+        ),
         Role::Webhooks => text("serviceAccountName", WEBHOOKS_SERVICE_ACCOUNT),
     };
     let mut entries = vec![

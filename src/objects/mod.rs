@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::catalog::Catalog;
 use crate::describe::tree::{json, map, text};
-use crate::describe::{Entry, Expr, Node, Resource};
+use crate::describe::{self, Entry, Expr, Node, Resource, helpers};
 use crate::keys;
 use crate::model::Release;
 use crate::roles::Role;
@@ -139,7 +139,7 @@ pub fn resources_with(
 
 /// `true` with `topology` set to `topology` (`single` when left out).
 pub(crate) fn topology_is(topology: Topology) -> Expr {
-    Expr::value_or_default(keys::TOPOLOGY).eq(Expr::str(topology.as_str()))
+    describe::value_or_default(keys::TOPOLOGY).eq(Expr::str(topology.as_str()))
 }
 
 /// `true` with `topology: split`: the controller's split shape.
@@ -173,10 +173,13 @@ fn webhooks_match_labels() -> Entry {
 /// The labels of an object of the webhooks role: every object's labels,
 /// with the webhook pods' `control-plane` in place of the controller's.
 fn webhooks_object_labels() -> Vec<Entry> {
-    crate::describe::helpers::map_helper("labels")
+    helpers::labels()
+        .entries()
         .iter()
         .flat_map(|entry| match entry {
-            Entry::Include("selectorLabels") => webhooks_selector_labels(),
+            Entry::Include(helper) if std::ptr::eq(*helper, helpers::selector_labels()) => {
+                webhooks_selector_labels()
+            }
             other => vec![other.clone()],
         })
         .collect()
@@ -203,7 +206,7 @@ pub fn namespace_object(namespace: &str, managed_by: &str) -> Value {
         "metadata": {
             "labels": {
                 "app.kubernetes.io/managed-by": managed_by,
-                "app.kubernetes.io/name": crate::describe::helpers::CHART,
+                "app.kubernetes.io/name": helpers::CHART,
                 // The controller pod meets the restricted standard; enforce it.
                 "pod-security.kubernetes.io/enforce": "restricted",
             },
@@ -214,7 +217,7 @@ pub fn namespace_object(namespace: &str, managed_by: &str) -> Value {
 
 /// `true` when this install serves webhooks.
 fn serves_webhooks() -> Expr {
-    Expr::Include("servesWebhooks")
+    Expr::Include(helpers::serves_webhooks())
 }
 
 /// `metrics.enable` and `metrics.secure`.
@@ -238,7 +241,7 @@ fn header(
     if namespaced {
         metadata.push(json("namespace", Expr::Namespace));
     }
-    metadata.push(map("labels", vec![Entry::Include("labels")]));
+    metadata.push(map("labels", vec![Entry::Include(helpers::labels())]));
     metadata.extend(more);
     vec![
         text("apiVersion", api_version),
@@ -258,7 +261,10 @@ fn resource(file: &str, when: Option<Expr>, object: Vec<Entry>) -> Resource {
 
 /// `matchLabels` with the selector labels.
 fn match_labels() -> Entry {
-    map("matchLabels", vec![Entry::Include("selectorLabels")])
+    map(
+        "matchLabels",
+        vec![Entry::Include(helpers::selector_labels())],
+    )
 }
 
 /// A constant node from JSON.
@@ -439,7 +445,7 @@ mod tests {
             assert_eq!(owned(map.written), written, "{}", map.key.path());
         }
         assert_eq!(
-            crate::describe::tree::literal_fields(&[Entry::Include("selectorLabels")]),
+            crate::describe::tree::literal_fields(&[Entry::Include(helpers::selector_labels())]),
             owned(crate::metadata::SELECTOR_LABELS)
         );
     }

@@ -12,7 +12,7 @@ use super::{
     header, lit, match_labels, resource, role_header, webhooks_deployed, webhooks_match_labels,
 };
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Item, Node, Resource};
+use crate::describe::{Entry, Expr, Item, Node, Resource, helpers};
 use crate::keys::{self, Key};
 
 fn tcp_port(number: Node) -> Item {
@@ -214,7 +214,7 @@ pub fn metrics_service() -> Resource {
                     field("port", Node::Int(Expr::value(keys::METRICS_PORT))),
                 ])],
             ),
-            map("selector", vec![Entry::Include("selectorLabels")]),
+            map("selector", vec![Entry::Include(helpers::selector_labels())]),
         ],
     ));
     resource(

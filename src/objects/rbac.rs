@@ -11,7 +11,7 @@ use super::names::{
 use super::{catalog_data, header, lit, resource, role_header, secure_metrics, webhooks_deployed};
 use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Node, Resource};
+use crate::describe::{Entry, Expr, Node, Resource, helpers};
 use crate::keys;
 
 /// The ServiceAccount, when the chart creates it.
@@ -22,9 +22,9 @@ pub fn service_account() -> Resource {
         map(
             "metadata",
             vec![
-                json("name", Expr::Include("serviceAccountName")),
+                json("name", Expr::Include(helpers::service_account_name())),
                 json("namespace", Expr::Namespace),
-                map("labels", vec![Entry::Include("labels")]),
+                map("labels", vec![Entry::Include(helpers::labels())]),
                 Entry::Yaml(
                     "annotations".into(),
                     Expr::value(keys::SERVICE_ACCOUNT_ANNOTATIONS),
@@ -128,7 +128,7 @@ fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool
         "subjects",
         vec![item(vec![
             text("kind", "ServiceAccount"),
-            json("name", Expr::Include("serviceAccountName")),
+            json("name", Expr::Include(helpers::service_account_name())),
             json("namespace", Expr::Namespace),
         ])],
     ));

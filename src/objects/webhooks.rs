@@ -14,7 +14,7 @@ use super::{
 };
 use crate::catalog::{Catalog, Group, NAME_PREFIX};
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Func, Item, Resource};
+use crate::describe::{Entry, Expr, Func, Item, Resource, helpers};
 use crate::keys;
 use crate::metadata::BOTH_ROLES_LABEL;
 use crate::values::Topology;
@@ -46,7 +46,10 @@ pub fn webhook_service() -> Resource {
                 vec![Entry::If(
                     topology_is(Topology::Bridge),
                     vec![map("selector", vec![both_roles_selector()])],
-                    vec![map("selector", vec![Entry::Include("selectorLabels")])],
+                    vec![map(
+                        "selector",
+                        vec![Entry::Include(helpers::selector_labels())],
+                    )],
                 )],
             ),
         ],
@@ -66,7 +69,7 @@ fn both_roles_selector() -> Entry {
             Func::Ternary,
             vec![
                 Expr::Call(Func::Index, vec![labels(), Expr::str(BOTH_ROLES_LABEL)]),
-                Expr::Include("name"),
+                Expr::Include(helpers::name()),
                 Expr::Call(Func::HasKey, vec![labels(), Expr::str(BOTH_ROLES_LABEL)]),
             ],
         ),

@@ -83,7 +83,7 @@ pub fn render_chart_templates(
     let ctx = context! {
         header_tpl => &header,
         guard => crate::rules::guard::chart_guard(CHART_NAME, catalog),
-        helpers => crate::describe::tree::print_helpers(),
+        helpers => crate::describe::helpers::print(),
         chart_name => CHART_NAME,
     };
     for name in names {
@@ -91,8 +91,9 @@ pub fn render_chart_templates(
         artifacts.insert(format!("{CHART_DIR}/templates/{name}"), text);
     }
     // The same descriptions the profiles are evaluated from, described once.
+    let json = crate::describe::helpers::json_helper();
     for resource in super::objects::described(catalog, release).each_resource() {
-        let mut template = resource.template(&header);
+        let mut template = resource.template(&header, &json);
         // Kept until the render ends: without the room it grew into.
         template.shrink_to_fit();
         artifacts.insert(format!("{CHART_DIR}/templates/{}", resource.file), template);

@@ -155,7 +155,7 @@ fn manifest_start(
     out.push_str(header);
     if with_namespace {
         out.push_str(SEPARATOR);
-        out.push_str(&crate::emit::to_yaml(&install.namespace()));
+        out.push_str(&chart_template::emit::to_yaml(&install.namespace()));
     }
 }
 
@@ -187,7 +187,7 @@ const SEPARATOR: &str = "---\n";
 
 /// Objects as a YAML stream.
 pub fn stream(objects: &[Value], header: &str) -> String {
-    let texts: Vec<String> = objects.iter().map(crate::emit::to_yaml).collect();
+    let texts: Vec<String> = objects.iter().map(chart_template::emit::to_yaml).collect();
     stream_texts(&texts, header)
 }
 
@@ -325,7 +325,7 @@ fn render_profile(
         // The base files are named after their objects' heads; their texts
         // are the install's own (shared with its text cache), so no object
         // is held whole beyond its turn.
-        let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
+        let mut texts = vec![Arc::from(chart_template::emit::to_yaml(&namespace))];
         texts.extend(install.texts());
         let mut heads = vec![namespace];
         heads.extend(install.heads());
@@ -333,7 +333,7 @@ fn render_profile(
         kustomize::render_base(&heads, &texts, BASE_PROFILE, artifacts);
     } else {
         // Texts only: each object is dropped once written.
-        let mut texts = vec![Arc::from(crate::emit::to_yaml(&namespace))];
+        let mut texts = vec![Arc::from(chart_template::emit::to_yaml(&namespace))];
         texts.extend(install.texts());
         artifacts.insert(manifest, stream_texts(&texts, &header));
     }

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::catalog::Catalog;
 use crate::describe::{self, Capabilities, Resource, Scope};
-use crate::emit::Doc;
 use crate::model::{Model, Release};
 use crate::objects::{Configuration, WEBHOOKS, WebhookFields};
+use chart_template::emit::Doc;
 
 /// The tool that rendered an object, for the labels that say so, and the
 /// cluster it renders for.
@@ -83,9 +83,11 @@ impl<'a> Install<'a> {
             namespace: &self.model.namespace,
             release_name: self.installer.instance,
             release_service: self.installer.managed_by,
+            chart_name: describe::helpers::CHART,
             chart_version: &self.model.release.chart_version,
             app_version: &self.model.release.app_version,
             capabilities: self.installer.capabilities,
+            is_secret: describe::IS_SECRET,
         }
     }
 
@@ -271,7 +273,7 @@ impl<'a> Install<'a> {
         }
         match doc(&described.resource(index, configurations), scope) {
             Some(object) => {
-                crate::emit::write_doc(&object, out);
+                chart_template::emit::write_doc(&object, out);
                 true
             }
             None => false,
@@ -463,7 +465,8 @@ impl WebhookLayout {
             namespace: MARKS[WebhookFields::SCALARS],
             ..scope.clone()
         };
-        let text = crate::emit::doc_to_yaml(&describe::evaluate_doc(&one, &marked_scope).ok()??);
+        let text =
+            chart_template::emit::doc_to_yaml(&describe::evaluate_doc(&one, &marked_scope).ok()??);
         let mut rest = text.strip_prefix(WEBHOOKS)?.strip_prefix(":\n")?;
         let (mut chunks, mut holes) = (Vec::new(), Vec::new());
         while let Some(at) = rest.find('\u{e000}') {
@@ -480,11 +483,13 @@ impl WebhookLayout {
         }
         chunks.push(rest.to_string());
         let mut namespace = String::new();
-        crate::emit::write_inline_str(scope.namespace, &mut namespace).then_some(WebhookLayout {
-            chunks,
-            holes,
-            namespace,
-        })
+        chart_template::emit::write_inline_str(scope.namespace, &mut namespace).then_some(
+            WebhookLayout {
+                chunks,
+                holes,
+                namespace,
+            },
+        )
     }
 
     /// Appends the configuration (`header`, its description less the
@@ -498,7 +503,7 @@ impl WebhookLayout {
         if configuration.is_empty() || entries.iter().any(|(key, _)| key.as_ref() >= WEBHOOKS) {
             return false;
         }
-        crate::emit::write_doc(header, out);
+        chart_template::emit::write_doc(header, out);
         out.push_str(WEBHOOKS);
         out.push_str(":\n");
         configuration.each_webhook(|fields| {
@@ -507,7 +512,7 @@ impl WebhookLayout {
                 out.push_str(chunk);
                 match scalars.get(hole) {
                     Some(scalar) => {
-                        if !crate::emit::write_inline_str(scalar, out) {
+                        if !chart_template::emit::write_inline_str(scalar, out) {
                             return false;
                         }
                     }
@@ -581,7 +586,11 @@ mod tests {
         // Twice over, so the second round reads what the first cached.
         for model in models.iter().chain(models.iter()) {
             let install = Install::new(model, ASOGEN);
-            let written: Vec<String> = install.objects().iter().map(crate::emit::to_yaml).collect();
+            let written: Vec<String> = install
+                .objects()
+                .iter()
+                .map(chart_template::emit::to_yaml)
+                .collect();
             let texts: Vec<String> = install
                 .texts()
                 .iter()
@@ -631,8 +640,8 @@ mod tests {
                     laid_out += 1;
                     let mut text = String::new();
                     let written = install.write_object(index, &scope, &configurations, &mut text);
-                    let expected =
-                        doc(resource, &scope).map(|object| crate::emit::doc_to_yaml(&object));
+                    let expected = doc(resource, &scope)
+                        .map(|object| chart_template::emit::doc_to_yaml(&object));
                     assert_eq!(written.then_some(text), expected, "{}", resource.file);
                 }
                 assert_eq!(laid_out, configurations.len());

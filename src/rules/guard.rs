@@ -646,9 +646,11 @@ mod tests {
             namespace: "ns",
             release_name: "r",
             release_service: "Helm",
+            chart_name: crate::names::CHART_NAME,
             chart_version: "1.0.0",
             app_version: "v1.0.0",
             capabilities: &capabilities,
+            is_secret: crate::describe::IS_SECRET,
         };
         match stmt::run(guard, &scope) {
             Ok(None) => Vec::new(),
@@ -954,8 +956,12 @@ mod tests {
                 }
                 node[leaf] = json!(text);
                 let values = as_helm_reads(&case, true);
-                let asogen =
-                    crate::describe::expr::tpl(text, &as_helm_reads(&case, false)).is_err();
+                let asogen = crate::describe::expr::tpl(
+                    text,
+                    &as_helm_reads(&case, false),
+                    crate::describe::IS_SECRET,
+                )
+                .is_err();
                 let prefix = format!("{}: ", key.path());
                 let found = guard_refusals(&guard, &values);
                 let guard_refuses = found.iter().any(|line| line.starts_with(&prefix));

@@ -108,7 +108,12 @@ const FAST_LANE: &[&str] = &[
 ];
 
 /// The library crates under crates/, whose unit tests the fast lane runs.
-const CRATES: &[&str] = &["go-semantics", "helm-values", "output-folder"];
+const CRATES: &[&str] = &[
+    "chart-template",
+    "go-semantics",
+    "helm-values",
+    "output-folder",
+];
 
 const USAGE: &str = "usage: cargo xtask regen [--check] | fast [CARGO TEST ARGS]\n\n  regen           write every generated file that is stale\n  regen --check   write nothing; exit 1 if any generated file is stale\n  fast            the fast test lane: unit tests and the integration\n                  tests that run no external tool (docs/development.md)";
 

@@ -118,7 +118,7 @@ fn one<W: Write>(
     match (&config.output_dir, config.output) {
         (Some(dir), _) => {
             let selected = select(&install, install.texts_by_file(), patterns)?;
-            let namespace = namespace.then(|| asogen::emit::to_yaml(&install.namespace()));
+            let namespace = namespace.then(|| chart_template::emit::to_yaml(&install.namespace()));
             return write_templates(dir, &values.files, &selected, namespace);
         }
         // The common case, from the cached object texts.

@@ -151,7 +151,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
         let mut out = String::new();
         for object in plan::step_objects(step, rendered) {
             out.push_str("---\n");
-            out.push_str(&asogen::emit::to_yaml(&object));
+            out.push_str(&chart_template::emit::to_yaml(&object));
         }
         stdout.print(out);
         return Ok(Status::Success);

@@ -436,19 +436,11 @@ mod tests {
 
     fn round_trip(value: &Value) {
         let text = to_yaml(value);
-        // A YAML 1.2 reader (serde_yaml, a dev-dependency) and asogen's own
-        // (YAML 1.1, as Helm and kubectl read) read the same back.
+        // A YAML 1.2 reader (serde_yaml, a dev-dependency) reads the same
+        // back; asogen's tests hold its own YAML 1.1 reader (as Helm and
+        // kubectl read) to the same text.
         let back: Value = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
         assert_eq!(&back, value, "a YAML 1.2 reader reads back:\n{text}");
-        let ours = crate::yaml::parse_value(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
-        assert_eq!(&ours, value, "asogen's reader reads back:\n{text}");
-        if value.is_object() {
-            let located = crate::yaml::parse_document(&text).unwrap();
-            assert_eq!(
-                &located.value, value,
-                "the values reader reads back:\n{text}"
-            );
-        }
     }
 
     #[test]
@@ -602,15 +594,5 @@ mod tests {
         write_doc(&doc, &mut appended);
         assert_eq!(appended, format!("x\n{text}"));
         round_trip(&doc.into_value());
-    }
-
-    #[test]
-    fn every_rendered_object_reads_back_unchanged() {
-        let checker = crate::check::Checker::new();
-        let model = checker.check(&[], crate::model::DEFAULT_NAMESPACE).unwrap();
-        let install = crate::render::objects::Install::new(&model, crate::render::objects::ASOGEN);
-        for object in install.objects() {
-            round_trip(&object);
-        }
     }
 }

@@ -233,8 +233,8 @@ fn run_range(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::describe::Func;
-    use crate::describe::test_scope as scope;
+    use crate::Func;
+    use crate::test_scope as scope;
     use serde_json::json;
 
     /// Counts the items of `.Values.xs` above 1 and fails naming them.

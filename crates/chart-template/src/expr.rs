@@ -14,12 +14,12 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 pub use super::ast::Expr;
+use super::ast::{Body, Helper};
 pub use super::funcs::{EvalError, Func, go_print, to_text};
-use super::helpers::{self, Body};
 
 /// The string `include` yields for a helper.
-pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
-    match &helpers::find(name).body {
+pub fn eval_include(helper: &Helper, scope: &Scope) -> Result<String, EvalError> {
+    match &helper.body {
         Body::Text(expr) => Ok(to_text(&expr.eval(scope)?)),
         Body::Flag(expr) => Ok(if truthy(&expr.eval(scope)?) {
             "true".into()
@@ -27,7 +27,8 @@ pub fn eval_include(name: &str, scope: &Scope) -> Result<String, EvalError> {
             String::new()
         }),
         Body::Entries(_) => Err(EvalError(format!(
-            "{name} is a map helper; include it as entries"
+            "{} is a map helper; include it as entries",
+            helper.name
         ))),
     }
 }
@@ -43,12 +44,17 @@ pub struct Scope<'a> {
     pub release_name: &'a str,
     /// `.Release.Service`.
     pub release_service: &'a str,
+    /// `.Chart.Name`.
+    pub chart_name: &'a str,
     /// `.Chart.Version`.
     pub chart_version: &'a str,
     /// `.Chart.AppVersion`.
     pub app_version: &'a str,
     /// `.Capabilities`: the APIs the target cluster serves.
     pub capabilities: &'a super::Capabilities,
+    /// Whether a values key path names a secret, which `tpl` refuses to
+    /// print (the chart's own judgement of its keys).
+    pub is_secret: fn(&str) -> bool,
 }
 
 /// Go template truth: false, 0, "", nil and empty collections are false.
@@ -138,10 +144,10 @@ impl Expr {
             Expr::Namespace => Value::from(scope.namespace),
             Expr::ReleaseName => Value::from(scope.release_name),
             Expr::ReleaseService => Value::from(scope.release_service),
-            Expr::ChartName => Value::from(helpers::CHART),
+            Expr::ChartName => Value::from(scope.chart_name),
             Expr::ChartVersion => Value::from(scope.chart_version),
             Expr::AppVersion => Value::from(scope.app_version),
-            Expr::Include(name) => Value::String(eval_include(name, scope)?),
+            Expr::Include(helper) => Value::String(eval_include(helper, scope)?),
             Expr::ApiServed(api) => Value::Bool(scope.capabilities.has(api)),
             Expr::Call(func, args) => call(*func, args, scope, locals)?,
             Expr::Var(name) => locals.get(name)?.clone(),
@@ -199,7 +205,7 @@ impl Expr {
                 }
                 out
             }
-            Expr::Include(name) => format!("include \"{}.{name}\" .", helpers::CHART),
+            Expr::Include(helper) => format!("include \"{}\" .", helper.name),
             Expr::ApiServed(kind) => format!(".Capabilities.APIVersions.Has \"{kind}\""),
             other => other.to_go_operand(),
         }
@@ -352,7 +358,7 @@ fn call<'a>(
         }
         Func::Tpl => {
             arity(func, args, 1)?;
-            tpl(&to_text(&value(0)?), scope.values).map(Value::String)
+            tpl(&to_text(&value(0)?), scope.values, scope.is_secret).map(Value::String)
         }
         Func::Dig => {
             let (keys, rest) = args.split_at(args.len().saturating_sub(2));
@@ -408,7 +414,7 @@ pub const TPL_HELP: &str = "write the value itself, or {{ .Values.KEY }} naming 
 pub enum Refusal {
     /// A key is named like a method of Helm's values ([`VALUES_METHODS`]).
     Method,
-    /// The key path names a secret (see [`crate::redact::is_secret_name`]).
+    /// The key path names a secret (see [`Scope::is_secret`]).
     Secret,
     /// The value is a map or a list: Helm prints everything under it.
     Collection,
@@ -448,7 +454,7 @@ impl Refusal {
 /// so is an action Helm would evaluate otherwise than a key or to a
 /// secret ([`Refusal`]); the chart guard refuses the same ones
 /// ([`TEMPLATE_ACTION`]).
-pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
+pub fn tpl(text: &str, values: &Value, is_secret: fn(&str) -> bool) -> Result<String, EvalError> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -484,7 +490,7 @@ pub fn tpl(text: &str, values: &Value) -> Result<String, EvalError> {
         if path.split('.').any(|key| VALUES_METHODS.contains(&key)) {
             return Err(Refusal::Method.error(path));
         }
-        if crate::redact::is_secret_name(path) {
+        if is_secret(path) {
             return Err(Refusal::Secret.error(path));
         }
         out.push_str(&tpl_value(values, path)?);
@@ -589,16 +595,16 @@ fn printf(format: &str, args: &[Value]) -> Result<String, EvalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::describe::test_scope as scope;
+    use crate::ValuesPath;
+    use crate::test_scope as scope;
     use serde_json::json;
+
+    const METRICS_PORT: ValuesPath = ValuesPath::new("metrics.port");
 
     #[test]
     fn prints_go_pipelines() {
-        let expr = Expr::printf(
-            "0.0.0.0:%d",
-            vec![Expr::value(crate::keys::METRICS_PORT).int64()],
-        )
-        .or_default(Expr::Lit(Value::Null));
+        let expr = Expr::printf("0.0.0.0:%d", vec![Expr::value(METRICS_PORT).int64()])
+            .or_default(Expr::Lit(Value::Null));
         assert_eq!(
             expr.to_go(),
             r#"default nil (printf "0.0.0.0:%d" (int64 .Values.metrics.port))"#
@@ -612,7 +618,7 @@ mod tests {
             "n": 1000000, "m": 123456, "b": true, "nil": null, "s": "t",
             "list": ["a", "b c"], "map": {"q": 5, "mode": "disabled", "z": [{"name": "x"}]}
         });
-        let tpl = |text: &str| tpl(text, &values);
+        let tpl = |text: &str| tpl(text, &values, crate::test_is_secret);
         assert_eq!(tpl("r/{{ .Values.x }}/e").unwrap(), "r//e");
         assert_eq!(tpl("r/{{ .Values.nil }}/e").unwrap(), "r//e");
         assert_eq!(
@@ -685,10 +691,12 @@ mod tests {
 
     #[test]
     fn evaluates_with_helm_meaning() {
-        use crate::keys::{
-            AZURE_SYNC_PERIOD, AZURE_TARGET_NAMESPACES, METRICS_PORT, NODE_SELECTOR,
-            STRATEGY_ROLLING_UPDATE_MAX_SURGE,
-        };
+        const AZURE_SYNC_PERIOD: ValuesPath = ValuesPath::new("azureSyncPeriod");
+        const AZURE_TARGET_NAMESPACES: ValuesPath = ValuesPath::new("azureTargetNamespaces");
+        const NODE_SELECTOR: ValuesPath = ValuesPath::new("nodeSelector");
+        const STRATEGY: ValuesPath = ValuesPath::new("strategy");
+        const STRATEGY_ROLLING_UPDATE_MAX_SURGE: ValuesPath =
+            ValuesPath::new("strategy.rollingUpdate.maxSurge");
         let values = json!({
             "azureSyncPeriod": "",
             "metrics": {"port": 8443.0},
@@ -706,11 +714,11 @@ mod tests {
             Value::Null
         );
         assert_eq!(
-            eval(Expr::value_or_default(STRATEGY_ROLLING_UPDATE_MAX_SURGE)),
+            eval(Expr::value(STRATEGY_ROLLING_UPDATE_MAX_SURGE).or_default(Expr::int(1))),
             1
         );
         assert_eq!(
-            Expr::dig(STRATEGY_ROLLING_UPDATE_MAX_SURGE, crate::keys::STRATEGY).to_go(),
+            Expr::dig(STRATEGY_ROLLING_UPDATE_MAX_SURGE, STRATEGY, Expr::int(1)).to_go(),
             r#"dig "rollingUpdate" "maxSurge" 1 .Values.strategy"#
         );
         assert_eq!(

@@ -2,14 +2,65 @@
 //! ([`Expr`]) and the shape of an object ([`Entry`], [`Node`], [`Item`],
 //! [`Resource`]), with the shorthands descriptions are written in. Only
 //! data: evaluating them is [`super::expr`]'s and [`super::tree`]'s work,
-//! printing them as Go templates too, so the named helpers
-//! ([`super::helpers`]) can be written in these types and still be
-//! evaluated and printed by those modules.
+//! printing them as Go templates too, so the chart's named helpers
+//! ([`Helper`]) can be written in these types and still be evaluated and
+//! printed by those modules.
 
 use serde_json::Value;
 
 use super::funcs::Func;
-use crate::keys::Key;
+
+/// A key of the values: a dotted path from `.Values` (`metrics.port`).
+/// Which paths exist is the chart's business: a chart makes them from its
+/// own key handles (`From`), and the expressions only read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValuesPath(&'static str);
+
+impl ValuesPath {
+    /// The path `a.b.c`.
+    pub const fn new(path: &'static str) -> ValuesPath {
+        ValuesPath(path)
+    }
+    /// The dotted path.
+    pub const fn path(self) -> &'static str {
+        self.0
+    }
+}
+
+/// A named template of the chart (`define`), `include`d by reference: a
+/// helper that was never described cannot be included.
+#[derive(Debug, PartialEq)]
+pub struct Helper {
+    /// The `define`'s name, the chart's name first (`mychart.labels`),
+    /// as charts name them so that subcharts' helpers do not collide.
+    pub name: String,
+    /// What it is for, printed as a comment above its `define`.
+    pub doc: &'static str,
+    /// What it yields.
+    pub body: Body,
+}
+
+/// What a helper yields.
+#[derive(Debug, PartialEq)]
+pub enum Body {
+    /// A string.
+    Text(Expr),
+    /// "true" when the condition holds, else "" (Go templates have no
+    /// boolean helpers: `include` always returns a string).
+    Flag(Expr),
+    /// Map entries, included with `nindent`.
+    Entries(Vec<Entry>),
+}
+
+impl Helper {
+    /// A map helper's entries.
+    pub fn entries(&self) -> &[Entry] {
+        match &self.body {
+            Body::Entries(entries) => entries,
+            _ => panic!("{} is not a map helper (a bug in a description)", self.name),
+        }
+    }
+}
 
 /// A value computed from the chart's inputs.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,7 +69,7 @@ pub enum Expr {
     Lit(Value),
     /// `.Values.a.b`: a key of the values; missing is null. Printed for
     /// the root context as the dot (outside a `range`).
-    Values(Key),
+    Values(ValuesPath),
     /// `.Release.Namespace`.
     Namespace,
     /// `.Release.Name`.
@@ -31,8 +82,8 @@ pub enum Expr {
     ChartVersion,
     /// `.Chart.AppVersion`.
     AppVersion,
-    /// `include "<chart>.NAME" .`: a string helper of [`super::helpers`].
-    Include(&'static str),
+    /// `include "NAME" .`: a string helper.
+    Include(&'static Helper),
     /// `.Capabilities.APIVersions.Has "GROUP/VERSION/KIND"`: whether the
     /// cluster serves a kind. Helm asks the cluster; asogen renders for a
     /// current one unless `--kube-version` names an older one (see
@@ -52,30 +103,21 @@ pub enum Expr {
 /// Shorthands that read like the template they print.
 impl Expr {
     /// `.Values.KEY`.
-    pub fn value(key: Key) -> Expr {
-        Expr::Values(key)
+    pub fn value(key: impl Into<ValuesPath>) -> Expr {
+        Expr::Values(key.into())
     }
-    /// The chart's default for a key, as a constant (from
-    /// [`crate::values::default_of`], the one place defaults live).
-    pub fn default_of(key: Key) -> Expr {
-        Expr::Lit(crate::values::default_of(key))
-    }
-    /// `default DEFAULT .Values.KEY`: the key, or its default when it is
-    /// empty (left out, null, or zero as Go templates see it).
-    pub fn value_or_default(key: Key) -> Expr {
-        Expr::value(key).or_default(Expr::default_of(key))
-    }
-    /// `dig "a" "b" DEFAULT .Values.KEY`: `key`, read from the map at
-    /// `within` (one of its parents), or its default when anything on the
+    /// `dig "a" "b" DEFAULT .Values.WITHIN`: `key`, read from the map at
+    /// `within` (one of its parents), or `default` when anything on the
     /// way is missing.
-    pub fn dig(key: Key, within: Key) -> Expr {
+    pub fn dig(key: impl Into<ValuesPath>, within: impl Into<ValuesPath>, default: Expr) -> Expr {
+        let (key, within) = (key.into(), within.into());
         let below = key
             .path()
             .strip_prefix(within.path())
             .and_then(|rest| rest.strip_prefix('.'))
             .unwrap_or_else(|| panic!("{} is not inside {}", key.path(), within.path()));
         let mut args: Vec<Expr> = below.split('.').map(Expr::str).collect();
-        args.push(Expr::default_of(key));
+        args.push(default);
         args.push(Expr::value(within));
         Expr::Call(Func::Dig, args)
     }
@@ -171,7 +213,7 @@ pub enum Entry {
     /// A values map's own entries, merged in here (`range`, one line each).
     Splice(Expr),
     /// The entries of a map helper (`include ... | nindent`).
-    Include(&'static str),
+    Include(&'static Helper),
     /// Entries present only when the condition holds, or else others.
     If(Expr, Vec<Entry>, Vec<Entry>),
     /// An entry the chart writes and asogen's own output leaves out: the

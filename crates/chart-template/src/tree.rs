@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use crate::emit::Doc;
 
+use super::ast::{Body, Helper};
 pub use super::ast::{Entry, Item, Node, Resource, field, item, json, list, map, text, when};
 use super::expr::{EvalError, Expr, Scope, truthy};
-use super::helpers::{self, Body, CHART};
 
 /// The `key: "text"` entries of a map that hold whatever the values say,
 /// map helpers included (conditional entries and computed values left
@@ -24,7 +24,7 @@ pub fn literal_fields(entries: &[Entry]) -> Vec<(String, String)> {
             Entry::Field(key, Node::Lit(Value::String(text))) => {
                 out.push((key.clone(), text.clone()));
             }
-            Entry::Include(name) => out.extend(literal_fields(helpers::map_helper(name))),
+            Entry::Include(helper) => out.extend(literal_fields(helper.entries())),
             _ => {}
         }
     }
@@ -52,16 +52,18 @@ impl Resource {
         Ok(Some(Doc::Map(sorted(map))))
     }
 
-    /// The chart template, after `header` (a template comment line).
-    pub fn template(&self, header: &str) -> String {
+    /// The chart template, after `header` (a template comment line);
+    /// every inserted value goes through the helper named `json` (see
+    /// [`print_helpers`]).
+    pub fn template(&self, header: &str, json: &str) -> String {
         let mut out = String::from(header);
         out.push('\n');
         if let Some(condition) = &self.when {
             out.push_str(&format!("{{{{- if {} }}}}\n", condition.to_go()));
-            print_entries(&self.object, 0, &mut out);
+            print_entries(&self.object, 0, json, &mut out);
             out.push_str("{{- end }}\n");
         } else {
-            print_entries(&self.object, 0, &mut out);
+            print_entries(&self.object, 0, json, &mut out);
         }
         out
     }
@@ -134,7 +136,7 @@ fn eval_entries<'r>(
                     ));
                 }
             }
-            Entry::Include(name) => eval_entries(helpers::map_helper(name), scope, map)?,
+            Entry::Include(helper) => eval_entries(helper.entries(), scope, map)?,
             Entry::If(condition, then, otherwise) => {
                 let chosen = if condition.holds(scope)? {
                     then
@@ -228,29 +230,33 @@ fn key_text(key: &str) -> String {
     plain.trim_end().to_string()
 }
 
-/// `include "<chart>.json" OPERAND`: every inserted value is JSON text
-/// (never `toYaml`, whose text YAML may read back otherwise).
-fn json_of(operand: &str) -> String {
-    format!("{{{{ include \"{}\" {operand} }}}}", helpers::json_helper())
+/// `include "<json>" OPERAND`: every inserted value is JSON text (never
+/// `toYaml`, whose text YAML may read back otherwise).
+fn json_of(json: &str, operand: &str) -> String {
+    format!("{{{{ include \"{json}\" {operand} }}}}")
 }
 
 /// A values map's entries, written in place, one `"key": value` line each.
-fn print_map_splice(expr: &Expr, width: usize, out: &mut String) {
+fn print_map_splice(expr: &Expr, width: usize, json: &str, out: &mut String) {
     action(
         out,
         width,
         &format!("range $key, $value := {}", expr.to_go()),
     );
     pad(out, width);
-    out.push_str(&format!("{}: {}\n", json_of("$key"), json_of("$value")));
+    out.push_str(&format!(
+        "{}: {}\n",
+        json_of(json, "$key"),
+        json_of(json, "$value")
+    ));
     action(out, width, "end");
 }
 
 /// A values list's items, written in place, one `- item` line each.
-fn print_list_splice(expr: &Expr, width: usize, out: &mut String) {
+fn print_list_splice(expr: &Expr, width: usize, json: &str, out: &mut String) {
     action(out, width, &format!("range {}", expr.to_go()));
     pad(out, width);
-    out.push_str(&format!("- {}\n", json_of(".")));
+    out.push_str(&format!("- {}\n", json_of(json, ".")));
     action(out, width, "end");
 }
 
@@ -273,25 +279,25 @@ fn is_scalar(value: &Value) -> bool {
 }
 
 /// The text after `key:` or `-` for a node written on one line, if it is.
-fn inline(node: &Node) -> Option<String> {
+fn inline(node: &Node, json: &str) -> Option<String> {
     match node {
         Node::Lit(value) if is_scalar(value) => {
             Some(crate::emit::to_yaml(value).trim_end().to_string())
         }
-        Node::Json(expr) => Some(json_of(&expr.to_go_operand())),
+        Node::Json(expr) => Some(json_of(json, &expr.to_go_operand())),
         Node::Int(expr) => Some(format!("{{{{ {} | int64 }}}}", expr.to_go())),
         _ => None,
     }
 }
 
-pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
+fn print_entries(entries: &[Entry], width: usize, json: &str, out: &mut String) {
     for entry in entries {
         match entry {
             Entry::Field(key, node) => {
                 pad(out, width);
                 out.push_str(&key_text(key));
                 out.push(':');
-                match inline(node) {
+                match inline(node, json) {
                     Some(text) => {
                         out.push(' ');
                         out.push_str(&text);
@@ -299,7 +305,7 @@ pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
                     }
                     None => {
                         out.push('\n');
-                        print_block(node, width, out);
+                        print_block(node, width, json, out);
                     }
                 }
             }
@@ -308,26 +314,26 @@ pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
                 pad(out, width);
                 out.push_str(&key_text(key));
                 out.push_str(": ");
-                out.push_str(&json_of("."));
+                out.push_str(&json_of(json, "."));
                 out.push('\n');
                 action(out, width, "end");
             }
-            Entry::Splice(expr) => print_map_splice(expr, width, out),
-            Entry::Include(name) => action(
+            Entry::Splice(expr) => print_map_splice(expr, width, json, out),
+            Entry::Include(helper) => action(
                 out,
                 width,
-                &format!("include \"{}.{name}\" . | nindent {width}", helpers::CHART),
+                &format!("include \"{}\" . | nindent {width}", helper.name),
             ),
             Entry::If(condition, then, otherwise) => {
                 action(out, width, &format!("if {}", condition.to_go()));
-                print_entries(then, width, out);
+                print_entries(then, width, json, out);
                 if !otherwise.is_empty() {
                     action(out, width, "else");
-                    print_entries(otherwise, width, out);
+                    print_entries(otherwise, width, json, out);
                 }
                 action(out, width, "end");
             }
-            Entry::HelmOnly(inner) => print_entries(std::slice::from_ref(inner), width, out),
+            Entry::HelmOnly(inner) => print_entries(std::slice::from_ref(inner), width, json, out),
             Entry::Note(text) => {
                 for line in text.lines() {
                     pad(out, width);
@@ -342,21 +348,21 @@ pub(super) fn print_entries(entries: &[Entry], width: usize, out: &mut String) {
 
 /// A map or list under a `key:` at `width`: maps indent by two, lists
 /// stay at the key's indent (`helm create` style).
-fn print_block(node: &Node, width: usize, out: &mut String) {
+fn print_block(node: &Node, width: usize, json: &str, out: &mut String) {
     match node {
-        Node::Map(entries) => print_entries(entries, width + 2, out),
-        Node::List(items) => print_items(items, width, out),
+        Node::Map(entries) => print_entries(entries, width + 2, json, out),
+        Node::List(items) => print_items(items, width, json, out),
         Node::Lit(value @ Value::Array(_)) => print_lit(value, width, out),
         Node::Lit(value) => print_lit(value, width + 2, out),
         Node::Json(_) | Node::Int(_) => unreachable!("scalars print inline"),
     }
 }
 
-fn print_items(items: &[Item], width: usize, out: &mut String) {
+fn print_items(items: &[Item], width: usize, json: &str, out: &mut String) {
     for item in items {
         match item {
             Item::One(node) => {
-                if let Some(text) = inline(node) {
+                if let Some(text) = inline(node, json) {
                     pad(out, width);
                     out.push_str("- ");
                     out.push_str(&text);
@@ -367,9 +373,9 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
                 // replaced by "- " when that line is YAML, not an action.
                 let mut body = String::new();
                 match node {
-                    Node::Map(entries) => print_entries(entries, width + 2, &mut body),
+                    Node::Map(entries) => print_entries(entries, width + 2, json, &mut body),
                     Node::Lit(value) => print_lit(value, width + 2, &mut body),
-                    Node::List(items) => print_items(items, width + 2, &mut body),
+                    Node::List(items) => print_items(items, width + 2, json, &mut body),
                     Node::Json(_) | Node::Int(_) => unreachable!("scalars print inline"),
                 }
                 let first_is_yaml = !body[width + 2..].starts_with("{{");
@@ -382,13 +388,13 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
                     out.push_str(&body);
                 }
             }
-            Item::Splice(expr) => print_list_splice(expr, width, out),
+            Item::Splice(expr) => print_list_splice(expr, width, json, out),
             Item::If(condition, then, otherwise) => {
                 action(out, width, &format!("if {}", condition.to_go()));
-                print_items(then, width, out);
+                print_items(then, width, json, out);
                 if !otherwise.is_empty() {
                     action(out, width, "else");
-                    print_items(otherwise, width, out);
+                    print_items(otherwise, width, json, out);
                 }
                 action(out, width, "end");
             }
@@ -397,10 +403,10 @@ fn print_items(items: &[Item], width: usize, out: &mut String) {
 }
 
 /// Every input an expression reads, helpers followed.
-pub(super) fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
+fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
     match expr {
-        Expr::Lit(_) | Expr::ChartName | Expr::Var(_) | Expr::Dot => {}
-        Expr::Include(name) => helper_inputs(name, out),
+        Expr::Lit(_) | Expr::Var(_) | Expr::Dot => {}
+        Expr::Include(helper) => helper_inputs(helper, out),
         Expr::Call(_, args) => args.iter().for_each(|arg| expr_inputs(arg, out)),
         leaf => {
             if !out.contains(leaf) {
@@ -410,12 +416,12 @@ pub(super) fn expr_inputs(expr: &Expr, out: &mut Vec<Expr>) {
     }
 }
 
-pub(super) fn entries_inputs(entries: &[Entry], out: &mut Vec<Expr>) {
+fn entries_inputs(entries: &[Entry], out: &mut Vec<Expr>) {
     for entry in entries {
         match entry {
             Entry::Field(_, node) => node_inputs(node, out),
             Entry::Yaml(_, expr) | Entry::Splice(expr) => expr_inputs(expr, out),
-            Entry::Include(name) => helper_inputs(name, out),
+            Entry::Include(helper) => helper_inputs(helper, out),
             Entry::If(condition, then, otherwise) => {
                 expr_inputs(condition, out);
                 entries_inputs(then, out);
@@ -468,34 +474,43 @@ impl Resource {
 }
 
 /// The inputs a helper reads.
-fn helper_inputs(name: &str, out: &mut Vec<Expr>) {
-    match &helpers::find(name).body {
+fn helper_inputs(helper: &Helper, out: &mut Vec<Expr>) {
+    match &helper.body {
         Body::Text(expr) | Body::Flag(expr) => expr_inputs(expr, out),
         Body::Entries(entries) => entries_inputs(entries, out),
     }
 }
 
+/// Characters `toJson` writes as they are but YAML 1.1 readers (Helm's,
+/// Kubernetes') do not read back as written: DEL and the C1 controls are
+/// refused, NEL is a line break, U+FEFF, U+FFFE and U+FFFF are refused or
+/// dropped. The json helper writes them as `\u` escapes.
+fn unsafe_for_yaml() -> impl Iterator<Item = char> {
+    ('\u{7f}'..='\u{9f}').chain(['\u{feff}', '\u{fffe}', '\u{ffff}'])
+}
+
 /// The json helper's `define`: `toJson`, then each unsafe character escaped.
-fn print_json_helper() -> String {
+fn print_json_helper(json: &str) -> String {
     let mut body = String::from("toJson .");
-    for c in helpers::unsafe_for_yaml() {
+    for c in unsafe_for_yaml() {
         body.push_str(&format!(
             " | replace \"\\u{:04x}\" \"\\\\u{:04x}\"",
             c as u32, c as u32
         ));
     }
     format!(
-        "\n{{{{/* A value as JSON text that YAML reads back unchanged; every value a\ntemplate inserts goes through it (toYaml would write some characters raw,\nand Helm drops any \"<no value>\" it finds in toYaml's text). */}}}}\n{{{{- define \"{}\" -}}}}\n{{{{- {body} }}}}\n{{{{- end }}}}\n",
-        helpers::json_helper()
+        "\n{{{{/* A value as JSON text that YAML reads back unchanged; every value a\ntemplate inserts goes through it (toYaml would write some characters raw,\nand Helm drops any \"<no value>\" it finds in toYaml's text). */}}}}\n{{{{- define \"{json}\" -}}}}\n{{{{- {body} }}}}\n{{{{- end }}}}\n"
     )
 }
 
-/// Every helper as `define` blocks, for `_helpers.tpl`.
-pub fn print_helpers() -> String {
-    let mut out = print_json_helper();
-    for helper in helpers::all() {
+/// The helpers file (`_helpers.tpl`): the json helper every inserted value
+/// goes through, named `json` (the chart's name first, as its other
+/// helpers), then each of `helpers` as a `define` block.
+pub fn print_helpers(json: &str, helpers: &[&Helper]) -> String {
+    let mut out = print_json_helper(json);
+    for helper in helpers {
         out.push_str(&format!("\n{{{{/* {} */}}}}\n", helper.doc));
-        out.push_str(&format!("{{{{- define \"{CHART}.{}\" -}}}}\n", helper.name));
+        out.push_str(&format!("{{{{- define \"{}\" -}}}}\n", helper.name));
         match &helper.body {
             Body::Text(expr) => out.push_str(&format!("{{{{- {} }}}}\n", expr.to_go())),
             Body::Flag(expr) => out.push_str(&format!(
@@ -504,7 +519,7 @@ pub fn print_helpers() -> String {
             )),
             Body::Entries(entries) => {
                 let mut body = String::new();
-                print_entries(entries, 0, &mut body);
+                print_entries(entries, 0, json, &mut body);
                 // `define ... -}}` trims the newline before the first line.
                 out.push_str(&body);
             }
