@@ -439,15 +439,29 @@ pub(crate) fn check_rule(rule: &Value) -> Result<(), (String, String)> {
 }
 
 impl PolicyRule {
-    /// [`check_rule`] of the rule as the catalog holds it, with no JSON
-    /// of it built: the catalog compiled in is checked at every start.
-    fn check(&self) -> Result<(), (String, String)> {
-        let lists = [
+    /// Its lists with their keys, in the order a Role writes them; an
+    /// empty `resourceNames` is left out, as the Kubernetes API leaves it.
+    pub fn fields(&self) -> impl Iterator<Item = (&'static str, &[String])> {
+        RULE_FIELDS
+            .iter()
+            .zip(self.lists())
+            .filter(|((key, _, _), entries)| *key != "resourceNames" || !entries.is_empty())
+            .map(|((key, _, _), entries)| (*key, entries.as_slice()))
+    }
+
+    fn lists(&self) -> [&Vec<String>; 4] {
+        [
             &self.api_groups,
             &self.resources,
             &self.resource_names,
             &self.verbs,
-        ];
+        ]
+    }
+
+    /// [`check_rule`] of the rule as the catalog holds it, with no JSON
+    /// of it built: the catalog compiled in is checked at every start.
+    fn check(&self) -> Result<(), (String, String)> {
+        let lists = self.lists();
         for ((key, field, _), entries) in RULE_FIELDS.iter().zip(lists) {
             check_entries(key, *field, entries.iter().map(|entry| Ok(entry.as_str())))?;
         }

@@ -3,15 +3,15 @@
 //! webhook pods' ServiceAccount, which may read CRDs (and review metrics
 //! tokens) and nothing else: no CRD writes, no lease, no ASO resources.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::names::{
     LEADER_ELECTION_BINDING, LEADER_ELECTION_ROLE, METRICS_AUTH_ROLE, WEBHOOKS_SERVICE_ACCOUNT,
 };
-use super::{catalog_data, header, lit, resource, role_header, secure_metrics, webhooks_deployed};
+use super::{header, lit, resource, role_header, secure_metrics, webhooks_deployed};
 use crate::catalog::{Catalog, NAME_PREFIX, PolicyRule};
 use crate::describe::tree::{field, item, json, list, map, text};
-use crate::describe::{Entry, Expr, Node, Resource, helpers};
+use crate::describe::{Entry, Expr, Item, Node, Resource, helpers};
 use crate::keys;
 
 /// The ServiceAccount, when the chart creates it.
@@ -135,9 +135,34 @@ fn binding(kind: &str, name: &str, role_kind: &str, role: &str, namespaced: bool
     object
 }
 
-/// A role's rules from the catalog, every string through the json helper.
+/// A role's rules from the catalog, every string through the json helper
+/// (as `catalog_data` writes catalog text), described straight from the
+/// typed rules: no JSON of them is built on the way.
 fn rules(rules: &[PolicyRule]) -> Node {
-    catalog_data(&serde_json::to_value(rules).expect("rules serialize"))
+    if rules.is_empty() {
+        return Node::Lit(Value::Array(Vec::new()));
+    }
+    let strings = |entries: &[String]| match entries {
+        [] => Node::Lit(Value::Array(Vec::new())),
+        entries => Node::List(
+            entries
+                .iter()
+                .map(|entry| Item::One(Node::Json(Expr::str(entry.as_str()))))
+                .collect(),
+        ),
+    };
+    Node::List(
+        rules
+            .iter()
+            .map(|rule| {
+                Item::One(Node::Map(
+                    rule.fields()
+                        .map(|(key, entries)| field(key, strings(entries)))
+                        .collect(),
+                ))
+            })
+            .collect(),
+    )
 }
 
 /// The leader election Role.
