@@ -171,7 +171,31 @@ pub enum ApplyPath {
     },
 }
 
+/// An apply path less its field manager: what `upgrade-check --via`
+/// names on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ApplyMethod {
+    /// `kubectl apply` without --server-side (and Argo CD's default sync).
+    ClientSide,
+    /// Helm 3 (and Helm 4 upgrading a release last applied client-side).
+    Helm3,
+    /// Helm 4 server-side apply.
+    Helm4,
+    /// Server-side apply by a field manager (Flux, Argo CD ServerSideApply, kubectl --server-side).
+    ServerSide,
+}
+
 impl ApplyPath {
+    /// The method, without the field manager.
+    pub fn method(&self) -> ApplyMethod {
+        match self {
+            ApplyPath::ClientSide => ApplyMethod::ClientSide,
+            ApplyPath::Helm3 => ApplyMethod::Helm3,
+            ApplyPath::Helm4 => ApplyMethod::Helm4,
+            ApplyPath::ServerSide { .. } => ApplyMethod::ServerSide,
+        }
+    }
+
     /// How people name this path.
     pub fn label(&self) -> String {
         match self {

@@ -284,7 +284,7 @@ pub struct UpgradeCheckArgs {
     /// Check only these apply paths (default: the paths in use, read from the
     /// live object's managedFields; all when it shows none).
     #[arg(long = "via", value_enum, value_name = "PATH")]
-    pub via: Vec<Via>,
+    pub via: Vec<asogen::features::upgrade::ApplyMethod>,
     /// The field manager of your server-side applier (e.g. `argocd-controller`);
     /// default: the live object's Apply managers, else `kustomize-controller` (Flux).
     #[arg(long = "field-manager", value_name = "NAME")]
@@ -491,19 +491,6 @@ pub enum DiffFormat {
     Json,
     /// The "Upgrade notes" section for release notes.
     Markdown,
-}
-
-/// An apply path, as `upgrade-check --via` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Via {
-    /// `kubectl apply` without --server-side (and Argo CD's default sync).
-    ClientSide,
-    /// Helm 3 (and Helm 4 upgrading a release last applied client-side).
-    Helm3,
-    /// Helm 4 server-side apply.
-    Helm4,
-    /// Server-side apply by a field manager (Flux, Argo CD ServerSideApply, kubectl --server-side).
-    ServerSide,
 }
 
 /// Output format of reports.

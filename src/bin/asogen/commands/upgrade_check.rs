@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use super::{Problems, Status, ValuesError, error_line};
-use crate::cli::{ReportFormat, UpgradeCheckArgs, Via};
+use crate::cli::{ReportFormat, UpgradeCheckArgs};
 use asogen::check::Checker;
 use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
 use asogen::features::upgrade::{self, ApplyPath};
@@ -96,7 +96,7 @@ pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Resul
     let paths: Vec<ApplyPath> = if in_use.is_empty() {
         upgrade::default_paths(&live, &config.field_manager)
             .into_iter()
-            .filter(|path| config.via.is_empty() || config.via.iter().any(|via| names(*via, path)))
+            .filter(|path| config.via.is_empty() || config.via.contains(&path.method()))
             .collect()
     } else {
         in_use
@@ -113,15 +113,4 @@ pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Resul
     } else {
         Status::Success
     })
-}
-
-/// Whether `--via` names the apply path.
-fn names(via: Via, path: &ApplyPath) -> bool {
-    matches!(
-        (via, path),
-        (Via::ClientSide, ApplyPath::ClientSide)
-            | (Via::Helm3, ApplyPath::Helm3)
-            | (Via::Helm4, ApplyPath::Helm4)
-            | (Via::ServerSide, ApplyPath::ServerSide { .. })
-    )
 }
