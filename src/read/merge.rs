@@ -1,54 +1,14 @@
-//! Helm's merge of the sources over the chart defaults (maps merge
-//! deeply, lists and scalars are replaced, `null` deletes), and finding
-//! which source set a key, so a diagnostic points at the line that set it.
+//! The sources merged over the chart defaults with Helm's merges
+//! (`helm_values::merge`), and finding which source set a key, so a
+//! diagnostic points at the line that set it.
 
 use serde_json::{Map, Value};
 
 use super::Source;
 use crate::diagnostics::Diagnostic;
 use crate::yaml::NodeSpan;
+use helm_values::merge::{merge, merge_maps};
 use helm_values::pointer::to_key_path;
-
-/// Helm's merge: maps merge deeply, anything else (lists included) is
-/// replaced, and `null` deletes the key.
-pub fn merge(base: &mut Value, overlay: &Value) {
-    match (base, overlay) {
-        (Value::Object(base), Value::Object(overlay)) => {
-            for (key, value) in overlay {
-                if value.is_null() {
-                    base.remove(key);
-                } else if let Some(existing) = base.get_mut(key)
-                    && existing.is_object()
-                    && value.is_object()
-                {
-                    merge(existing, value);
-                } else {
-                    let mut fresh = Value::Null;
-                    merge_into_fresh(&mut fresh, value);
-                    base.insert(key.clone(), fresh);
-                }
-            }
-        }
-        (base, overlay) => *base = overlay.clone(),
-    }
-}
-
-/// Copies a value, dropping null map entries (Helm never keeps them).
-fn merge_into_fresh(target: &mut Value, value: &Value) {
-    *target = match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| {
-                    let mut fresh = Value::Null;
-                    merge_into_fresh(&mut fresh, v);
-                    (k.clone(), fresh)
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    };
-}
 
 /// The chart defaults as JSON.
 pub fn default_values() -> Value {
@@ -181,24 +141,6 @@ fn absent_as_empty(value: &mut Value) {
             parent.insert(key.leaf().to_string(), crate::values::empty_of(key));
         }
     }
-}
-
-/// Helm's merge of one values file over the earlier ones (before the
-/// chart defaults): maps merge deeply, anything else replaces, and `null`
-/// is kept (it deletes a chart default later).
-pub fn merge_maps(mut base: Map<String, Value>, overlay: Map<String, Value>) -> Map<String, Value> {
-    for (key, value) in overlay {
-        match (base.get_mut(&key), value) {
-            (Some(Value::Object(existing)), Value::Object(inner)) => {
-                let merged = merge_maps(std::mem::take(existing), inner);
-                *existing = merged;
-            }
-            (_, value) => {
-                base.insert(key, value);
-            }
-        }
-    }
-    base
 }
 
 /// The values the user gave, merged as Helm merges them before the chart

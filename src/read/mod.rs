@@ -4,11 +4,12 @@
 //!
 //! This file owns what a source is, why reading fails, turning text into a
 //! source, and the order the sources apply in. `files.rs` reads from disk
-//! (or standard input) within a size cap, `folder.rs` reads inside an
-//! output folder without following links, `listing.rs` lists a folder's
-//! YAML files, `strvals.rs` is Helm's `--set`
-//! language and `set.rs` applies the `--set` family in Helm's order,
-//! `merge.rs` is Helm's merge. The YAML itself is parsed by [`crate::yaml`].
+//! (or standard input) within a size cap, `bounded.rs` reads any input
+//! within its bound, `set.rs` applies the `--set` family in Helm's order
+//! (its language is `helm_values::strvals`), and `merge.rs` merges the
+//! sources over the defaults with Helm's merges (`helm_values::merge`)
+//! and finds where a key was set. Folders are read by `output_folder`. The
+//! YAML itself is parsed by [`crate::yaml`].
 
 pub mod bounded;
 mod files;
@@ -24,9 +25,10 @@ pub use files::{
     MAX_FILE_BYTES, STDIN_NAME, io_diagnostic, read_capped_text, read_source, read_text,
     read_yaml_file,
 };
+pub use helm_values::merge::{merge, merge_maps};
 use helm_values::strvals;
 pub use helm_values::strvals::{Refusal, set_string_expression};
-pub use merge::{Merged, default_values, merge, merge_maps, merge_sources, user_values};
+pub use merge::{Merged, default_values, merge_sources, user_values};
 pub use set::{SetFlag, is_flag_source, set_source};
 
 /// One source of values, in the order they apply.
