@@ -1,15 +1,22 @@
-//! Upgrades with ASO's own manager (issue 32): the rollout harness's real
-//! mode (tests/rollout/real.rs, docs/rollout-harness.md), where every pod
-//! runs ASO 2.20.0's manager built from its Go module, the CRDs are
-//! written by that manager, and a client makes users' requests through
-//! every upgrade and counts the ones that fail. Each test asserts what
-//! ASO does with the shape asogen renders, so that what asogen says about
-//! that shape (README, the rules' help, `validate`, `upgrade-plan`) can be
-//! held to it. `bench/rollout real` prints the figures.
+//! Upgrades with ASO's own manager (issues 32 and 41): the rollout
+//! harness's real mode (tests/rollout/real.rs, docs/rollout-harness.md),
+//! where every pod runs ASO's manager built from its Go module: ASO 2.20.0
+//! itself, and a next release derived from that module
+//! (tests/aso-manager/next-release.py) in which ResourceGroup gains the API
+//! version v1api20240301, whose storage variant becomes the hub and the
+//! storage version. The CRDs are written by the managers, cert-manager's
+//! own injection code puts their CA back, and users make requests through
+//! every upgrade (several clients, faster around each pod's deletion and
+//! CRD write) while a probe opens new connections to the webhook Service;
+//! each failure is counted by its cause. Each test asserts what ASO does
+//! with the shape asogen renders, or with a shape the rules forbid, so that
+//! what asogen says about them (README, the rules' reasons, `validate`,
+//! `upgrade-plan`) can be held to it. `bench/rollout real` prints the
+//! figures.
 //!
 //! Each scenario has a control plane of its own (the ASO CRDs and webhook
-//! configurations are cluster-wide), so they run side by side: the five
-//! version upgrades at once, in one test.
+//! configurations are cluster-wide), so they run side by side; the large
+//! groups take a lock, so that two of them never share the machine.
 
 // the modelled mode's parts of the shared modules go unused here
 #[allow(dead_code)]
@@ -28,20 +35,31 @@ mod scenario;
 #[path = "rollout/timeline.rs"]
 mod timeline;
 
+use std::sync::Mutex;
+
 use common::{text, tool};
 use paths::{KUBECTL, Outcome};
 use real::{
-    REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, real_change, real_install,
-    real_upgrade,
+    REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, next_tag, real_change,
+    real_downgrade, real_install, real_upgrade, real_upgrade_controller_first,
 };
 use scenario::{
-    PREVIOUS_TAG, SINGLE_ROLLING, SPLIT_2, SPLIT_CONTROLLER_ROLLS, SPLIT_WEBHOOKS_ELECT,
-    SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
+    FORBIDDEN_ROLLING, FORBIDDEN_ROLLING_WITHOUT_ELECTION, SINGLE_ROLLING, SPLIT_2, SPLIT_CONTROLLER_ROLLS, SPLIT_SHARED_SELECTOR,
+    SPLIT_WEBHOOKS_ELECT, SPLIT_WEBHOOKS_WITHOUT_PRESTOP, SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology,
+    UPSTREAM,
 };
 
-fn upgrade(topology: &Topology) -> RealRun {
-    let real = real_upgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
-    eprintln!("{} via kubectl: {:?}", topology.name, real.run.observation);
+/// One group of planes at a time: each group fills the machine.
+static ONE_GROUP: Mutex<()> = Mutex::new(());
+
+/// What the error of a conversion refused by a webhook pod of the older
+/// release says: its scheme has no type for the next release's storage
+/// version (controller-runtime's conversion webhook).
+const UNKNOWN_STORAGE_VERSION: &str = "no kind \"ResourceGroup\" is registered for version \"resources.azure.com/v1api20240301storage\"";
+
+fn report(what: &str, real: &RealRun) {
+    let o = &real.run.observation;
+    eprintln!("{what}: {o:?}");
     let errors = real.run.timeline.request_errors(real.run.start, real.end);
     for error in errors.iter().take(3) {
         eprintln!("  failed: {error}");
@@ -49,49 +67,114 @@ fn upgrade(topology: &Topology) -> RealRun {
     if errors.len() > 3 {
         eprintln!("  ... {} failed requests in all", errors.len());
     }
+}
+
+fn upgrade(topology: &Topology) -> RealRun {
+    let real = real_upgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
+    report(&format!("{} via kubectl", topology.name), &real);
     real
 }
 
-/// What one upgrade's run must show.
+/// What one run must show.
 type Check = fn(RealRun);
 
-/// The version upgrades, run at once (each on a control plane of its own:
-/// they mostly wait for probe periods and startup budgets), then each
-/// checked by its function below.
-#[test]
-fn version_upgrades_with_the_real_manager() {
-    let cases: [(&Topology, Check); 5] = [
-        (
-            &SINGLE_ROLLING,
-            a_version_upgrade_of_the_single_replica_rolling_profile_stalls,
-        ),
-        (&UPSTREAM, upstream_defaults_upgrade_with_webhook_downtime),
-        (
-            &SPLIT_2,
-            the_split_keeps_webhooks_answering_through_the_upgrade,
-        ),
-        (
-            &SPLIT_WEBHOOKS_WITHOUT_SURGE,
-            webhooks_rolled_without_surge_fail_requests,
-        ),
-        (
-            &SPLIT_CONTROLLER_ROLLS,
-            a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions,
-        ),
-    ];
-    let runs: Vec<RealRun> = std::thread::scope(|s| {
-        let handles: Vec<_> = cases
-            .iter()
-            .map(|(topology, _)| s.spawn(|| upgrade(topology)))
-            .collect();
+/// Runs `runs` at once, each on a plane of its own, then checks each.
+fn at_once(runs: Vec<(Box<dyn Fn() -> RealRun + Send + Sync>, Check)>) {
+    let _group = ONE_GROUP.lock().unwrap_or_else(|e| e.into_inner());
+    let done: Vec<RealRun> = std::thread::scope(|s| {
+        let handles: Vec<_> = runs.iter().map(|(run, _)| s.spawn(run)).collect();
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
-    for ((_, check), run) in cases.iter().zip(runs) {
+    for ((_, check), run) in runs.iter().zip(done) {
         check(run);
     }
+}
+
+/// The version upgrades from ASO 2.20.0 to the next release, run at once
+/// (they mostly wait for probe periods and startup budgets), then each
+/// checked by its function below.
+#[test]
+fn version_upgrades_with_the_real_manager() {
+    at_once(vec![
+        (
+            Box::new(|| upgrade(&SINGLE_ROLLING)),
+            a_version_upgrade_of_the_single_replica_rolling_profile_stalls,
+        ),
+        (
+            Box::new(|| upgrade(&UPSTREAM)),
+            upstream_defaults_upgrade_with_webhook_downtime,
+        ),
+        (
+            Box::new(|| upgrade(&FORBIDDEN_ROLLING)),
+            two_replicas_rolled_break_the_upgrade,
+        ),
+        (
+            Box::new(|| upgrade(&FORBIDDEN_ROLLING_WITHOUT_ELECTION)),
+            two_replicas_rolled_fail_conversions_in_old_pods,
+        ),
+        (
+            Box::new(|| upgrade(&SPLIT_2)),
+            the_split_keeps_webhooks_answering_through_the_upgrade,
+        ),
+        (
+            Box::new(|| upgrade(&SPLIT_CONTROLLER_ROLLS)),
+            a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions,
+        ),
+    ]);
+}
+
+/// The negatives of docs/rollout-harness.md ("Negatives"): each breaks one
+/// of the split's safety details, and each must fail every run.
+#[test]
+fn each_safety_detail_of_the_split_is_needed() {
+    at_once(vec![
+        (
+            Box::new(|| {
+                let real = real_upgrade_controller_first(&SPLIT_2, &KUBECTL);
+                report("split, controller first, no guard", &real);
+                real
+            }),
+            the_controller_first_fails_conversions_in_old_webhook_pods,
+        ),
+        (
+            Box::new(|| upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE)),
+            webhooks_rolled_without_surge_fail_requests,
+        ),
+        (
+            Box::new(|| upgrade(&SPLIT_SHARED_SELECTOR)),
+            a_webhook_service_that_selects_controller_pods_routes_to_stopped_pods,
+        ),
+        (
+            Box::new(|| upgrade(&SPLIT_WEBHOOKS_WITHOUT_PRESTOP)),
+            webhook_pods_without_prestop_are_routed_to_after_they_stopped,
+        ),
+    ]);
+}
+
+/// A downgrade from the next release to ASO 2.20.0, in upstream's topology
+/// and in the split, at once.
+#[test]
+fn downgrades_across_a_storage_version_with_the_real_manager() {
+    let down = |topology: &'static Topology| {
+        move || {
+            let real = real_downgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
+            report(&format!("{} downgraded via kubectl", topology.name), &real);
+            real
+        }
+    };
+    at_once(vec![
+        (
+            Box::new(down(&UPSTREAM)),
+            a_downgrade_cannot_take_the_crds_back,
+        ),
+        (
+            Box::new(down(&SPLIT_2)),
+            a_downgrade_cannot_take_the_crds_back,
+        ),
+    ]);
 }
 
 /// F12 (docs/aso-facts.md) on the real manager: the single-replica RollingUpdate profile
@@ -105,6 +188,7 @@ fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls(real: RealRun)
     let logs = manager_logs(&real.logs().unwrap());
     let crds = crd_versions(real.server());
     let why = real.describe();
+    let previous = catalog_tag();
     // what a user waiting on the rollout sees
     let namespace = real.namespace();
     let status = real.server().kubectl(
@@ -146,8 +230,8 @@ fn a_version_upgrade_of_the_single_replica_rolling_profile_stalls(real: RealRun)
     );
     assert!(!o.crd_epoch, "no CRD was written at the new version: {why}");
     assert!(
-        crds.iter().all(|v| v == PREVIOUS_TAG),
-        "the CRDs stay at {PREVIOUS_TAG}: {crds:?}: {why}"
+        crds.iter().all(|v| *v == previous),
+        "the CRDs stay at {previous}: {crds:?}: {why}"
     );
     assert_eq!(o.zero_endpoints_ms, 0, "the old pod keeps serving: {why}");
     assert!(o.requests > 0, "requests were made: {why}");
@@ -171,6 +255,7 @@ fn a_change_of_the_single_replica_rolling_profile_keeps_an_endpoint_up() {
     let real = real_change(
         &SINGLE_ROLLING,
         &KUBECTL,
+        &tag,
         &tag,
         &["--set", "resources.limits.memory=600Mi"],
         REAL_STEP_LIMIT,
@@ -196,10 +281,11 @@ fn a_change_of_the_single_replica_rolling_profile_keeps_an_endpoint_up() {
     );
 }
 
-/// Upstream 2.20.0's defaults (2 replicas, Recreate) complete the upgrade:
-/// the new manager applies the CRDs (seen on the API server, not booked)
-/// and one controller version runs at a time; the webhooks are down while
-/// Recreate replaces the pods, and requests fail then.
+/// Upstream's defaults (2 replicas, Recreate) complete the upgrade: the
+/// new manager applies the CRDs (seen on the API server, not booked) and
+/// one controller version runs at a time; the webhooks are down while
+/// Recreate replaces the pods, and requests fail then, for want of an
+/// endpoint, never in a pod of the older release.
 fn upstream_defaults_upgrade_with_webhook_downtime(real: RealRun) {
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
@@ -208,7 +294,7 @@ fn upstream_defaults_upgrade_with_webhook_downtime(real: RealRun) {
     assert!(o.completed, "{why}");
     assert!(o.crd_epoch, "the new manager wrote the CRDs: {why}");
     assert!(
-        crds.iter().all(|v| v != PREVIOUS_TAG),
+        crds.iter().all(|v| v == next_tag()),
         "the CRDs moved on: {crds:?}: {why}"
     );
     assert_eq!(o.controller_versions, 1, "I3: {why}");
@@ -217,14 +303,78 @@ fn upstream_defaults_upgrade_with_webhook_downtime(real: RealRun) {
         "Recreate leaves no endpoint: {why}"
     );
     assert!(
-        o.failed_admission + o.failed_conversion > 0,
+        o.failed_for("no-endpoint") > 0,
         "requests fail while no pod serves: {why}"
+    );
+    assert_eq!(
+        o.failed_for("unknown-version"),
+        0,
+        "no old pod serves beside the new one: {why}"
+    );
+    assert_eq!(o.ca_failures_outside_windows, 0, "{why}");
+}
+
+/// 2 replicas rolled instead of recreated (what `ha-requires-recreate`
+/// forbids), as the chart renders them (leader election on): one old pod
+/// goes at once (maxUnavailable 1) and one new pod starts. Which way it
+/// breaks depends on a race ASO's manager runs: when the old pod that goes
+/// held the Lease, and the new pod takes it before the other old pod does,
+/// the new pod writes the next release's CRDs while the old one serves,
+/// and conversions are refused (the seed's failure, below); otherwise the
+/// new pod waits for the Lease the old one holds and the upgrade never
+/// finishes (F12's stall). Seen here both ways; never a clean upgrade.
+fn two_replicas_rolled_break_the_upgrade(real: RealRun) {
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    let seed = o.failed_for("unknown-version") > 0
+        && errors.iter().any(|e| e.contains(UNKNOWN_STORAGE_VERSION));
+    let stalled = !o.completed && o.startup_budget_spent && !o.crd_epoch;
+    eprintln!("2 replicas rolled: seed's failure {seed}, stalled {stalled}");
+    assert!(
+        seed || stalled,
+        "old pods refuse conversions to the new storage version, or the new pod never gets the Lease: {why}"
+    );
+    assert_eq!(o.controller_versions, 2, "two versions' pods run: {why}");
+}
+
+/// The seed's failure, on ASO's own code: 2 replicas rolled instead of
+/// recreated, with no Lease to order the pods (what-if). The new pod
+/// writes the next release's CRDs as it starts and restarts, while the
+/// old pods still serve the webhooks: every conversion that reaches them
+/// to or from the new storage version is refused, their scheme has no
+/// such type.
+fn two_replicas_rolled_fail_conversions_in_old_pods(real: RealRun) {
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    assert!(
+        o.crd_epoch,
+        "the new pod wrote the next release's CRDs: {why}"
+    );
+    assert_eq!(
+        o.controller_versions, 2,
+        "old and new pods run side by side: {why}"
+    );
+    assert!(
+        o.stale_pods > 0,
+        "I2 breaks: an old pod serves after the CRDs moved: {why}"
+    );
+    assert!(
+        o.failed_for("unknown-version") > 0
+            && errors.iter().any(|e| e.contains(UNKNOWN_STORAGE_VERSION)),
+        "conversions are refused by the old webhook pod, which does not know the storage version: {why}"
     );
 }
 
 /// The split keeps the webhooks answering through the upgrade: the
-/// webhooks Deployment rolls first, the controller applies the CRDs after
-/// it, and no admission request fails.
+/// webhooks Deployment rolls first and its old pods are gone (terminating
+/// ones included) before the controller of the next release applies the
+/// CRDs. No admission request fails, no request meets a webhook pod that
+/// does not know the storage version, none finds no endpoint or a stopped
+/// pod, and no new connection to the webhook Service is refused; what
+/// fails is a conversion in a moment after a CRD write, before
+/// cert-manager's cainjector has put the CA bundle back.
 fn the_split_keeps_webhooks_answering_through_the_upgrade(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
@@ -234,30 +384,81 @@ fn the_split_keeps_webhooks_answering_through_the_upgrade(real: RealRun) {
     assert_eq!(o.zero_endpoints_ms, 0, "I1: {why}");
     assert_eq!(o.stale_pods, 0, "I2: {why}");
     assert_eq!(o.controller_versions, 1, "I3: {why}");
-    assert!(o.requests > 0, "requests were made: {why}");
+    assert!(o.requests > 0 && o.probes > 0, "requests were made: {why}");
     assert_eq!(o.failed_admission, 0, "{why}");
-    // A conversion may fail in the moment after the manager's CRD apply
-    // drops the CA bundle (docs/rollout-harness.md), never for want of a pod.
-    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    for cause in ["unknown-version", "no-endpoint", "pod-stopping", "other"] {
+        assert_eq!(
+            o.failed_for(cause),
+            0,
+            "no request fails for {cause}: {why}"
+        );
+    }
     assert!(
-        errors
-            .iter()
-            .all(|e| e.contains("x509: certificate signed by unknown authority")),
-        "no request fails for want of a serving webhook pod: {errors:#?}: {why}"
+        o.refused_probes_by_cause.is_empty(),
+        "no new connection to the webhook Service is refused: {why}"
+    );
+    assert_eq!(
+        o.ca_failures_outside_windows, 0,
+        "a conversion fails on the CA only while a CRD lacks its bundle: {why}"
+    );
+}
+
+/// Negative: the controller of the next release applied before the
+/// webhooks (the plan's steps reversed, no admission policy to refuse it,
+/// as `split-controller-after-webhooks` forbids): the controller writes the
+/// CRDs while every webhook pod is of the older release, and conversions
+/// are refused until the webhooks roll.
+fn the_controller_first_fails_conversions_in_old_webhook_pods(real: RealRun) {
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    let errors = real.run.timeline.request_errors(real.run.start, real.end);
+    assert!(o.stale_pods > 0, "I2 breaks: {why}");
+    assert!(
+        o.failed_for("unknown-version") > 0
+            && errors.iter().any(|e| e.contains(UNKNOWN_STORAGE_VERSION)),
+        "old webhook pods refuse conversions to the new storage version: {why}"
     );
 }
 
 /// Negative: a webhooks Deployment of one replica rolled without a surge
 /// (`maxUnavailable: 1`, which `split-webhooks-never-unavailable`
 /// forbids) leaves the webhook Service without a pod, and users' requests
-/// fail meanwhile: the failed-request count sees what I1 is about.
+/// fail meanwhile for want of an endpoint: what I1 is about.
 fn webhooks_rolled_without_surge_fail_requests(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(o.zero_endpoints_ms > 0, "I1 breaks: {why}");
     assert!(
-        o.failed_admission + o.failed_conversion > 0,
+        o.failed_for("no-endpoint") > 0,
         "requests fail while no webhook pod serves: {why}"
+    );
+}
+
+/// Negative: a webhook Service that also selects the controller pods (as
+/// `split-selectors-disjoint` forbids). The controller's pods have no
+/// preStop delay and are recreated: each stops serving as it is deleted,
+/// while the proxy still routes new connections to it for its lag, and
+/// those are refused by the pod that stopped.
+fn a_webhook_service_that_selects_controller_pods_routes_to_stopped_pods(real: RealRun) {
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    let probes = real.run.timeline.probe_errors(real.run.start, real.end);
+    assert!(
+        o.probes_refused_as_a_pod_stops > 0,
+        "new connections reach controller pods that stopped: {probes:#?}: {why}"
+    );
+}
+
+/// Negative: webhook pods without the preStop delay asogen renders: each
+/// old webhook pod stops serving as it is deleted, while the proxy still
+/// routes new connections to it for its lag.
+fn webhook_pods_without_prestop_are_routed_to_after_they_stopped(real: RealRun) {
+    let o = real.run.observation.clone();
+    let why = real.describe();
+    let probes = real.run.timeline.probe_errors(real.run.start, real.end);
+    assert!(
+        o.probes_refused_as_a_pod_stops > 0,
+        "new connections reach webhook pods that stopped: {probes:#?}: {why}"
     );
 }
 
@@ -270,6 +471,7 @@ fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions(real:
     let o = real.run.observation.clone();
     let crds = crd_versions(real.server());
     let why = real.describe();
+    let previous = catalog_tag();
     assert!(!o.completed, "the rollout never completes: {why}");
     assert_eq!(
         o.controller_versions, 2,
@@ -277,8 +479,34 @@ fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions(real:
     );
     assert!(o.startup_budget_spent, "the surge pod is restarted: {why}");
     assert!(
-        crds.iter().all(|v| v == PREVIOUS_TAG),
-        "the CRDs stay at {PREVIOUS_TAG}: {crds:?}: {why}"
+        crds.iter().all(|v| *v == previous),
+        "the CRDs stay at {previous}: {crds:?}: {why}"
+    );
+}
+
+/// A downgrade across a storage version: ASO 2.20.0's manager cannot take
+/// the CRDs back (the API server refuses to drop a version objects are
+/// stored at), so it never becomes ready; and webhook pods of 2.20.0
+/// cannot convert what is stored. Requests fail either for want of an
+/// endpoint (upstream's Recreate) or in the old webhook pods (the split's
+/// webhooks, which move first).
+fn a_downgrade_cannot_take_the_crds_back(real: RealRun) {
+    let o = real.run.observation.clone();
+    let crds = crd_versions(real.server());
+    let logs = manager_logs(&real.logs().unwrap());
+    let why = real.describe();
+    assert!(!o.completed, "the downgrade never completes: {why}");
+    assert!(
+        crds.iter().all(|v| v == next_tag()),
+        "the CRDs stay at the next release: {crds:?}: {why}"
+    );
+    assert!(
+        logs.contains("Failed to apply CRD") && logs.contains("must remain in spec.versions"),
+        "the API server refuses 2.20.0's CRDs: {why}"
+    );
+    assert!(
+        o.failed_for("unknown-version") + o.failed_for("no-endpoint") > 0,
+        "{why}"
     );
 }
 
@@ -291,7 +519,7 @@ fn a_split_controller_rolled_instead_of_recreated_stalls_with_two_versions(real:
 /// only RBAC wider than asogen's would allow.
 #[test]
 fn webhook_pods_with_leader_election_are_refused_the_controllers_lease() {
-    let installed = real_install(&SPLIT_WEBHOOKS_ELECT, &KUBECTL, PREVIOUS_TAG);
+    let installed = real_install(&SPLIT_WEBHOOKS_ELECT, &KUBECTL, &catalog_tag());
     let server = &installed.plane.server;
     let holder = server.kubectl_ok(
         &[
@@ -349,7 +577,7 @@ fn connect_from(pid: u32, host: &str, port: u16) -> String {
 /// server's Service address, which the agent forwards.
 #[test]
 fn a_pod_reaches_nothing_beyond_the_test() {
-    let installed = real_install(&UPSTREAM, &KUBECTL, PREVIOUS_TAG);
+    let installed = real_install(&UPSTREAM, &KUBECTL, &catalog_tag());
     let sandboxes = installed.plane.sandboxes();
     assert!(!sandboxes.is_empty(), "the install runs pods");
     let api_port: u16 = std::fs::read_to_string(&installed.plane.server.kubeconfig)
@@ -387,5 +615,64 @@ fn a_pod_reaches_nothing_beyond_the_test() {
             "connected",
             "pod {ip}: its own health server"
         );
+    }
+}
+
+/// Exploration: what each shape does on the way to the next release.
+#[test]
+#[ignore]
+fn explore() {
+    use scenario::{FORBIDDEN_ROLLING, SPLIT_SHARED_SELECTOR, SPLIT_WEBHOOKS_WITHOUT_PRESTOP};
+    let which = std::env::var("EXPLORE").unwrap_or_default();
+    let runs: Vec<RealRun> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for name in which.split(',') {
+            handles.push(s.spawn(move || match name {
+                "forbidden" => upgrade(&FORBIDDEN_ROLLING),
+                "upstream" => upgrade(&UPSTREAM),
+                "split" => upgrade(&SPLIT_2),
+                "shared" => upgrade(&SPLIT_SHARED_SELECTOR),
+                "noprestop" => upgrade(&SPLIT_WEBHOOKS_WITHOUT_PRESTOP),
+                "nosurge" => upgrade(&SPLIT_WEBHOOKS_WITHOUT_SURGE),
+                "reversed" => real::real_upgrade_controller_first(&SPLIT_2, &KUBECTL),
+                "down" => real::real_downgrade(&UPSTREAM, &KUBECTL, REAL_STEP_LIMIT),
+                "splitdown" => real::real_downgrade(&SPLIT_2, &KUBECTL, REAL_STEP_LIMIT),
+                other => panic!("{other}"),
+            }));
+        }
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (name, run) in which.split(',').zip(runs) {
+        let o = &run.run.observation;
+        eprintln!("==== {name}: {o:?}");
+        let errors = run.run.timeline.request_errors(run.run.start, run.end);
+        let mut seen = std::collections::BTreeSet::new();
+        for e in &errors {
+            let key: String = e
+                .split_once(' ')
+                .map(|x| x.1)
+                .unwrap_or(e)
+                .chars()
+                .filter(|c| !c.is_ascii_digit())
+                .collect();
+            if seen.insert(key) {
+                eprintln!("  {e}");
+            }
+        }
+        for e in run
+            .run
+            .timeline
+            .probe_errors(run.run.start, run.end)
+            .iter()
+            .take(4)
+        {
+            eprintln!("  probe {e}");
+        }
+        eprintln!("  crds now: {:?}", crd_versions(run.server()));
+        let keep = format!("/tmp/explore-{name}");
+        let _ = std::process::Command::new("cp")
+            .args(["-r", run.logs().unwrap().to_str().unwrap(), &keep])
+            .status();
+        eprintln!("  logs: {keep}");
     }
 }

@@ -212,6 +212,12 @@ pub struct Step {
     pub delete: Vec<ObjectRef>,
     /// The Deployments whose rollout must complete before the next step.
     pub wait: Vec<String>,
+    /// The Deployments whose pods of an older template must be gone,
+    /// terminating ones included, before the next step: a terminating
+    /// webhook pod still answers, through its preStop delay, on the
+    /// connections the API server keeps open to it, so the controller
+    /// must not write the next CRDs until it stopped.
+    pub drain: Vec<String>,
     /// What the user runs, in order.
     pub commands: Vec<String>,
 }
@@ -393,6 +399,7 @@ pub fn plan(
         waves: None,
         delete: Vec::new(),
         wait: deployments(objects, part),
+        drain: Vec::new(),
         commands: Vec::new(),
     };
     let mut notes = Vec::new();
@@ -570,6 +577,7 @@ pub fn migration(
             waves: None,
             delete: Vec::new(),
             wait,
+            drain: Vec::new(),
             commands,
         }
     };
@@ -710,6 +718,7 @@ fn helm_migration(
         waves: None,
         delete: Vec::new(),
         wait: bridge,
+        drain: Vec::new(),
         commands: vec![helm_upgrade(invocation, &set_bridge)],
     };
     let leave = Step {
@@ -729,6 +738,7 @@ fn helm_migration(
         waves: None,
         delete: leftovers,
         wait: deployments(objects, Part::All),
+        drain: Vec::new(),
         commands: vec![helm_upgrade(invocation, "")],
     };
     let mut steps = if from == Topology::Bridge {
@@ -770,6 +780,15 @@ fn kubectl_apply(manifest: String, wait: &[String], namespace: &str) -> Vec<Stri
         .collect()
 }
 
+/// Waits until `deployment` has no terminating pod (Kubernetes 1.35 and
+/// later count them in status.terminatingReplicas): `kubectl rollout
+/// status`, Helm's --wait and kstatus do not wait for them.
+fn drain_command(deployment: &str, namespace: &str) -> String {
+    format!(
+        "kubectl wait deployment/{deployment} -n {namespace} --for=jsonpath='{{.status.terminatingReplicas}}'=0 --timeout={TIMEOUT}"
+    )
+}
+
 /// Steps 1 and 2 of a split upgrade on `via`.
 fn split_steps(
     via: Via,
@@ -791,7 +810,11 @@ fn split_steps(
                 key: PAUSED_KEY,
                 value: "true".into(),
             }];
-            paused.commands = vec![helm(&format!(" --set {}=true", PAUSED_KEY.path()))];
+            paused.drain = vec![names::WEBHOOKS_DEPLOYMENT.into()];
+            paused.commands = vec![
+                helm(&format!(" --set {}=true", PAUSED_KEY.path())),
+                drain_command(names::WEBHOOKS_DEPLOYMENT, namespace),
+            ];
             let mut resume = step(
                 2,
                 "start the controller of the new version (it applies the CRDs)",
@@ -847,8 +870,12 @@ fn split_steps(
                 "apply the webhooks part; wait for its rollout",
                 Part::Webhooks,
             );
+            webhooks.drain = vec![names::WEBHOOKS_DEPLOYMENT.into()];
             webhooks.commands =
                 kubectl_apply(invocation.manifest(via, 1), &webhooks.wait, namespace);
+            webhooks
+                .commands
+                .push(drain_command(names::WEBHOOKS_DEPLOYMENT, namespace));
             let mut controller = step(
                 2,
                 "apply the controller part; wait for its rollout",
@@ -910,6 +937,12 @@ pub fn format_human(plan: &Plan) -> String {
             out.push_str(&format!(
                 "  waits for the rollout of: {}\n",
                 step.wait.join(", ")
+            ));
+        }
+        if !step.drain.is_empty() {
+            out.push_str(&format!(
+                "  then waits until no older pod of it is left, terminating ones included: {}\n",
+                step.drain.join(", ")
             ));
         }
         for object in &step.delete {
@@ -1239,6 +1272,7 @@ mod tests {
             [
                 "asogen upgrade-plan --via kubectl -n ns -f 'my values.yaml' --manifest 1 | kubectl apply -f -",
                 "kubectl rollout status deployment/azureserviceoperator-webhooks -n ns --timeout=10m",
+                "kubectl wait deployment/azureserviceoperator-webhooks -n ns --for=jsonpath='{.status.terminatingReplicas}'=0 --timeout=10m",
             ]
         );
     }

@@ -136,7 +136,11 @@ fn reading(role: Role, change: Change) -> Reading {
                 peer: Peer::None,
                 operations: Some(&["UPDATE"]),
                 variables: vec![],
-                not: format!("!({} == 0 && {} > 0)", replicas("oldObject"), replicas("object")),
+                not: format!(
+                    "!({} == 0 && {} > 0)",
+                    replicas("oldObject"),
+                    replicas("object")
+                ),
             }
         }
         Change::PeerRunsAnotherImage => {
@@ -152,12 +156,16 @@ fn reading(role: Role, change: Change) -> Reading {
         }
         Change::PeerNotRolledOut => {
             // Complete as `kubectl rollout status` and kstatus judge it,
-            // and no pod of an older template left (status.replicas counts
-            // the pods of every template that are not terminating; a
-            // terminating pod is no ready endpoint).
+            // no pod of an older template left (status.replicas counts the
+            // pods of every template that are not terminating), and none
+            // terminating either where the cluster counts them
+            // (status.terminatingReplicas, Kubernetes 1.35+): a terminating
+            // webhook pod still answers, through its preStop delay, on the
+            // connections the API server keeps open to it, as ASO's own
+            // manager showed (docs/rollout-harness.md).
             let want = "(has(params.spec.replicas) ? params.spec.replicas : 1)";
             let complete = format!(
-                "{} >= params.metadata.generation && {} == {want} && {} == {want} && {} == {want}",
+                "{} >= params.metadata.generation && {} == {want} && {} == {want} && {} == {want} && (!has(params.status.terminatingReplicas) || params.status.terminatingReplicas == 0)",
                 status("observedGeneration"),
                 status("updatedReplicas"),
                 status("availableReplicas"),
@@ -176,14 +184,19 @@ fn reading(role: Role, change: Change) -> Reading {
             // deployment --cascade=orphan` leaves behind the Service, and
             // old pods of a rollout in progress, where the Deployment's
             // status cannot. A terminating pod is out of the Service's
-            // endpoints already; a finished one serves nothing.
+            // endpoints but still answers on the connections the API
+            // server keeps open to it until its container stops (ASO's
+            // manager converting for the old storage version after the
+            // new controller's CRD write, docs/rollout-harness.md); a
+            // finished one serves nothing.
             Peer::Pods(peer),
             Some(&["CREATE", "UPDATE"]),
             vec![
                 image(),
                 variable(
                     "serves",
-                    "!has(params.metadata.deletionTimestamp) && !(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])".into(),
+                    "!(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])"
+                        .into(),
                 ),
                 variable(
                     "podImage",
@@ -193,10 +206,7 @@ fn reading(role: Role, change: Change) -> Reading {
             "!variables.serves || variables.podImage == variables.image".into(),
         ),
         Change::FallsBehindPeer => {
-            let (mine, theirs) = (
-                format!("{}Tag", role.name()),
-                format!("{}Tag", peer.name()),
-            );
+            let (mine, theirs) = (format!("{}Tag", role.name()), format!("{}Tag", peer.name()));
             on_deployment(
                 Peer::Deployment(peer),
                 Some(&["CREATE", "UPDATE"]),
@@ -205,7 +215,9 @@ fn reading(role: Role, change: Change) -> Reading {
                     variable(&theirs, tag_of(&images("params"))),
                     variable(
                         "behind",
-                        format!("isSemver(variables.{mine}, true) && isSemver(variables.{theirs}, true) && semver(variables.{mine}, true).isLessThan(semver(variables.{theirs}, true))"),
+                        format!(
+                            "isSemver(variables.{mine}, true) && isSemver(variables.{theirs}, true) && semver(variables.{mine}, true).isLessThan(semver(variables.{theirs}, true))"
+                        ),
                     ),
                 ],
                 "!variables.behind".into(),
@@ -227,7 +239,7 @@ fn refusal(rule: &Rule, role: Role, change: Change) -> (&'static str, String) {
             missing(format!("the {} Deployment runs another image", peer.name()))
         }
         Change::PeerNotRolledOut => missing(format!(
-            "the {} Deployment has not rolled out yet",
+            "the {} Deployment has not rolled out yet, or pods of its older template are still terminating",
             peer.name()
         )),
         Change::PeerPodRunsAnotherImage => missing(format!("a {} runs another image", peer.pod())),

@@ -465,9 +465,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-controller-after-webhooks",
         roles: BOTH,
-        summary: "with topology: split (or bridge), the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image and has rolled out",
-        reason: "the new controller applies its CRDs as it starts: while webhook pods of the older version serve, they cannot convert the new storage versions, so a one-shot apply of a new version (`kubectl apply` of the whole manifest, one `helm upgrade`) would break conversion (invariant I2 of docs/split-topology.md); for the same reason the webhooks never fall behind the controller",
-        help: "apply the webhooks Deployment first and wait until it has rolled out (kubectl rollout status), then apply the controller again; asogen upgrade-plan prints the steps for your apply path",
+        summary: "with topology: split (or bridge), the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image, has rolled out, and no webhook pod of an older image is left, terminating ones included",
+        reason: "the new controller applies its CRDs as it starts: while webhook pods of the older version serve, they cannot convert the new storage versions, so a one-shot apply of a new version (`kubectl apply` of the whole manifest, one `helm upgrade`) would break conversion (invariant I2 of docs/split-topology.md); a terminating webhook pod still answers, through its pre-stop delay, on the connections the API server keeps open to it, so a rollout that `kubectl rollout status` calls complete is not enough (ASO's own manager refused conversions so in the rollout harness); for the same reason the webhooks never fall behind the controller",
+        help: "apply the webhooks Deployment first and wait until it has rolled out and its old pods are gone (kubectl rollout status, then kubectl wait --for=jsonpath='{.status.terminatingReplicas}'=0 on it), then apply the controller again; asogen upgrade-plan prints the steps for your apply path",
         keys: &[],
         breach: &[
             &[

@@ -129,6 +129,11 @@ pub struct Step {
     pub waves: Option<String>,
     /// The Deployments whose rollout it waits for.
     pub wait: Vec<String>,
+    /// The Deployments whose older pods must be gone, terminating ones
+    /// included, before the next step (the plan's `kubectl wait` for
+    /// status.terminatingReplicas 0).
+    #[serde(default)]
+    pub drain: Vec<String>,
     /// What it deletes after its waits (a migration's leftovers).
     pub delete: Vec<ObjectRef>,
 }
@@ -261,6 +266,29 @@ impl ApplyPath {
                 if !self.wait(server, agent, namespace, &deployments, version, limit) {
                     return Outcome::GaveUp(format!(
                         "step {} wave {wave}: {deployments:?} not rolled out to {version} within {} s",
+                        step.number,
+                        limit.as_secs()
+                    ));
+                }
+            }
+            // as the plan's `kubectl wait --for=jsonpath=...` does
+            for name in &step.drain {
+                let target = format!("deployment/{name}");
+                let timeout = format!("--timeout={}s", limit.as_secs());
+                let out = server.kubectl(
+                    &[
+                        "wait",
+                        &target,
+                        "-n",
+                        namespace,
+                        "--for=jsonpath={.status.terminatingReplicas}=0",
+                        &timeout,
+                    ],
+                    "",
+                );
+                if !out.status.success() {
+                    return Outcome::GaveUp(format!(
+                        "step {}: {name} kept terminating pods for {} s",
                         step.number,
                         limit.as_secs()
                     ));

@@ -17,35 +17,95 @@ use std::time::{Duration, Instant};
 
 use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
-use crate::common::{root, text, tool};
+use crate::common::{go_tool, root, text, tool};
 use crate::paths::{ApplyPath, Planned, Sequence};
-use crate::scenario::{
-    PREVIOUS_TAG, Run, Topology, UPSTREAM, settle, template, version_of, watch_upgrade,
-};
+use crate::scenario::{Run, Topology, UPSTREAM, settle, template, version_of, watch_upgrade};
 
 /// How long one upgrade step may take in the real mode: above the
 /// startup probe's budget (12 x 10 s), so that a pod stuck at start is
 /// seen restarted, and far above a real rollout here (about a minute).
 pub const REAL_STEP_LIMIT: Duration = Duration::from_secs(170);
 
-/// The interval of the users' requests.
-const TRAFFIC_EVERY: &str = "250ms";
+/// Each user's interval between requests outside a burst (four users;
+/// tests/kube-apiserver/cmd/node-agent/traffic.go).
+const TRAFFIC_EVERY: &str = "1s";
 
-/// ASO's manager and its CRD folders (one per release played), built once.
-fn manager_and_crds() -> &'static (PathBuf, PathBuf) {
-    static BUILT: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+/// The releases the real mode plays, built once: ASO 2.20.0's manager, the
+/// next release's (derived from ASO's module by
+/// tests/aso-manager/next-release.py: ResourceGroup gains the API version
+/// v1api20240301, whose storage variant is the new hub and storage
+/// version), and the CRD folders, one per release's image tag.
+pub struct Releases {
+    /// ASO 2.20.0's manager (the catalog's release).
+    pub manager: PathBuf,
+    /// The next release's manager.
+    pub next_manager: PathBuf,
+    /// The next release's image tag (its CRD folder's name).
+    pub next_tag: String,
+    /// One folder of CRD files per image tag.
+    pub crds: PathBuf,
+}
+
+/// The releases, built on first use.
+pub fn releases() -> &'static Releases {
+    static BUILT: OnceLock<Releases> = OnceLock::new();
     BUILT.get_or_init(|| {
         let manager = apiserver::build_with("tests/aso-manager/aso-manager", "ASO's manager");
-        let script = root().join("tests/aso-manager/aso-manager");
-        let out = tool("bash")
-            .arg(&script)
-            .arg("crds")
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("run tests/aso-manager/aso-manager crds");
-        assert!(out.status.success(), "generating ASO's CRDs failed (above)");
-        (manager, PathBuf::from(text(&out.stdout).trim()))
+        let next_manager = PathBuf::from(aso_manager("next"));
+        let crds = PathBuf::from(aso_manager("crds"));
+        let catalog = catalog_tag();
+        let mut others: Vec<String> = std::fs::read_dir(&crds)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|tag| *tag != catalog)
+            .collect();
+        assert!(
+            others.len() == 1,
+            "tests/aso-manager/aso-manager crds gives the catalog's release {catalog} and one next release, not {others:?}"
+        );
+        Releases {
+            manager,
+            next_manager,
+            next_tag: others.remove(0),
+            crds,
+        }
     })
+}
+
+/// The next release's image tag (tests/aso-manager/aso-manager's NEXT_VERSION).
+pub fn next_tag() -> &'static str {
+    &releases().next_tag
+}
+
+/// What `tests/aso-manager/aso-manager COMMAND` prints (a path).
+fn aso_manager(command: &str) -> String {
+    let script = root().join("tests/aso-manager/aso-manager");
+    let out = tool("bash")
+        .arg(&script)
+        .arg(command)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|err| panic!("cannot run {}: {err}", script.display()));
+    assert!(
+        out.status.success(),
+        "tests/aso-manager/aso-manager {command} failed (above)"
+    );
+    text(&out.stdout).trim().to_string()
+}
+
+/// cert-manager's CA injector (tests/cert-manager: the injection code of
+/// cert-manager v1.21.2's root module over a controller-runtime manager),
+/// built on first use.
+pub fn cainjector() -> PathBuf {
+    go_tool(
+        "tests/cert-manager",
+        &["go.mod", "go.sum", "cmd/cainjector/main.go"],
+        "./cmd/cainjector",
+        "cainjector",
+        "the real-manager tests run cert-manager's CA injection with it",
+    )
 }
 
 /// Fails with what is missing unless this process can give a pod its own
@@ -96,7 +156,7 @@ impl RealPlane {
             "--egress-selector-config-file={}",
             egress.display()
         )]);
-        let daemons = start_plane(&server, &ROLLOUT);
+        let mut daemons = start_plane(&server, &ROLLOUT);
         std::fs::create_dir_all(dir.path().join("sandboxes")).unwrap();
         let mut proxy = tool(node_agent())
             .arg("proxy")
@@ -129,6 +189,13 @@ impl RealPlane {
             &["apply", "--server-side", "-f", "-"],
             &fixture("tests/fixtures/apiserver/crds.yaml"),
         );
+        // cert-manager's own injection code puts the CA into the CRDs
+        // and webhook configurations (the agent plays only the issuer)
+        daemons.push(Daemon::start(
+            "cainjector",
+            &cainjector(),
+            &[format!("--kubeconfig={}", server.kubeconfig.display())],
+        ));
         RealPlane {
             server,
             _daemons: daemons,
@@ -143,8 +210,7 @@ impl RealPlane {
     /// in `namespace` (whose manager rewrites the conversion webhook's
     /// namespace so when it applies them).
     pub fn install_crds(&self, tag: &str, namespace: &str) {
-        let (_, crds) = manager_and_crds();
-        let folder = crds.join(tag);
+        let folder = releases().crds.join(tag);
         let mut stream = String::new();
         for entry in std::fs::read_dir(&folder).unwrap() {
             let yaml = std::fs::read_to_string(entry.unwrap().path()).unwrap();
@@ -157,17 +223,25 @@ impl RealPlane {
 
     /// Starts the node agent in real mode for `namespace`.
     pub fn agent(&self, namespace: &str) -> Agent {
-        let (manager, crds) = manager_and_crds();
+        let releases = releases();
         let work = self.path.join("pods");
         let flags = [
-            format!("--manager={}", manager.display()),
-            format!("--crds={}", crds.display()),
+            format!("--manager={}", releases.manager.display()),
+            format!(
+                "--manager-for={}={}",
+                releases.next_tag,
+                releases.next_manager.display()
+            ),
+            format!("--crds={}", releases.crds.display()),
             format!("--sandboxes={}", self.path.join("sandboxes").display()),
             format!("--work={}", work.display()),
             "--subnet=1".to_string(),
             format!("--traffic={TRAFFIC_EVERY}"),
+            format!("--probe-socket={}", self.path.join("proxy.sock").display()),
             // the agent deletes a pod once its container stopped
             "--grace-delay=0s".to_string(),
+            // cert-manager's cainjector runs beside (RealPlane::start)
+            "--inject-ca=false".to_string(),
         ];
         Agent::start_with(&self.server, namespace, &TIMING, &flags)
     }
@@ -334,24 +408,55 @@ pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Install
     }
 }
 
-/// Installs `topology` at the previous release on a plane of its own with
-/// the real manager, upgrades it to the catalog's tag through `path`
-/// (each wait giving up after `limit`), and observes.
+/// Installs `topology` at the catalog's release (ASO 2.20.0) on a plane of
+/// its own with the real manager, upgrades it to the next release through
+/// `path` (each wait giving up after `limit`), and observes.
 pub fn real_upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
-    real_change(topology, path, PREVIOUS_TAG, &[], limit)
+    real_change(topology, path, &catalog_tag(), next_tag(), &[], limit)
 }
 
-/// Installs `topology` at image tag `from`, then applies it at the
-/// catalog's tag with `extra` values arguments through `path`, and
-/// observes as [`real_upgrade`] does.
+/// Installs `topology` at the next release and moves it back to the
+/// catalog's (ASO 2.20.0), whose types do not know the next release's
+/// storage version, through `path`, and observes.
+pub fn real_downgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
+    real_change(topology, path, next_tag(), &catalog_tag(), &[], limit)
+}
+
+/// Installs `topology` at image tag `from`, then applies it at tag `to`
+/// with `extra` values arguments through `path`, and observes as
+/// [`real_upgrade`] does.
 pub fn real_change(
     topology: &Topology,
     path: &ApplyPath,
     from: &str,
+    to: &str,
     extra: &[&str],
     limit: Duration,
 ) -> RealRun {
-    scenario(topology, topology, path, from, extra, false, limit)
+    scenario(
+        topology,
+        topology,
+        path,
+        (from, to),
+        extra,
+        (false, Sequence::AsPlanned),
+        limit,
+    )
+}
+
+/// Upgrades `topology` from the catalog's release to the next one with the
+/// plan's steps in reverse order (the controller first), as an applier
+/// with no order would, with no admission policy to refuse it.
+pub fn real_upgrade_controller_first(topology: &Topology, path: &ApplyPath) -> RealRun {
+    scenario(
+        topology,
+        topology,
+        path,
+        (&catalog_tag(), next_tag()),
+        &[],
+        (false, Sequence::Reversed),
+        REAL_STEP_LIMIT,
+    )
 }
 
 /// Installs `install` at the catalog's tag, then moves it to the topology
@@ -360,22 +465,37 @@ pub fn real_change(
 #[allow(dead_code)] // the migrations are in the real table only (bench/tables.rs)
 pub fn real_migrate(install: &Topology, to: &Topology, path: &ApplyPath) -> RealRun {
     let tag = catalog_tag();
-    scenario(install, to, path, &tag, &[], true, REAL_STEP_LIMIT)
+    scenario(
+        install,
+        to,
+        path,
+        (&tag, &tag),
+        &[],
+        (true, Sequence::AsPlanned),
+        REAL_STEP_LIMIT,
+    )
 }
 
-/// The catalog's image tag (the release the harness upgrades to).
+/// The catalog's image tag (ASO 2.20.0: the release the harness upgrades
+/// from, and the one it downgrades to).
 pub fn catalog_tag() -> String {
-    let args = UPSTREAM.args("default", None, &[]);
-    version_of(&UPSTREAM.render(&args, "default"))
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let args = UPSTREAM.args("default", None, &[]);
+        version_of(&UPSTREAM.render(&args, "default"))
+    })
+    .clone()
 }
 
+/// Installs `install` at tag `from`, then applies `to` at tag `to_tag`
+/// (a migration when `migration`, the plan's steps in `sequence`).
 fn scenario(
     install: &Topology,
     to: &Topology,
     path: &ApplyPath,
-    from: &str,
+    (from, to_tag): (&str, &str),
     extra: &[&str],
-    migration: bool,
+    (migration, sequence): (bool, Sequence),
     limit: Duration,
 ) -> RealRun {
     let Installed {
@@ -384,7 +504,7 @@ fn scenario(
         namespace,
     } = real_install(install, path, from);
     let server = &plane.server;
-    let current_args = to.args(&namespace, None, extra);
+    let current_args = to.args(&namespace, Some(to_tag), extra);
     let target = version_of(&to.render(&current_args, &namespace));
     if migration {
         server.kubectl_ok(
@@ -396,7 +516,7 @@ fn scenario(
         args: &current_args,
         tweak: to.tweak,
         with_refresh: false,
-        sequence: Sequence::AsPlanned,
+        sequence,
         from: migration.then_some(install.shape),
     };
     let watched = watch_upgrade(

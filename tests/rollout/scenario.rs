@@ -134,6 +134,40 @@ pub const SPLIT_WEBHOOKS_ELECT: Topology = Topology {
     ..SPLIT_2
 };
 
+/// The forbidden shape the rules exist for (`ha-requires-recreate`):
+/// upstream's 2 replicas with leader election, rolled (RollingUpdate,
+/// maxSurge 1, maxUnavailable 1) instead of recreated. asogen refuses to
+/// render it; the real mode renders it past the rules to show what it does
+/// (tests/real_manager.rs).
+#[allow(dead_code)]
+pub const FORBIDDEN_ROLLING: Topology = Topology {
+    name: "2 replicas rolled (forbidden: ha-requires-recreate)",
+    args: &[],
+    shape: "single",
+    tweak: Some(two_replicas_roll),
+};
+
+/// The forbidden shape without leader election (what-if: 2.20.0 always
+/// passes it): no Lease decides which pod writes the CRDs, so the new pod
+/// writes them as it starts, beside the old pods.
+#[allow(dead_code)]
+pub const FORBIDDEN_ROLLING_WITHOUT_ELECTION: Topology = Topology {
+    name: "2 replicas rolled, no leader election (forbidden, what-if)",
+    args: &[],
+    shape: "single",
+    tweak: Some(two_replicas_roll_without_election),
+};
+
+/// Negative: the split whose webhook pods have no preStop delay, so a
+/// webhook pod stops serving while the proxy may still route to it (the
+/// real mode's).
+#[allow(dead_code)]
+pub const SPLIT_WEBHOOKS_WITHOUT_PRESTOP: Topology = Topology {
+    name: "split, webhook pods without preStop (negative)",
+    tweak: Some(webhooks_without_prestop),
+    ..SPLIT_2
+};
+
 /// The webhook pods' `control-plane` label in the split.
 const WEBHOOKS_ROLE: &str = "webhooks";
 
@@ -211,6 +245,31 @@ fn controller_rolls(objects: &mut [Value]) {
             "type": "RollingUpdate",
             "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}
         });
+    }
+}
+
+#[allow(dead_code)] // FORBIDDEN_ROLLING's
+fn two_replicas_roll(objects: &mut [Value]) {
+    for o in objects.iter_mut().filter(|o| o["kind"] == "Deployment") {
+        o["spec"]["strategy"] = serde_json::json!({
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}
+        });
+    }
+}
+
+#[allow(dead_code)] // FORBIDDEN_ROLLING_WITHOUT_ELECTION's
+fn two_replicas_roll_without_election(objects: &mut [Value]) {
+    two_replicas_roll(objects);
+    without_leader_election(objects);
+}
+
+#[allow(dead_code)] // SPLIT_WEBHOOKS_WITHOUT_PRESTOP's
+fn webhooks_without_prestop(objects: &mut [Value]) {
+    for c in managers(objects, Some(WEBHOOKS_ROLE)) {
+        if let Some(container) = c.as_object_mut() {
+            container.remove("lifecycle");
+        }
     }
 }
 

@@ -14,8 +14,14 @@ use serde::Deserialize;
 pub enum Event {
     /// The agent watches.
     Started {},
-    /// A step of a pod's life (created, ready, terminating, gone...).
-    Pod { t: i64, step: String },
+    /// A step of a pod's life (created, ready, terminating, gone...);
+    /// `ip` is the pod's address where the step names it (terminating).
+    Pod {
+        t: i64,
+        step: String,
+        #[serde(default)]
+        ip: String,
+    },
     /// The CRD epoch of a version: a CRD-applying pod of it may write CRDs.
     Epoch { t: i64, version: String },
     /// The CRDs were written.
@@ -37,8 +43,25 @@ pub enum Event {
     },
     /// Something the agent could not do.
     Error { pod: String, error: String },
+    /// A CRD of the operator seen without its CA bundle (real mode, with
+    /// cert-manager's own cainjector).
+    CaMissing { t: i64, crd: String },
+    /// The same CRD seen with it again, `ms` later.
+    CaWindow { t: i64, crd: String, ms: i64 },
+    /// A new connection to the webhook Service (real mode, the agent's
+    /// probe): whether the proxy could open it, and why not.
+    Probe {
+        t: i64,
+        ok: bool,
+        #[serde(default)]
+        cause: String,
+        #[serde(default)]
+        error: String,
+    },
     /// A user's request (real mode): create, update or read of an ASO
-    /// object; `through` names what failed (admission, conversion, other).
+    /// object; `through` names what failed (admission, conversion, other),
+    /// `cause` why (the agent's `cause` in traffic.go: unknown-version,
+    /// ca-bundle, pod-stopping, no-endpoint, other).
     #[allow(dead_code)] // op and error: read by the real mode's messages
     Request {
         t: i64,
@@ -46,6 +69,8 @@ pub enum Event {
         ok: bool,
         #[serde(default)]
         through: String,
+        #[serde(default)]
+        cause: String,
         #[serde(default)]
         error: String,
     },
@@ -207,7 +232,7 @@ impl Timeline {
     pub fn became_ready_since(&self, t: i64) -> usize {
         self.events
             .iter()
-            .filter(|e| matches!(e, Event::Pod { t: at, step } if step == "ready" && *at >= t))
+            .filter(|e| matches!(e, Event::Pod { t: at, step, .. } if step == "ready" && *at >= t))
             .count()
     }
 
@@ -314,21 +339,38 @@ impl Timeline {
             matches!(e, Event::Pod { t, step, .. }
                 if (step == "startup-budget-spent" || step == "startup-probe-failed") && *t >= start)
         });
-        let stops: Vec<i64> = self
+        // the pods deleted so far, by address, and when
+        let stops: Vec<(i64, &str)> = self
             .events
             .iter()
             .filter_map(|e| match e {
-                Event::Pod { t, step, .. } if step == "terminating" => Some(*t),
+                Event::Pod { t, step, ip, .. } if step == "terminating" && !ip.is_empty() => {
+                    Some((*t, ip.as_str()))
+                }
                 _ => None,
             })
             .collect();
         for e in &self.events {
-            if let Event::Request { t, ok, through, .. } = e
+            if let Event::Request {
+                t,
+                ok,
+                through,
+                cause,
+                error,
+                ..
+            } = e
                 && (start..=end).contains(t)
             {
                 o.requests += 1;
                 if !ok {
-                    if stops.iter().any(|s| (*s..=s + STOP_RACE_MS).contains(t)) {
+                    let cause = if cause.is_empty() { "other" } else { cause };
+                    *o.failed_by_cause.entry(cause.to_string()).or_default() += 1;
+                    // the pod the request reached, named in the error (the
+                    // proxy's dial), had been deleted: the stop race
+                    let reached_a_stopping_pod = stops
+                        .iter()
+                        .any(|(s, ip)| s <= t && names_address(error, ip));
+                    if cause == "pod-stopping" && reached_a_stopping_pod {
                         o.failed_as_a_pod_stops += 1;
                     }
                     match through.as_str() {
@@ -339,7 +381,82 @@ impl Timeline {
                 }
             }
         }
+        // the CA windows: from a CRD seen without its bundle to its
+        // return (None: not back by the end)
+        let mut open: BTreeMap<&str, i64> = BTreeMap::new();
+        for e in &self.events {
+            match e {
+                Event::CaMissing { t, crd } if *t <= end => {
+                    open.insert(crd, *t);
+                }
+                Event::CaWindow { t, crd, ms }
+                    if *t <= end && open.remove(crd.as_str()).is_some() && *t >= start =>
+                {
+                    o.ca_windows.push((t - ms, Some(*ms)));
+                }
+                _ => {}
+            }
+        }
+        o.ca_windows
+            .extend(open.values().filter(|t| **t >= start).map(|t| (*t, None)));
+        o.ca_windows.sort();
+        for e in &self.events {
+            if let Event::Request {
+                t,
+                ok: false,
+                cause,
+                ..
+            } = e
+                && (start..=end).contains(t)
+                && cause == "ca-bundle"
+                && !o.ca_windows.iter().any(|(from, ms)| {
+                    *t >= *from && ms.is_none_or(|ms| *t <= from + ms + CA_RELOAD_MS)
+                })
+            {
+                o.ca_failures_outside_windows += 1;
+            }
+        }
+        for e in &self.events {
+            if let Event::Probe {
+                t,
+                ok,
+                cause,
+                error,
+                ..
+            } = e
+                && (start..=end).contains(t)
+            {
+                o.probes += 1;
+                if !ok {
+                    *o.refused_probes_by_cause.entry(cause.clone()).or_default() += 1;
+                    if cause == "pod-stopping"
+                        && stops
+                            .iter()
+                            .any(|(s, ip)| s <= t && names_address(error, ip))
+                    {
+                        o.probes_refused_as_a_pod_stops += 1;
+                    }
+                }
+            }
+        }
         o
+    }
+
+    /// The failed probes' errors in [start, end], first ones first.
+    #[allow(dead_code)] // read by the real mode (tests/real_manager.rs)
+    pub fn probe_errors(&self, start: i64, end: i64) -> Vec<String> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Probe {
+                    t,
+                    ok: false,
+                    error,
+                    ..
+                } if (start..=end).contains(t) => Some(format!("{t}: {error}")),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The failed requests' errors in [start, end], first ones first.
@@ -458,13 +575,48 @@ pub struct Observation {
     pub failed_conversion: usize,
     /// Failed otherwise.
     pub failed_other: usize,
-    /// Of all failed requests, those made within [`STOP_RACE_MS`] of a
-    /// pod's deletion: the race between a container's SIGTERM and its
-    /// endpoint's removal, which only a preStop delay closes.
+    /// Of all failed requests, those refused by a pod that had been
+    /// deleted (the pod the proxy dialled, named in the error): the race
+    /// between a container's SIGTERM and its endpoint's removal, which only
+    /// a preStop delay closes.
     pub failed_as_a_pod_stops: usize,
+    /// The failed requests by cause (unknown-version, ca-bundle,
+    /// pod-stopping, no-endpoint, other).
+    pub failed_by_cause: BTreeMap<String, usize>,
+    /// New connections the probe opened to the webhook Service.
+    pub probes: usize,
+    /// Those refused, by cause (pod-stopping, no-endpoint, other).
+    pub refused_probes_by_cause: BTreeMap<String, usize>,
+    /// Those refused by a pod that had been deleted (named in the error).
+    pub probes_refused_as_a_pod_stops: usize,
+    /// Each time a CRD of the operator lacked its CA bundle: from when
+    /// (Unix ms), and for how long (None: not back by the end).
+    pub ca_windows: Vec<(i64, Option<i64>)>,
+    /// Requests that failed on the CA (x509) outside every CA window
+    /// (and the [`CA_RELOAD_MS`] after it).
+    pub ca_failures_outside_windows: usize,
 }
 
-/// How long after a pod's deletion a failed request is put down to the
-/// pod stopping before the proxy stopped routing to it (the EndpointSlice
-/// controller's update and the proxy's watch; well under a second here).
-pub const STOP_RACE_MS: i64 = 2_000;
+/// How long after a CRD's CA bundle is back a conversion may still fail on
+/// the CA: the API server builds the CRD's conversion client anew when
+/// the CRD changes.
+pub const CA_RELOAD_MS: i64 = 2_000;
+
+/// Whether `error` names the address `ip` (not a longer one that starts
+/// with it: 198.18.1.2 is not 198.18.1.23).
+fn names_address(error: &str, ip: &str) -> bool {
+    error.match_indices(ip).any(|(at, _)| {
+        !error[at + ip.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+impl Observation {
+    /// How many failed requests had `cause`.
+    #[allow(dead_code)] // the real mode's
+    pub fn failed_for(&self, cause: &str) -> usize {
+        self.failed_by_cause.get(cause).copied().unwrap_or(0)
+    }
+}

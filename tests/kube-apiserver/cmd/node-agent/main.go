@@ -99,6 +99,7 @@ type config struct {
 	ipBase                        int
 	real                          realConfig
 	traffic                       time.Duration
+	probeSocket                   string // real mode: the cluster proxy's socket, for the probe (traffic.go)
 }
 
 func main() {
@@ -132,10 +133,13 @@ func main() {
 	flag.StringVar(&c.nodeLabel, "node-label", "", "a label KEY=VALUE every Node it plays carries (a node pool)")
 	flag.StringVar(&c.real.manager, "manager", "", "real mode: ASO's manager binary, run as each pod's container (real.go)")
 	flag.StringVar(&c.real.crds, "crds", "", "real mode: a folder of CRD folders, one per image tag")
+	flag.BoolVar(&c.real.injectCA, "inject-ca", true, "real mode: play cert-manager's cainjector as well as its issuer (false: cert-manager's own cainjector runs beside; the agent reports each CRD's CA window)")
+	flag.Var(&c.real.managers, "manager-for", "real mode: TAG=PATH, the manager binary of the pods whose image tag is TAG (another release's build); repeatable")
 	flag.StringVar(&c.real.sandboxes, "sandboxes", "", "real mode: the folder where each pod's sandbox pid is published for the cluster proxy")
 	flag.StringVar(&c.real.work, "work", "", "real mode: the folder the pods' roots and logs go to")
 	flag.IntVar(&c.real.subnet, "subnet", 0, "real mode: pods get addresses 198.18.SUBNET.x")
-	flag.DurationVar(&c.traffic, "traffic", 0, "real mode: the interval of the users' requests (0: none)")
+	flag.DurationVar(&c.traffic, "traffic", 0, "real mode: each user's interval between requests outside a burst (0: none)")
+	flag.StringVar(&c.probeSocket, "probe-socket", "", "real mode: the cluster proxy's socket, through which a probe opens a new connection to the webhook Service each traffic interval (each 20 ms in a burst)")
 	flag.Parse()
 	quietKlog()
 	if *kubeconfig == "" || c.namespace == "" {
@@ -166,6 +170,7 @@ func proxyMain(args []string) {
 	socket := fs.String("socket", "", "the Unix socket the API server's egress selector connects to")
 	sandboxes := fs.String("sandboxes", "", "the folder where the agents publish each pod's sandbox pid")
 	out := fs.String("out", "", "file the events are written to (default: stdout)")
+	lag := fs.Duration("lag", time.Second, "how long an EndpointSlice change takes to reach its routing (kube-proxy's --iptables-min-sync-period, 1 s by default)")
 	_ = fs.Parse(args)
 	quietKlog()
 	if *kubeconfig == "" || *socket == "" || *sandboxes == "" {
@@ -184,7 +189,7 @@ func proxyMain(args []string) {
 		defer closeOut()
 		ctx, stop := lifetime()
 		defer stop()
-		return runProxy(ctx, client, *socket, *sandboxes, &eventLog{w: w})
+		return runProxy(ctx, client, *socket, *sandboxes, *lag, &eventLog{w: w})
 	}()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "node-agent proxy: %v\n", err)
@@ -273,6 +278,9 @@ func run(kubeconfig, out string, c config) error {
 		if c.traffic > 0 {
 			go traffic(ctx, a.real.dyn, c.namespace, c.traffic, a.log)
 		}
+		if c.probeSocket != "" {
+			go probe(ctx, client, c.namespace, c.service, c.probeSocket, c.traffic, a.log)
+		}
 	}
 	a.log.write(map[string]any{"event": "started", "namespace": c.namespace, "real": a.real != nil})
 	a.sampleLoop(ctx)
@@ -288,6 +296,7 @@ type eventLog struct {
 
 func (l *eventLog) write(fields map[string]any) {
 	fields["t"] = time.Now().UnixMilli()
+	startBurst(fields)
 	line, _ := json.Marshal(fields)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -430,7 +439,7 @@ func (a *agent) seen(ctx context.Context, o *corev1.Pod) {
 		if p.cancel != nil {
 			p.cancel()
 		}
-		a.log.write(map[string]any{"event": "pod", "step": "terminating", "pod": p.name, "version": p.version})
+		a.log.write(map[string]any{"event": "pod", "step": "terminating", "pod": p.name, "version": p.version, "ip": p.ip})
 		if a.real != nil && p.started {
 			go a.deleteWhenStopped(ctx, p, o.Name, string(o.UID))
 		} else {

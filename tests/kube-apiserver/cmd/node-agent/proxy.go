@@ -9,6 +9,14 @@
 // sandboxes are found in a folder every agent writes: one file per pod
 // address, holding the pid of the process in that pod's namespace.
 //
+// Like kube-proxy, it routes by the endpoints it last programmed, not by
+// the API server's latest: each EndpointSlice change reaches its routing
+// --lag later (1 s: kube-proxy's default --iptables-min-sync-period, the
+// delay a change meets when it follows another within the period, as the
+// old pod's deletion follows the new pod's readiness in a rollout). So a
+// deleted pod is still routed to for that long: the window a preStop
+// delay covers.
+//
 // Nothing reaches the network: a Service with no endpoint, or an endpoint
 // whose pod has no sandbox here, is refused (503), as a connection to a
 // Service without endpoints is.
@@ -25,6 +33,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -38,15 +48,31 @@ type clusterProxy struct {
 	services  cache.SharedIndexInformer
 	slices    cache.SharedIndexInformer
 	log       *eventLog
+	lag       time.Duration
+
+	mu     sync.Mutex
+	view   map[string][]*discoveryv1.EndpointSlice // by "namespace/service", as programmed
+	viewAt int64                                   // the sequence number of the snapshot programmed
+	taken  int64                                   // snapshots taken so far
 }
 
-func runProxy(ctx context.Context, client kubernetes.Interface, socket, sandboxes string, log *eventLog) error {
+func runProxy(ctx context.Context, client kubernetes.Interface, socket, sandboxes string, lag time.Duration, log *eventLog) error {
 	f := informers.NewSharedInformerFactory(client, 0)
 	p := &clusterProxy{
 		sandboxes: sandboxes,
 		services:  f.Core().V1().Services().Informer(),
 		slices:    f.Discovery().V1().EndpointSlices().Informer(),
 		log:       log,
+		lag:       lag,
+		view:      map[string][]*discoveryv1.EndpointSlice{},
+	}
+	notify := func(any) { p.changed() }
+	if _, err := p.slices.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    notify,
+		UpdateFunc: func(_, o any) { notify(o) },
+		DeleteFunc: notify,
+	}); err != nil {
+		return err
 	}
 	err := p.services.AddIndexers(cache.Indexers{"clusterIP": func(o any) ([]string, error) {
 		return []string{o.(*corev1.Service).Spec.ClusterIP}, nil
@@ -54,15 +80,9 @@ func runProxy(ctx context.Context, client kubernetes.Interface, socket, sandboxe
 	if err != nil {
 		return err
 	}
-	err = p.slices.AddIndexers(cache.Indexers{"service": func(o any) ([]string, error) {
-		es := o.(*discoveryv1.EndpointSlice)
-		return []string{es.Namespace + "/" + es.Labels[discoveryv1.LabelServiceName]}, nil
-	}})
-	if err != nil {
-		return err
-	}
 	f.Start(ctx.Done())
 	f.WaitForCacheSync(ctx.Done())
+	p.program(p.snapshot())
 	_ = os.Remove(socket)
 	l, err := net.Listen("unix", socket)
 	if err != nil {
@@ -82,6 +102,41 @@ func runProxy(ctx context.Context, client kubernetes.Interface, socket, sandboxe
 	}
 }
 
+// changed takes a snapshot of the EndpointSlices now and programs it lag
+// later.
+func (p *clusterProxy) changed() {
+	snap := p.snapshot()
+	time.AfterFunc(p.lag, func() { p.program(snap) })
+}
+
+type endpointSnapshot struct {
+	seq  int64
+	view map[string][]*discoveryv1.EndpointSlice
+}
+
+// snapshot is the EndpointSlices the informer holds now, by Service.
+func (p *clusterProxy) snapshot() endpointSnapshot {
+	view := map[string][]*discoveryv1.EndpointSlice{}
+	for _, o := range p.slices.GetStore().List() {
+		es := o.(*discoveryv1.EndpointSlice)
+		key := es.Namespace + "/" + es.Labels[discoveryv1.LabelServiceName]
+		view[key] = append(view[key], es)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.taken++
+	return endpointSnapshot{seq: p.taken, view: view}
+}
+
+// program routes by snap from now on, unless a later one is programmed.
+func (p *clusterProxy) program(snap endpointSnapshot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if snap.seq > p.viewAt {
+		p.view, p.viewAt = snap.view, snap.seq
+	}
+}
+
 // serve answers one CONNECT and splices the connection to the pod.
 func (p *clusterProxy) serve(conn net.Conn) {
 	br := bufio.NewReader(conn)
@@ -93,7 +148,16 @@ func (p *clusterProxy) serve(conn net.Conn) {
 	pod, err := p.dial(req.Host)
 	if err != nil {
 		p.log.write(map[string]any{"event": "proxy", "target": req.Host, "error": err.Error()})
-		fmt.Fprintf(conn, "HTTP/1.1 503 Service Unavailable\r\n\r\n%s", err)
+		// the reason phrase carries why, so that the API server's error
+		// (which quotes the status line) says it: no endpoint, or the pod
+		// that refused the connection
+		reason := strings.Map(func(r rune) rune {
+			if r < ' ' || r > '~' {
+				return ' '
+			}
+			return r
+		}, err.Error())
+		fmt.Fprintf(conn, "HTTP/1.1 503 %s\r\n\r\n%s", reason, err)
 		conn.Close()
 		return
 	}
@@ -129,9 +193,10 @@ func (p *clusterProxy) dial(hostPort string) (net.Conn, error) {
 	}
 	type target struct{ ip, port string }
 	var ready, serving []target
-	slices, _ := p.slices.GetIndexer().ByIndex("service", svc.Namespace+"/"+svc.Name)
-	for _, o := range slices {
-		es := o.(*discoveryv1.EndpointSlice)
+	p.mu.Lock()
+	slices := p.view[svc.Namespace+"/"+svc.Name]
+	p.mu.Unlock()
+	for _, es := range slices {
 		var targetPort int32
 		for _, ep := range es.Ports {
 			if ep.Name != nil && *ep.Name == sp.Name && ep.Port != nil {
@@ -164,7 +229,12 @@ func (p *clusterProxy) dial(hostPort string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dialIn(pid, net.JoinHostPort(t.ip, t.port))
+	conn, err := dialIn(pid, net.JoinHostPort(t.ip, t.port))
+	if err != nil && !strings.Contains(err.Error(), t.ip) {
+		// name the pod reached, so that a failure can be tied to it
+		return nil, fmt.Errorf("pod %s: %w", t.ip, err)
+	}
+	return conn, err
 }
 
 // sandboxOf reads the pid of the process in the namespace of the pod at ip.

@@ -12,9 +12,12 @@
 //     exits restarts with the kubelet's back-off (10 s doubling to 5 min,
 //     the first restart at once); on deletion SIGTERM, then SIGKILL when
 //     the pod's grace period ends, and only then the pod is removed;
-//   - cert-manager: every Certificate of the namespace gets its Secret
-//     (a serving certificate for its DNS names from one CA), and the CA is
-//     injected (cainjector) into the webhook configurations and CRDs whose
+//   - cert-manager's issuer: every Certificate of the namespace gets its
+//     Secret (a serving certificate for its DNS names from one CA, named
+//     for the Certificate as cert-manager names it);
+//   - cert-manager's cainjector, unless --inject-ca=false (the harness
+//     then runs cert-manager's own injection code beside, tests/cert-manager):
+//     the CA injected into the webhook configurations and CRDs whose
 //     cert-manager.io/inject-ca-from names a Certificate of the namespace,
 //     each time they are written without it;
 //   - the network: each pod's sandbox publishes its pid for the cluster
@@ -23,7 +26,9 @@
 //
 // What is observed, not played: the CRDs' version label as the API server
 // holds it ("crds" and "epoch" events when a write of a new version is
-// seen) and the Lease's holder ("lease" events).
+// seen), the Lease's holder ("lease" events), and how long each CRD of
+// the namespace lacked its CA bundle after a write ("ca-missing",
+// "ca-window").
 package main
 
 import (
@@ -79,6 +84,8 @@ var (
 // realConfig is the real mode's part of the flags.
 type realConfig struct {
 	manager, crds, sandboxes, work string
+	managers                       tagBinaries // a release's own manager, by image tag (--manager-for)
+	injectCA                       bool        // play cainjector too (--inject-ca); else cert-manager's own runs beside
 	subnet                         int // pods get 198.18.SUBNET.x (RFC 2544: no real network uses it)
 }
 
@@ -95,6 +102,7 @@ type real struct {
 
 	mu      sync.Mutex
 	crdSeen map[string]string // CRD name -> version label last seen
+	caGone  map[string]int64  // CRD name -> when it was first seen without the CA bundle (Unix ms)
 	holder  string            // the Lease's holder pod last seen
 }
 
@@ -111,7 +119,7 @@ func newReal(c realConfig, restConfig *rest.Config) (*real, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &real{c: c, self: self, ipTool: ipTool, rest: restConfig, dyn: dyn, crdSeen: map[string]string{}}
+	r := &real{c: c, self: self, ipTool: ipTool, rest: restConfig, dyn: dyn, crdSeen: map[string]string{}, caGone: map[string]int64{}}
 	r.caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -197,7 +205,10 @@ func (r *real) issue(ctx context.Context, a *agent, cert *unstructured.Unstructu
 		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
 		"ca.crt":  r.caPEM,
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: a.c.namespace},
+	// cert-manager names the Certificate on its Secret; its cainjector
+	// injects a Secret's CA only so
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: a.c.namespace,
+		Annotations: map[string]string{"cert-manager.io/certificate-name": cert.GetName()}},
 		Type: corev1.SecretTypeTLS, Data: data}
 	if _, err = secrets.Create(ctx, s, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
 		_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
@@ -219,14 +230,18 @@ func firstOr(list []string, fallback string) string {
 // clusterObject observes a CRD's version and injects the CA where a
 // cluster object asks for one of this namespace's Certificates.
 func (r *real) clusterObject(ctx context.Context, a *agent, gvr schema.GroupVersionResource, o *unstructured.Unstructured) {
+	from := o.GetAnnotations()[injectAnnotation]
+	ours := false
+	if ns, _, _ := strings.Cut(from, "/"); ns == a.c.namespace {
+		ours = true
+	}
 	if gvr == crdsResource {
 		r.crdSeenAt(a, o)
+		if ours {
+			r.caWindow(a, o)
+		}
 	}
-	from := o.GetAnnotations()[injectAnnotation]
-	if ns, _, _ := strings.Cut(from, "/"); ns != a.c.namespace {
-		return
-	}
-	if !r.needsCA(gvr, o) {
+	if !ours || !r.c.injectCA || !r.needsCA(gvr, o) {
 		return
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -243,6 +258,29 @@ func (r *real) clusterObject(ctx context.Context, a *agent, gvr schema.GroupVers
 		return
 	}
 	a.log.write(map[string]any{"event": "ca-injected", "kind": gvr.Resource, "name": o.GetName()})
+}
+
+// caWindow writes "ca-missing" when a CRD is first seen without the CA
+// bundle (the manager's CRD write replaces the whole CRD), and
+// "ca-window" with how long it lacked it when it is seen with it again.
+func (r *real) caWindow(a *agent, o *unstructured.Unstructured) {
+	missing := r.needsCA(crdsResource, o)
+	now := time.Now().UnixMilli()
+	r.mu.Lock()
+	since, tracked := r.caGone[o.GetName()]
+	switch {
+	case missing && !tracked:
+		r.caGone[o.GetName()] = now
+	case !missing && tracked:
+		delete(r.caGone, o.GetName())
+	}
+	r.mu.Unlock()
+	switch {
+	case missing && !tracked:
+		a.log.write(map[string]any{"event": "ca-missing", "crd": o.GetName()})
+	case !missing && tracked:
+		a.log.write(map[string]any{"event": "ca-window", "crd": o.GetName(), "ms": now - since})
+	}
 }
 
 // caBundles lists where an object carries a CA bundle: the CRD's
@@ -649,7 +687,7 @@ func (r *real) runOnce(ctx context.Context, a *agent, p *pod, c *container) (int
 	}
 	fmt.Fprintf(c.log, "---- start %d at %s\n", p.restarts, time.Now().Format(time.RFC3339Nano))
 	var forward net.Listener
-	sb, err := startSandbox(r.self, r.ipTool, c.root, p.ip, p.name, r.c.manager, args, env, c.log, func(pid int) error {
+	sb, err := startSandbox(r.self, r.ipTool, c.root, p.ip, p.name, r.c.binaryOf(p.version), args, env, c.log, func(pid int) error {
 		l, err := listenIn(pid, net.JoinHostPort(apiServiceIP, "443"))
 		if err != nil {
 			return fmt.Errorf("the API server's address in the pod: %w", err)
@@ -863,4 +901,30 @@ func (a *agent) deleteWhenStopped(ctx context.Context, p *pod, name string, uid 
 		return
 	}
 	a.deleteLater(ctx, name, typesUID(uid))
+}
+
+// binaryOf is the manager a pod of image tag `version` runs: the one
+// --manager-for names for that tag, else --manager.
+func (c realConfig) binaryOf(version string) string {
+	if bin, ok := c.managers[version]; ok {
+		return bin
+	}
+	return c.manager
+}
+
+// tagBinaries is the --manager-for flag: TAG=PATH, given once a release.
+type tagBinaries map[string]string
+
+func (t *tagBinaries) String() string { return fmt.Sprint(map[string]string(*t)) }
+
+func (t *tagBinaries) Set(value string) error {
+	tag, path, ok := strings.Cut(value, "=")
+	if !ok || tag == "" || path == "" {
+		return fmt.Errorf("want TAG=PATH, got %q", value)
+	}
+	if *t == nil {
+		*t = tagBinaries{}
+	}
+	(*t)[tag] = path
+	return nil
 }
