@@ -142,10 +142,11 @@ fn zero_cell(run: &case::HaRun) -> String {
     cell
 }
 
-/// The table of issue 32, every row observed with ASO's own manager: the
-/// topologies of the modelled table under every apply path, and the
-/// migrations to the split and back. Two scenarios at a time (each has its
-/// own control plane).
+/// The table of issues 32 and 41, every row observed with ASO's own
+/// manager: the topologies of the modelled table under every apply path,
+/// upgraded from ASO 2.20.0 to the next release derived from its module,
+/// and the migrations to the split and back. Two scenarios at a time (each
+/// has its own control plane).
 fn real() {
     type Case<'a> = (String, Box<dyn Fn() -> RealRun + Send + Sync + 'a>);
     let mut cases: Vec<Case> = Vec::new();
@@ -166,9 +167,9 @@ fn real() {
         }
     }
     println!(
-        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | upgrade time |"
+        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | failed by cause | probes refused by a stopped pod | CA windows | upgrade time |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for pair in cases.chunks(2) {
         let rows: Vec<String> = std::thread::scope(|s| {
             let handles: Vec<_> = pair
@@ -181,9 +182,26 @@ fn real() {
                     let real = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
                     let o = &real.run.observation;
                     let [zero, stale, versions, time] = cells(o);
+                    let causes: Vec<String> = o
+                        .failed_by_cause
+                        .iter()
+                        .map(|(cause, n)| format!("{cause} {n}"))
+                        .collect();
+                    let windows: Vec<String> = o
+                        .ca_windows
+                        .iter()
+                        .map(|(_, ms)| ms.map_or("not back".into(), |ms| format!("{ms} ms")))
+                        .collect();
                     format!(
-                        "| {name} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {time} |",
-                        o.failed_admission, o.requests, o.failed_conversion, o.requests
+                        "| {name} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {} | {} of {} | {} | {time} |",
+                        o.failed_admission,
+                        o.requests,
+                        o.failed_conversion,
+                        o.requests,
+                        if causes.is_empty() { "none".into() } else { causes.join(", ") },
+                        o.probes_refused_as_a_pod_stops,
+                        o.probes,
+                        if windows.is_empty() { "none".into() } else { windows.join(", ") },
                     )
                 })
                 .collect()

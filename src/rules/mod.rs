@@ -278,7 +278,7 @@ pub const RULES: &[Rule] = &[
         id: "ha-requires-recreate",
         roles: CONTROLLER,
         summary: "replicaCount > 1 requires strategy.type: Recreate",
-        reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so about half of all requests fail until the rollout ends",
+        reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so conversions routed to it fail until the rollout ends; with ASO 2.20.0's leader election it breaks either way, as observed in the rollout harness: when the new pod wins the Lease the old pods refuse its storage version, otherwise the new pod waits for the Lease and the upgrade never finishes",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
         keys: &[keys::STRATEGY_TYPE, keys::REPLICA_COUNT],
         breach: &[&[

@@ -19,7 +19,9 @@ use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
 use crate::common::{go_tool, root, text, tool};
 use crate::paths::{ApplyPath, Planned, Sequence};
-use crate::scenario::{Run, Topology, UPSTREAM, settle, template, version_of, watch_upgrade};
+use crate::scenario::{
+    Run, Topology, UPSTREAM, now_ms, settle, template, version_of, watch_upgrade,
+};
 
 /// How long one upgrade step may take in the real mode: above the
 /// startup probe's budget (12 x 10 s), so that a pod stuck at start is
@@ -343,8 +345,12 @@ impl RealRun {
             .as_ref()
             .map(|plane| plane.proxy_errors(self.run.start, self.end))
             .unwrap_or_default();
+        let by_cause = self
+            .run
+            .timeline
+            .first_error_by_cause(self.run.start, self.end);
         format!(
-            "{}\nfailed requests ({}), first ones: {:#?}\nwhat the cluster proxy could not route meanwhile: {:#?}\nmanagers' logs: {}",
+            "{}\nfailed requests ({}), the first of each cause: {by_cause:#?}\nthe first ones: {:#?}\nwhat the cluster proxy could not route meanwhile: {:#?}\nmanagers' logs: {}",
             self.run.describe(),
             errors.len(),
             &errors[..errors.len().min(8)],
@@ -400,6 +406,18 @@ pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Install
         topology,
         &previous_args,
         path,
+    );
+    // settled as users see it too: cainjector has put the CA into every
+    // webhook configuration and CRD, and the proxy (which lags the
+    // EndpointSlices) routes to a serving pod
+    let settled = now_ms();
+    wait_for_ca(server);
+    assert!(
+        agent
+            .wait_for(Duration::from_secs(60), |t| t.probe_ok_since(settled))
+            .is_some(),
+        "the webhook Service takes no connection after the install settled: {}",
+        agent.events().display()
     );
     Installed {
         plane,
@@ -533,6 +551,43 @@ fn scenario(
         end: watched.end,
         namespace,
         plane: Some(plane),
+    }
+}
+
+/// Waits until every webhook and the CRDs' conversion webhooks carry a CA
+/// bundle (cert-manager's cainjector puts it there after the install).
+fn wait_for_ca(server: &ApiServer) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let bundles = server.kubectl_ok(
+            &[
+                "get",
+                "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+                "-o",
+                "jsonpath={range .items[*].webhooks[*]}[{.clientConfig.caBundle}]{end}",
+            ],
+            "",
+        );
+        let crds = server.kubectl_ok(
+            &[
+                "get",
+                "crd",
+                "-l",
+                "app.kubernetes.io/name=azure-service-operator",
+                "-o",
+                "jsonpath={range .items[*]}[{.spec.conversion.webhook.clientConfig.caBundle}]{end}",
+            ],
+            "",
+        );
+        let all = format!("{bundles}{crds}");
+        if !all.is_empty() && !all.contains("[]") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "cert-manager's cainjector did not inject the CA within 60 s: {all}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

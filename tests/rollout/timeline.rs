@@ -442,6 +442,15 @@ impl Timeline {
         o
     }
 
+    /// Whether a probe of the webhook Service got a connection at or
+    /// after `t` (Unix ms): the proxy routes to a serving pod.
+    #[allow(dead_code)] // the real mode's
+    pub fn probe_ok_since(&self, t: i64) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e, Event::Probe { t: at, ok: true, .. } if *at >= t))
+    }
+
     /// The failed probes' errors in [start, end], first ones first.
     #[allow(dead_code)] // read by the real mode (tests/real_manager.rs)
     pub fn probe_errors(&self, start: i64, end: i64) -> Vec<String> {
@@ -457,6 +466,29 @@ impl Timeline {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The first failed request's error of each cause in [start, end].
+    #[allow(dead_code)] // read by the real mode (tests/real_manager.rs)
+    pub fn first_error_by_cause(&self, start: i64, end: i64) -> BTreeMap<String, String> {
+        let mut first = BTreeMap::new();
+        for e in &self.events {
+            if let Event::Request {
+                t,
+                ok: false,
+                op,
+                cause,
+                error,
+                ..
+            } = e
+                && (start..=end).contains(t)
+            {
+                first
+                    .entry(cause.clone())
+                    .or_insert_with(|| format!("{t} {op}: {error}"));
+            }
+        }
+        first
     }
 
     /// The failed requests' errors in [start, end], first ones first.
