@@ -143,3 +143,56 @@ fn many_set_list_indexes_are_refused_at_once_under_200_mib() {
     );
     run.assert_bounded("four of Helm's largest lists");
 }
+
+#[test]
+fn aliases_of_a_long_text_are_refused_at_the_alias_under_200_mib() {
+    // A 1 MiB anchored string and 1,500 aliases of it: the reader bounded
+    // nodes, not the text they stand for, and `validate` copied gigabytes
+    // (aborted at 1.9 GB under a 2 GiB cap). Each shape of the class: the
+    // aliases in a list, as map values, and an anchored map of long texts.
+    let long = "x".repeat(1024 * 1024);
+    let lines = |item: &dyn Fn(usize) -> String| -> String {
+        (0..1500).map(item).collect::<Vec<_>>().join("\n")
+    };
+    let shapes: Vec<(&str, String, usize)> = vec![
+        (
+            "a list of aliases",
+            format!(
+                "podAnnotations: {{a: &s \"{long}\"}}\ntolerations:\n{}\n",
+                lines(&|_| "  - key: *s".into())
+            ),
+            7,
+        ),
+        (
+            "map values",
+            format!(
+                "podAnnotations: {{a: &s \"{long}\"}}\npodLabels:\n{}\n",
+                lines(&|i| format!("  k{i}: *s"))
+            ),
+            7,
+        ),
+        (
+            "an anchored map",
+            format!(
+                "podAnnotations: &m {{a: \"{}\", b: \"{}\"}}\nnodeSelector: *m\naffinity:\n{}\n",
+                &long[..600_000],
+                &long[..600_000],
+                lines(&|i| format!("  k{i}: *m"))
+            ),
+            6,
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (what, text, line) in shapes {
+        std::fs::write(dir.path().join("values.yaml"), &text).unwrap();
+        let run = measure::run_limited(dir.path(), &["validate", "-f", "values.yaml"], &[], 120);
+        assert_eq!(run.code, Some(1), "{what}: {}", run.stderr);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains("aliases stand for more than 4 MiB of text")
+                && said.contains(&format!("values.yaml:{line}:")),
+            "{what}: refused at the alias, line {line}: {said}"
+        );
+        run.assert_bounded(what);
+    }
+}

@@ -53,6 +53,13 @@ pub const MAX_DEPTH: usize = 128;
 /// document keeps its span, so the bound is low.
 pub const MAX_NODES: usize = 200_000;
 
+/// Most bytes the aliases of a stream may add to it: as much as the
+/// largest values file asogen reads (4 MiB). Node counts alone let a few
+/// thousand aliases of one long string copy gigabytes; the text an alias
+/// stands for is counted here, so aliases never make a document more than
+/// this much larger than its text.
+pub const MAX_ALIAS_BYTES: usize = 4 * 1024 * 1024;
+
 /// The most text any reader parses (a release manifest with every CRD is
 /// about 100 MiB); each reader caps what it reads lower.
 pub const MAX_YAML_BYTES: usize = 512 * 1024 * 1024;
@@ -186,6 +193,8 @@ struct Builder<'a> {
     anchors: BTreeMap<usize, Value>,
     nodes: usize,
     max_nodes: usize,
+    /// Bytes the aliases read so far stand for (see [`MAX_ALIAS_BYTES`]).
+    alias_bytes: usize,
     notes: Vec<YamlNote>,
     /// Every value scalar: its character range, whether it is quoted, its
     /// pointer; kept only for a values file that holds a line separator.
@@ -221,6 +230,7 @@ impl<'a> Builder<'a> {
             anchors: BTreeMap::new(),
             nodes: 0,
             max_nodes,
+            alias_bytes: 0,
             notes: Vec::new(),
             scalars: separators.then(Vec::new),
         })
@@ -422,6 +432,17 @@ impl<'a> Builder<'a> {
                     .cloned()
                     .ok_or(YamlError::new("alias to an unknown anchor", at))?;
                 self.count(node_count(&value), at)?;
+                self.alias_bytes = self.alias_bytes.saturating_add(text_bytes(&value));
+                if self.alias_bytes > MAX_ALIAS_BYTES {
+                    return Err(YamlError::new(
+                        format!(
+                            "the YAML's aliases stand for more than {} MiB of text (an anchored value used again and again); {} refuses it",
+                            MAX_ALIAS_BYTES / (1024 * 1024),
+                            self.reader.program
+                        ),
+                        at,
+                    ));
+                }
                 Ok(value)
             }
             _ => Err(YamlError::new("unexpected YAML structure", at)),
@@ -459,6 +480,21 @@ impl<'a> Builder<'a> {
             Some(scalars) => line_separators(source, scalars, self.reader.program),
             None => Ok(()),
         }
+    }
+}
+
+/// About the text a value would take written out: its scalars and keys,
+/// and a byte for each node.
+fn text_bytes(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => items.iter().map(text_bytes).fold(1, usize::saturating_add),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| k.len().saturating_add(text_bytes(v)))
+            .fold(1, usize::saturating_add),
+        Value::String(s) => s.len().max(1),
+        Value::Number(n) => n.to_string().len(),
+        _ => 4,
     }
 }
 
@@ -972,6 +1008,28 @@ mod tests {
         let err = parse_document("a: 1\na: 2\n").unwrap_err();
         assert!(err.message.contains("duplicate key `a`"));
         assert_eq!(err.position, Position { line: 2, column: 1 });
+    }
+
+    #[test]
+    fn refuses_aliases_of_a_long_text_used_again_and_again() {
+        // a 1 MiB string and a few thousand aliases of it: few nodes, but
+        // gigabytes of copies
+        let long = "x".repeat(1024 * 1024);
+        let mut doc = format!("podAnnotations: {{a: &s \"{long}\"}}\ntolerations:\n");
+        for _ in 0..1500 {
+            doc.push_str("- key: *s\n");
+        }
+        let err = parse_document(&doc).unwrap_err();
+        assert!(err.message.contains("aliases stand for more than 4 MiB"), "{err}");
+        // refused at the alias that goes past the bound: four stand for
+        // 4 MiB, the fifth (line 7) for more
+        assert_eq!(err.position.line, 7, "{err}");
+        // a few aliases of it are what YAML is for
+        let mut few = format!("podAnnotations: {{a: &s \"{long}\"}}\ntolerations:\n");
+        for _ in 0..3 {
+            few.push_str("- key: *s\n");
+        }
+        assert!(parse_document(&few).is_ok());
     }
 
     #[test]
