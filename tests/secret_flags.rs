@@ -346,3 +346,78 @@ fn a_redacted_expression_still_says_what_is_wrong() {
         "{out}"
     );
 }
+
+/// A secret in a values file reached through a YAML alias is a secret
+/// where it lands too: each secret key anchors each secret value, and an
+/// alias carries it to keys whose checks quote what they refuse (an enum,
+/// an integer, a label value, a map, an annotation, a list item), alone or
+/// inside an anchored map or list. No output of `validate` (every format)
+/// or `template` holds any part of it.
+#[test]
+fn no_output_holds_a_secret_that_an_alias_carries() {
+    let dir = tempfile::tempdir().unwrap();
+    // where the alias lands, as the lines that follow the anchor
+    let landings: [&str; 8] = [
+        "topology: *pw",
+        "replicaCount: *pw",
+        "podLabels:\n  team: *pw",
+        "podAnnotations: *pw",
+        "image:\n  tag: *pw",
+        "strategy:\n  type: *pw",
+        "nodeSelector: {a: [*pw]}",
+        "tolerations:\n  - key: *pw\n    operator: *pw",
+    ];
+    let mut runs = 0;
+    let mut leaks = Vec::new();
+    for key in [
+        "azureClientSecret",
+        "azureClientSecert",
+        "azureClientCertificatePassword",
+    ] {
+        for secret in SECRETS {
+            for landing in landings {
+                let quoted = serde_json::to_string(secret).unwrap();
+                let values = format!("{key}: &pw {quoted}\n{landing}\nreplicaCount: 0\n")
+                    // a landing that sets replicaCount itself keeps it
+                    .replacen(
+                        "replicaCount: *pw\nreplicaCount: 0\n",
+                        "replicaCount: *pw\n",
+                        1,
+                    );
+                let file = dir.path().join("values.yaml");
+                std::fs::write(&file, &values).unwrap();
+                for command in [
+                    &["validate"][..],
+                    &["validate", "-o", "json"],
+                    &["validate", "-o", "github"],
+                    &["template"],
+                ] {
+                    let mut args = command.to_vec();
+                    args.extend(["-f", "values.yaml"]);
+                    let out = asogen_in(dir.path(), &args);
+                    let all = text(&out.stdout) + &text(&out.stderr);
+                    runs += 1;
+                    assert!(
+                        out.status.code() == Some(1),
+                        "{args:?} over {values:?} must fail (replicaCount 0 or the landing): {all}"
+                    );
+                    if all.contains(NEEDLE) {
+                        leaks.push(format!("{args:?} over {values:?}:\n{all}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs >= 800, "{runs}");
+    assert!(
+        leaks.is_empty(),
+        "{} of {runs} runs printed a secret, e.g.:\n{}",
+        leaks.len(),
+        leaks
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+}

@@ -53,13 +53,22 @@ impl Merged<'_> {
     }
 
     /// Whether a message must not quote the value at `pointer`: a secret by
-    /// its key ([`crate::redact::is_secret_name`]), or a file's content that
-    /// `--set-file` set there (the value or an ancestor set whole).
+    /// its key ([`crate::redact::is_secret_name`]), a file's content that
+    /// `--set-file` set there (the value or an ancestor set whole), or a
+    /// secret a YAML alias brought there (the secret follows its value, not
+    /// only its key).
     pub fn hides_value(&self, pointer: &str) -> bool {
         crate::redact::is_secret_name(pointer)
             || self.locate(pointer).is_some_and(|(source, _, _)| {
                 source.name == super::SetFlag::File.name()
                     && source.document.value.pointer(pointer).is_some()
+            })
+            || self.sources.iter().any(|source| {
+                source.document.secret_aliases.iter().any(|alias| {
+                    pointer == alias
+                        || pointer.starts_with(&format!("{alias}/"))
+                        || alias.starts_with(&format!("{pointer}/"))
+                })
             })
     }
 

@@ -251,7 +251,7 @@ fn source_of(
         document: LocatedDocument {
             value,
             spans,
-            notes: Vec::new(),
+            ..Default::default()
         },
     })
 }

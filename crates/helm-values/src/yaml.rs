@@ -24,7 +24,7 @@
 //! Helm and kubectl read YAML (1.1, see [`crate::yaml11`]), duplicate keys,
 //! merge keys and unknown tags refused.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
@@ -104,6 +104,10 @@ pub struct LocatedDocument {
     /// Values that YAML 1.1 (Helm) and YAML 1.2 (editors) read differently;
     /// typed as Helm types them.
     pub notes: Vec<YamlNote>,
+    /// The pointers an alias of a secret set: the anchor sat at a key that
+    /// holds a secret ([`Reader::is_secret`]), so the value is one wherever
+    /// it lands (a message must not quote it there either).
+    pub secret_aliases: BTreeSet<String>,
 }
 
 /// A value Helm (YAML 1.1) reads otherwise than YAML 1.2 tools do.
@@ -191,6 +195,10 @@ struct Builder<'a> {
     keep: Keep,
     spans: BTreeMap<String, NodeSpan>,
     anchors: BTreeMap<usize, Value>,
+    /// Anchors set at a key that holds a secret.
+    secret_anchors: BTreeSet<usize>,
+    /// Where aliases of those landed.
+    secret_aliases: BTreeSet<String>,
     nodes: usize,
     max_nodes: usize,
     /// Bytes the aliases read so far stand for (see [`MAX_ALIAS_BYTES`]).
@@ -228,6 +236,8 @@ impl<'a> Builder<'a> {
             keep,
             spans: BTreeMap::new(),
             anchors: BTreeMap::new(),
+            secret_anchors: BTreeSet::new(),
+            secret_aliases: BTreeSet::new(),
             nodes: 0,
             max_nodes,
             alias_bytes: 0,
@@ -255,6 +265,15 @@ impl<'a> Builder<'a> {
                 "unexpected end of input",
                 Position { line: 1, column: 1 },
             )),
+        }
+    }
+
+    /// Keeps `value` for the aliases of `anchor`, noting whether it sits
+    /// at a key that holds a secret (`pointer`).
+    fn anchor(&mut self, anchor: usize, value: &Value, pointer: &str) {
+        self.anchors.insert(anchor, value.clone());
+        if (self.reader.is_secret)(pointer) {
+            self.secret_anchors.insert(anchor);
         }
     }
 
@@ -345,7 +364,7 @@ impl<'a> Builder<'a> {
                     self.reader.is_secret,
                 )?;
                 if anchor > 0 {
-                    self.anchors.insert(anchor, value.clone());
+                    self.anchor(anchor, &value, pointer);
                 }
                 Ok(value)
             }
@@ -361,7 +380,7 @@ impl<'a> Builder<'a> {
                 }
                 let value = Value::Array(items);
                 if anchor > 0 {
-                    self.anchors.insert(anchor, value.clone());
+                    self.anchor(anchor, &value, pointer);
                 }
                 Ok(value)
             }
@@ -421,7 +440,7 @@ impl<'a> Builder<'a> {
                 }
                 let value = Value::Object(map);
                 if anchor > 0 {
-                    self.anchors.insert(anchor, value.clone());
+                    self.anchor(anchor, &value, pointer);
                 }
                 Ok(value)
             }
@@ -431,6 +450,9 @@ impl<'a> Builder<'a> {
                     .get(&anchor)
                     .cloned()
                     .ok_or(YamlError::new("alias to an unknown anchor", at))?;
+                if self.secret_anchors.contains(&anchor) {
+                    self.secret_aliases.insert(pointer.to_string());
+                }
                 self.count(node_count(&value), at)?;
                 self.alias_bytes = self.alias_bytes.saturating_add(text_bytes(&value));
                 if self.alias_bytes > MAX_ALIAS_BYTES {
@@ -759,6 +781,7 @@ impl Reader {
             value: value.unwrap_or_else(|| Value::Object(Map::new())),
             spans: builder.spans,
             notes: builder.notes,
+            secret_aliases: builder.secret_aliases,
         })
     }
 
@@ -1020,7 +1043,10 @@ mod tests {
             doc.push_str("- key: *s\n");
         }
         let err = parse_document(&doc).unwrap_err();
-        assert!(err.message.contains("aliases stand for more than 4 MiB"), "{err}");
+        assert!(
+            err.message.contains("aliases stand for more than 4 MiB"),
+            "{err}"
+        );
         // refused at the alias that goes past the bound: four stand for
         // 4 MiB, the fifth (line 7) for more
         assert_eq!(err.position.line, 7, "{err}");
