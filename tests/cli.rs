@@ -893,3 +893,55 @@ fn the_single_replica_rolling_shape_is_said_to_stall_on_version_upgrades() {
     assert!(!readme.contains("is safe and keeps webhooks up during\nupgrades"));
     assert!(readme.contains("version upgrade of that shape does not finish"));
 }
+
+/// Helm's plugin runner takes `-n` off a plugin's arguments and passes
+/// HELM_NAMESPACE instead, so an explicit `-n` means asogen was not started
+/// by it, even inside another plugin's environment (`helm diff` running
+/// asogen, with HELM_PLUGIN_NAME, HELM_NAMESPACE and HELM_KUBECONTEXT set):
+/// the explicit namespace is honoured, in each way it can be written, and
+/// the cluster flags Helm would have passed are not asogen's to refuse.
+#[test]
+fn an_explicit_namespace_is_honoured_inside_another_plugins_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let another_plugin = [
+        ("HELM_PLUGIN_NAME", "diff"),
+        ("HELM_NAMESPACE", "default"),
+        ("HELM_KUBECONTEXT", "prod-cluster"),
+    ];
+    let written: [&[&str]; 4] = [
+        &["-n", "team-aso"],
+        &["--namespace", "team-aso"],
+        &["--namespace=team-aso"],
+        &["-nteam-aso"],
+    ];
+    let commands: [&[&str]; 2] = [&["template"], &["upgrade-plan", "--via", "kubectl"]];
+    for command in commands {
+        let mut plain = command.to_vec();
+        plain.extend(["-n", "team-aso"]);
+        let expected = text(&asogen(&plain).stdout);
+        assert!(expected.contains("team-aso"), "{command:?}: {expected}");
+        for namespace in written {
+            let mut args = command.to_vec();
+            args.extend(namespace);
+            let out = common::asogen_with_env(dir.path(), &args, &another_plugin);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+            assert_eq!(text(&out.stdout), expected, "{args:?}");
+        }
+    }
+    // Without -n, inside asogen's own plugin environment, Helm's namespace
+    // stands, and a cluster flag Helm passed is refused.
+    let helms = [("HELM_PLUGIN_NAME", "asogen"), ("HELM_NAMESPACE", "prod")];
+    let out = common::asogen_with_env(dir.path(), &["template"], &helms);
+    assert_eq!(
+        text(&out.stdout),
+        text(&asogen(&["template", "-n", "prod"]).stdout)
+    );
+    let out = common::asogen_with_env(dir.path(), &["template"], &another_plugin);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("contacts no cluster"));
+}

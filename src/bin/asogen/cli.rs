@@ -20,6 +20,10 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// Whether `-n/--namespace` is among the arguments (Helm's plugin
+    /// runner never passes it: it takes it off and sets HELM_NAMESPACE).
+    #[arg(skip)]
+    pub namespace_given: bool,
 }
 
 impl Cli {
@@ -34,10 +38,19 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         use clap::CommandFactory as _;
+        use clap::FromArgMatches as _;
         use clap::error::ErrorKind;
+        use clap::parser::ValueSource;
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-        let err = match Cli::try_parse_from(&args) {
-            Ok(cli) => return Ok(cli),
+        let err = match Cli::command().try_get_matches_from(&args) {
+            Ok(matches) => {
+                let mut cli = Cli::from_arg_matches(&matches)?;
+                cli.namespace_given = matches.subcommand().is_some_and(|(_, command)| {
+                    command.ids().any(|id| id == "namespace")
+                        && command.value_source("namespace") == Some(ValueSource::CommandLine)
+                });
+                return Ok(cli);
+            }
             Err(err) => err,
         };
         let (asked, exact, long) = match err.kind() {
@@ -97,11 +110,14 @@ impl Cli {
     /// and the cluster flags off the arguments and passes them in the
     /// environment, so the namespace is `HELM_NAMESPACE` (`-n`, else the
     /// kube context's, else `default`, as `helm template` renders), and a
-    /// cluster flag is refused. Outside Helm, the arguments as they are.
+    /// cluster flag is refused. Outside Helm, the arguments as they are;
+    /// and an explicit `-n` means outside Helm's plugin runner too (it
+    /// never passes one), though another plugin's environment (`helm diff`
+    /// running asogen) may hold HELM_PLUGIN_NAME and HELM_NAMESPACE.
     pub fn within_helm(mut self, env: impl Fn(&str) -> Option<String>) -> Result<Cli, clap::Error> {
         use clap::CommandFactory as _;
         use clap::error::ErrorKind;
-        if env("HELM_PLUGIN_NAME").is_none_or(|name| name.is_empty()) {
+        if env("HELM_PLUGIN_NAME").is_none_or(|name| name.is_empty()) || self.namespace_given {
             return Ok(self);
         }
         for (variable, flag) in HELM_CLUSTER_FLAGS {
