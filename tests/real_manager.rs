@@ -423,16 +423,41 @@ fn the_controller_first_fails_conversions_in_old_webhook_pods(real: RealRun) {
 
 /// Negative: a webhooks Deployment of one replica rolled without a surge
 /// (`maxUnavailable: 1`, which `split-webhooks-never-unavailable`
-/// forbids) leaves the webhook Service without a pod, and users' requests
-/// fail meanwhile for want of an endpoint: what I1 is about.
+/// forbids) leaves the webhook Service without a ready pod (I1 breaks,
+/// every run). The old pod, terminating, still serves through its preStop
+/// delay, and the proxy routes to a serving terminating endpoint when no
+/// ready one is left (as kube-proxy does), so users' requests fail for
+/// want of an endpoint when the new pod takes longer than that delay and
+/// the proxy's lag to become ready: most runs (its startup probe passes on
+/// its second try, 10 s in), not a run where it passed on the first.
 fn webhooks_rolled_without_surge_fail_requests(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
     assert!(o.zero_endpoints_ms > 0, "I1 breaks: {why}");
-    assert!(
-        o.failed_for("no-endpoint") > 0,
-        "requests fail while no webhook pod serves: {why}"
-    );
+    let bridged_ms = (webhooks_pre_stop_seconds() + 1) * 1000;
+    if o.zero_endpoints_ms > bridged_ms + 1000 {
+        assert!(
+            o.failed_for("no-endpoint") > 0,
+            "requests fail while no webhook pod serves, longer than the old pod's preStop delay and the proxy's lag ({bridged_ms} ms): {why}"
+        );
+    }
+}
+
+/// The preStop delay the split renders on its webhook pods, in seconds.
+fn webhooks_pre_stop_seconds() -> i64 {
+    let args = SPLIT_2.args("default", None, &[]);
+    SPLIT_2
+        .render(&args, "default")
+        .iter()
+        .filter(|o| o["kind"] == "Deployment")
+        .flat_map(|o| {
+            o["spec"]["template"]["spec"]["containers"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find_map(|c| c["lifecycle"]["preStop"]["sleep"]["seconds"].as_i64())
+        .expect("the split's webhook pods have a preStop sleep")
 }
 
 /// Negative: a webhook Service that also selects the controller pods (as
