@@ -20,7 +20,7 @@ use crate::common::apiserver::{self, ApiServer, fixture};
 use crate::common::{go_tool, root, text, tool};
 use crate::paths::{ApplyPath, Planned, Sequence};
 use crate::scenario::{
-    Run, Topology, UPSTREAM, now_ms, settle, template, version_of, watch_upgrade,
+    Run, Topology, UPSTREAM, now_ms, settle_within, template, version_of, watch_upgrade,
 };
 
 /// How long one upgrade step may take in the real mode: above the
@@ -399,13 +399,15 @@ pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Install
         &cluster_objects(&previous_args),
     );
     let mut agent = plane.agent(&namespace);
-    settle(
+    // real pods start on real probe periods, several planes at once
+    settle_within(
         server,
         &mut agent,
         &namespace,
         topology,
         &previous_args,
         path,
+        REAL_STEP_LIMIT,
     );
     // settled as users see it too: cainjector has put the CA into every
     // webhook configuration and CRD, and the proxy (which lags the

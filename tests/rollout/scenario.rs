@@ -534,6 +534,20 @@ pub fn settle(
     args: &[String],
     path: &ApplyPath,
 ) -> String {
+    settle_within(server, agent, namespace, topology, args, path, STEP_LIMIT)
+}
+
+/// [`settle`], each wait giving up after `limit` (the real mode's pods
+/// start on real probe periods, several control planes at once).
+pub fn settle_within(
+    server: &ApiServer,
+    agent: &mut Agent,
+    namespace: &str,
+    topology: &Topology,
+    args: &[String],
+    path: &ApplyPath,
+    limit: Duration,
+) -> String {
     let objects = topology.render(args, namespace);
     let version = version_of(&objects);
     let routed = webhook_deployments(&objects);
@@ -550,15 +564,7 @@ pub fn settle(
         "{}",
         topology.name
     );
-    let installed = path.run(
-        server,
-        agent,
-        namespace,
-        &installing,
-        &version,
-        STEP_LIMIT,
-        true,
-    );
+    let installed = path.run(server, agent, namespace, &installing, &version, limit, true);
     assert!(
         matches!(installed, Outcome::Done),
         "{} via {}: the install did not roll out: {installed:?}; events: {}",
@@ -566,7 +572,7 @@ pub fn settle(
         path.name,
         agent.events().display()
     );
-    let settled = agent.wait_for(STEP_LIMIT, |t| t.settled(&version, &routed));
+    let settled = agent.wait_for(limit, |t| t.settled(&version, &routed));
     assert!(
         settled.is_some(),
         "{} via {}: the webhook Service never routed to every Ready pod of {routed:?}; events: {}",
