@@ -18,6 +18,9 @@ mod common;
 #[path = "../tests/ha/disruption.rs"]
 mod disruption;
 #[allow(dead_code)]
+#[path = "../tests/rollout/one_shot.rs"]
+mod one_shot;
+#[allow(dead_code)]
 #[path = "../tests/rollout/paths.rs"]
 mod paths;
 #[allow(dead_code)]
@@ -32,10 +35,14 @@ mod timeline;
 
 use std::process::ExitCode;
 
-use real::{REAL_STEP_LIMIT, RealRun, real_migrate, real_upgrade};
+use paths::Outcome;
+use real::{
+    Guards, REAL_STEP_LIMIT, RealRun, catalog_tag, next_tag, real_downgrade, real_migrate,
+    real_one_shot, real_upgrade,
+};
 use scenario::{
-    SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, Topology, UPSTREAM,
-    on_every_path,
+    FORBIDDEN_ROLLING, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, Topology,
+    UPSTREAM, on_every_path,
 };
 use timeline::Observation;
 
@@ -143,20 +150,44 @@ fn zero_cell(run: &case::HaRun) -> String {
 }
 
 /// The table of issues 32 and 41, every row observed with ASO's own
-/// manager: the topologies of the modelled table under every apply path,
+/// manager: the topologies of the modelled table and the forbidden shape
+/// (2 replicas rolled, rendered past the rules) under every apply path,
 /// upgraded from ASO 2.20.0 to the next release derived from its module,
-/// and the migrations to the split and back. Two scenarios at a time (each
-/// has its own control plane).
+/// the split's one-shot apply and its downgrade with the guards on and
+/// off, and the migrations to the split and back. The guards asogen
+/// renders are applied wherever the shape is asogen's. Two scenarios at a
+/// time (each has its own control plane).
 fn real() {
     type Case<'a> = (String, Box<dyn Fn() -> RealRun + Send + Sync + 'a>);
     let mut cases: Vec<Case> = Vec::new();
-    for topology in &TOPOLOGIES {
+    for topology in TOPOLOGIES.iter().chain([&FORBIDDEN_ROLLING]) {
         for path in &paths::PATHS {
             cases.push((
                 format!("{} | {}", topology.name, path.name),
                 Box::new(move || real_upgrade(topology, path, REAL_STEP_LIMIT)),
             ));
         }
+    }
+    for guards in [Guards::On, Guards::Off] {
+        cases.push((
+            format!("{}, one-shot apply | kubectl", SPLIT_2.name),
+            Box::new(move || real_one_shot(&SPLIT_2, guards)),
+        ));
+    }
+    for (topology, guards) in [
+        (&UPSTREAM, Guards::Off),
+        (&SPLIT_2, Guards::Off),
+        (&SPLIT_2, Guards::On),
+    ] {
+        cases.push((
+            format!(
+                "{}, downgrade {} to {} | kubectl",
+                topology.name,
+                next_tag(),
+                catalog_tag()
+            ),
+            Box::new(move || real_downgrade(topology, &paths::KUBECTL, REAL_STEP_LIMIT, guards)),
+        ));
     }
     for path in [&paths::PATHS[0], &paths::PATHS[1], &paths::PATHS[3]] {
         for (from, to) in [(&UPSTREAM, &SPLIT_2), (&SPLIT_2, &UPSTREAM)] {
@@ -167,9 +198,9 @@ fn real() {
         }
     }
     println!(
-        "| topology | apply path | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | failed by cause | probes refused by a stopped pod | CA windows | upgrade time |"
+        "| topology | apply path | guards | webhook endpoints zero for | stale webhook pods after CRDs changed | controller versions at once | failed admission requests | failed conversion requests | failed by cause | probes refused by a stopped pod | CA windows | upgrade time |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for pair in cases.chunks(2) {
         let rows: Vec<String> = std::thread::scope(|s| {
             let handles: Vec<_> = pair
@@ -181,7 +212,13 @@ fn real() {
                 .map(|(name, h)| {
                     let real = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
                     let o = &real.run.observation;
-                    let [zero, stale, versions, time] = cells(o);
+                    let [zero, stale, versions, mut time] = cells(o);
+                    if let Outcome::Refused(_) = real.run.outcome {
+                        time = "refused by a guard, nothing moved".into();
+                    } else if real.shot.as_ref().is_some_and(|s| !s.first.is_empty()) {
+                        time = format!("{time} (first apply refused for the controller)");
+                    }
+                    let guards = if real.bound_policies().is_empty() { "off" } else { "on" };
                     let causes: Vec<String> = o
                         .failed_by_cause
                         .iter()
@@ -193,7 +230,7 @@ fn real() {
                         .map(|(_, ms)| ms.map_or("not back".into(), |ms| format!("{ms} ms")))
                         .collect();
                     format!(
-                        "| {name} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {} | {} of {} | {} | {time} |",
+                        "| {name} | {guards} | {zero} | {stale} | {versions} | {} of {} | {} of {} | {} | {} of {} | {} | {time} |",
                         o.failed_admission,
                         o.requests,
                         o.failed_conversion,

@@ -24,6 +24,9 @@
 mod cluster;
 mod common;
 #[allow(dead_code)]
+#[path = "rollout/one_shot.rs"]
+mod one_shot;
+#[allow(dead_code)]
 #[path = "rollout/paths.rs"]
 mod paths;
 #[path = "rollout/real.rs"]
@@ -38,13 +41,14 @@ mod timeline;
 use std::sync::Mutex;
 
 use common::{text, tool};
-use paths::{KUBECTL, Outcome};
+use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
 use real::{
-    REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, next_tag, real_change,
-    real_downgrade, real_install, real_upgrade, real_upgrade_controller_first,
+    Guards, REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, next_tag,
+    real_change, real_downgrade, real_install, real_one_shot, real_upgrade,
+    real_upgrade_controller_first,
 };
 use scenario::{
-    FORBIDDEN_ROLLING, FORBIDDEN_ROLLING_WITHOUT_ELECTION, SINGLE_ROLLING, SPLIT_2,
+    FORBIDDEN_ROLLING, FORBIDDEN_ROLLING_WITHOUT_ELECTION, SINGLE_ROLLING, SPLIT_2, SPLIT_3,
     SPLIT_CONTROLLER_ROLLS, SPLIT_SHARED_SELECTOR, SPLIT_WEBHOOKS_ELECT,
     SPLIT_WEBHOOKS_WITHOUT_PRESTOP, SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
 };
@@ -70,8 +74,18 @@ fn report(what: &str, real: &RealRun) {
 }
 
 fn upgrade(topology: &Topology) -> RealRun {
-    let real = real_upgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
-    report(&format!("{} via kubectl", topology.name), &real);
+    upgrade_via(topology, &KUBECTL)
+}
+
+fn upgrade_via(topology: &Topology, path: &ApplyPath) -> RealRun {
+    let real = real_upgrade(topology, path, REAL_STEP_LIMIT);
+    report(&format!("{} via {}", topology.name, path.via), &real);
+    real
+}
+
+fn one_shot(guards: Guards) -> RealRun {
+    let real = real_one_shot(&SPLIT_2, guards);
+    report(&format!("split, one-shot apply, guards {guards:?}"), &real);
     real
 }
 
@@ -151,28 +165,74 @@ fn each_safety_detail_of_the_split_is_needed() {
             Box::new(|| upgrade(&SPLIT_WEBHOOKS_WITHOUT_PRESTOP)),
             webhook_pods_without_prestop_are_routed_to_after_they_stopped,
         ),
+        (
+            Box::new(|| one_shot(Guards::Off)),
+            a_one_shot_apply_without_the_guards_changes_both_deployments_at_once,
+        ),
     ]);
+}
+
+/// The split's upgrade on the other apply paths (kubectl's is in
+/// [`version_upgrades_with_the_real_manager`]), and with 3 webhook
+/// replicas, each with the guards asogen renders: none refuses a step of
+/// the plan, and each keeps the webhooks answering.
+#[test]
+fn the_split_upgrades_on_every_apply_path_with_its_guards() {
+    let mut runs: Vec<(Box<dyn Fn() -> RealRun + Send + Sync>, Check)> = PATHS
+        .iter()
+        .filter(|path| path.via != KUBECTL.via)
+        .map(|path| {
+            let run: Box<dyn Fn() -> RealRun + Send + Sync> =
+                Box::new(move || upgrade_via(&SPLIT_2, path));
+            (
+                run,
+                the_split_keeps_webhooks_answering_through_the_upgrade as Check,
+            )
+        })
+        .collect();
+    runs.push((
+        Box::new(|| upgrade(&SPLIT_3)),
+        the_split_keeps_webhooks_answering_through_the_upgrade,
+    ));
+    at_once(runs);
 }
 
 /// A downgrade from the next release to ASO 2.20.0, in upstream's topology
 /// and in the split, at once.
+/// The split's guarded downgrade and its guarded one-shot apply run in
+/// this group too: the test is the real cluster's admission, so each
+/// refusal is the policy's own.
 #[test]
 fn downgrades_across_a_storage_version_with_the_real_manager() {
-    let down = |topology: &'static Topology| {
+    let down = |topology: &'static Topology, guards: Guards| {
         move || {
-            let real = real_downgrade(topology, &KUBECTL, REAL_STEP_LIMIT);
-            report(&format!("{} downgraded via kubectl", topology.name), &real);
+            let real = real_downgrade(topology, &KUBECTL, REAL_STEP_LIMIT, guards);
+            report(
+                &format!(
+                    "{} downgraded via kubectl, guards {guards:?}",
+                    topology.name
+                ),
+                &real,
+            );
             real
         }
     };
     at_once(vec![
         (
-            Box::new(down(&UPSTREAM)),
+            Box::new(down(&UPSTREAM, Guards::Off)),
             a_downgrade_cannot_take_the_crds_back,
         ),
         (
-            Box::new(down(&SPLIT_2)),
+            Box::new(down(&SPLIT_2, Guards::Off)),
             a_downgrade_cannot_take_the_crds_back,
+        ),
+        (
+            Box::new(down(&SPLIT_2, Guards::On)),
+            the_guards_refuse_the_split_s_downgrade_before_any_pod_moves,
+        ),
+        (
+            Box::new(|| one_shot(Guards::On)),
+            a_one_shot_apply_is_refused_until_the_webhooks_rolled_out,
         ),
     ]);
 }
@@ -259,6 +319,7 @@ fn a_change_of_the_single_replica_rolling_profile_keeps_an_endpoint_up() {
         &tag,
         &["--set", "resources.limits.memory=600Mi"],
         REAL_STEP_LIMIT,
+        Guards::On,
     );
     eprintln!(
         "{} (same version) via kubectl: {:?}",
@@ -379,6 +440,11 @@ fn two_replicas_rolled_fail_conversions_in_old_pods(real: RealRun) {
 fn the_split_keeps_webhooks_answering_through_the_upgrade(real: RealRun) {
     let o = real.run.observation.clone();
     let why = real.describe();
+    let guards = real.bound_policies();
+    assert!(
+        guards.iter().any(|p| p.starts_with(ORDER_GUARD)),
+        "the guards were bound, the order guard among them: {guards:?}: {why}"
+    );
     assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
     assert!(o.completed, "{why}");
     assert!(o.crd_epoch, "the new controller wrote the CRDs: {why}");
@@ -402,6 +468,81 @@ fn the_split_keeps_webhooks_answering_through_the_upgrade(real: RealRun) {
         o.ca_failures_outside_windows, 0,
         "a conversion fails on the CA only while a CRD lacks its bundle: {why}"
     );
+}
+
+/// The order guard's policy name, without its namespace suffix.
+const ORDER_GUARD: &str = "azureserviceoperator-order-guard-";
+
+/// The split's careless one-shot apply with its guards: the first apply is
+/// refused for the controller alone (everything else applied), the same
+/// apply is accepted once the webhooks rolled out and their old pods are
+/// gone, and the upgrade then finishes as the plan's does: no request
+/// meets a webhook pod that does not know the version, none fails at
+/// admission.
+fn a_one_shot_apply_is_refused_until_the_webhooks_rolled_out(real: RealRun) {
+    let shot = real.shot.clone().expect("a one-shot run");
+    let why = format!("{shot:?}\n{}", real.describe());
+    assert!(
+        shot.first.contains(one_shot::RULE) && shot.first.contains(one_shot::CONTROLLER),
+        "the first apply is refused for the controller: {why}"
+    );
+    assert!(shot.controller_kept, "the controller kept 2.20.0: {why}");
+    assert!(shot.reapplied >= 1, "{why}");
+    let o = real.run.observation.clone();
+    assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed && o.crd_epoch, "the upgrade completes: {why}");
+    assert_eq!(o.stale_pods, 0, "I2: {why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1: {why}");
+    assert_eq!(o.failed_admission, 0, "{why}");
+    for cause in ["unknown-version", "no-endpoint", "pod-stopping"] {
+        assert_eq!(
+            o.failed_for(cause),
+            0,
+            "no request fails for {cause}: {why}"
+        );
+    }
+}
+
+/// The same one-shot apply with no guard: all of it is accepted, so both
+/// Deployments change in one write, and the order between the controller's
+/// CRD write and the webhooks' roll is left to chance. The table
+/// (`bench/rollout real`) counts what each run met.
+fn a_one_shot_apply_without_the_guards_changes_both_deployments_at_once(real: RealRun) {
+    let shot = real.shot.clone().expect("a one-shot run");
+    let why = format!("{shot:?}\n{}", real.describe());
+    assert!(shot.first.is_empty(), "nothing refused: {why}");
+    assert!(
+        !shot.controller_kept,
+        "the controller changed at once: {why}"
+    );
+    assert!(real.bound_policies().is_empty(), "no guard: {why}");
+    assert!(
+        real.run.observation.crd_epoch,
+        "the new controller wrote its CRDs: {why}"
+    );
+}
+
+/// The split's downgrade with its guards: the plan's first step, the
+/// webhooks back to 2.20.0 below a controller of the next release, is
+/// refused by the order guard, so no pod moves and the CRDs stay at the
+/// next release; no request fails.
+fn the_guards_refuse_the_split_s_downgrade_before_any_pod_moves(real: RealRun) {
+    let o = real.run.observation.clone();
+    let crds = crd_versions(real.server());
+    let why = real.describe();
+    match &real.run.outcome {
+        Outcome::Refused(stderr) => assert!(
+            stderr.contains(one_shot::RULE),
+            "refused by the order guard: {stderr}: {why}"
+        ),
+        other => panic!("the downgrade's first step is refused, not {other:?}: {why}"),
+    }
+    assert!(
+        crds.iter().all(|v| v == next_tag()),
+        "the CRDs stay at the next release: {crds:?}: {why}"
+    );
+    assert!(o.requests > 0, "requests were made: {why}");
+    assert!(o.failed_by_cause.is_empty(), "no request fails: {why}");
 }
 
 /// Negative: the controller of the next release applied before the
@@ -545,7 +686,12 @@ fn a_downgrade_cannot_take_the_crds_back(real: RealRun) {
 /// only RBAC wider than asogen's would allow.
 #[test]
 fn webhook_pods_with_leader_election_are_refused_the_controllers_lease() {
-    let installed = real_install(&SPLIT_WEBHOOKS_ELECT, &KUBECTL, &catalog_tag());
+    let installed = real_install(
+        &SPLIT_WEBHOOKS_ELECT,
+        &KUBECTL,
+        &catalog_tag(),
+        Guards::for_topology(&SPLIT_WEBHOOKS_ELECT),
+    );
     let server = &installed.plane.server;
     let holder = server.kubectl_ok(
         &[
@@ -603,7 +749,7 @@ fn connect_from(pid: u32, host: &str, port: u16) -> String {
 /// server's Service address, which the agent forwards.
 #[test]
 fn a_pod_reaches_nothing_beyond_the_test() {
-    let installed = real_install(&UPSTREAM, &KUBECTL, &catalog_tag());
+    let installed = real_install(&UPSTREAM, &KUBECTL, &catalog_tag(), Guards::On);
     let sandboxes = installed.plane.sandboxes();
     assert!(!sandboxes.is_empty(), "the install runs pods");
     let api_port: u16 = std::fs::read_to_string(&installed.plane.server.kubeconfig)

@@ -56,6 +56,12 @@ pub const REFRESH_KEY: Key = keys::SPLIT_WEBHOOKS_REFRESH_TOKEN;
 pub const SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
 /// How long the printed commands wait for one rollout.
 const TIMEOUT: &str = "10m";
+/// How soon Flux and Argo CD try a refused write again (seconds): the
+/// order guard refuses the controller while the webhooks' old pods stop
+/// (their preStop delay and the manager's shutdown), and the appliers'
+/// defaults would wait 10 minutes (Flux's retryInterval is its interval)
+/// or forever (Argo CD retries a failed sync only when told to).
+const RETRY_SECONDS: u64 = 30;
 
 /// Which objects of the install a step applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -218,6 +224,11 @@ pub struct Step {
     /// connections the API server keeps open to it, so the controller
     /// must not write the next CRDs until it stopped.
     pub drain: Vec<String>,
+    /// After how many seconds the applier tries a write again that an
+    /// admission policy refused (Flux's retryInterval, Argo CD's sync
+    /// retry), for appliers that cannot wait for `drain`: the order guard
+    /// refuses the controller until the webhooks' old pods are gone.
+    pub retry_seconds: Option<u64>,
     /// What the user runs, in order.
     pub commands: Vec<String>,
 }
@@ -400,6 +411,7 @@ pub fn plan(
         delete: Vec::new(),
         wait: deployments(objects, part),
         drain: Vec::new(),
+        retry_seconds: None,
         commands: Vec::new(),
     };
     let mut notes = Vec::new();
@@ -578,6 +590,7 @@ pub fn migration(
             delete: Vec::new(),
             wait,
             drain: Vec::new(),
+            retry_seconds: None,
             commands,
         }
     };
@@ -719,6 +732,7 @@ fn helm_migration(
         delete: Vec::new(),
         wait: bridge,
         drain: Vec::new(),
+        retry_seconds: None,
         commands: vec![helm_upgrade(invocation, &set_bridge)],
     };
     let leave = Step {
@@ -739,6 +753,7 @@ fn helm_migration(
         delete: leftovers,
         wait: deployments(objects, Part::All),
         drain: Vec::new(),
+        retry_seconds: None,
         commands: vec![helm_upgrade(invocation, "")],
     };
     let mut steps = if from == Topology::Bridge {
@@ -832,7 +847,7 @@ fn split_steps(
             webhooks.commands = vec![
                 format!("{} > aso/webhooks/aso.yaml", invocation.manifest(via, 1)),
                 format!("{} > aso/controller/aso.yaml", invocation.manifest(via, 2)),
-                "commit aso/; with the Kustomizations below, Flux applies aso-webhooks, waits until it is healthy, then applies aso-controller".into(),
+                "commit aso/; with the Kustomizations below, Flux applies aso-webhooks, waits until it is healthy, then applies aso-controller (tried again each retryInterval while the order guard refuses it)".into(),
                 flux_kustomization("aso-webhooks", "./aso/webhooks", None, &invocation.namespace),
             ];
             let mut controller = step(
@@ -846,6 +861,7 @@ fn split_steps(
                 Some("aso-webhooks"),
                 &invocation.namespace,
             )];
+            controller.retry_seconds = Some(RETRY_SECONDS);
             vec![webhooks, controller]
         }
         Via::Argo => {
@@ -855,12 +871,17 @@ fn split_steps(
                 Part::All,
             );
             sync.waves = Some(Order::WebhooksFirst);
+            sync.retry_seconds = Some(RETRY_SECONDS);
             sync.commands = vec![
                 format!(
                     "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
                     invocation.manifest(via, 1)
                 ),
-                "commit aso/; sync the Application (Argo CD applies a wave once the earlier ones are healthy)".into(),
+                format!(
+                    "commit aso/; sync the Application (Argo CD applies a wave once the earlier ones are healthy); \
+                     give it syncPolicy.retry (limit: 5, backoff: {{duration: {RETRY_SECONDS}s, factor: 1}}): \
+                     the controller's wave is refused until the webhooks' old pods are gone, and Argo CD retries a failed sync only so"
+                ),
             ];
             vec![sync]
         }
@@ -894,7 +915,7 @@ fn flux_kustomization(name: &str, path: &str, after: Option<&str>, namespace: &s
         format!("  dependsOn:\n    - name: {a}\n")
     });
     format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: {path}\n  prune: true\n  wait: true\n  timeout: {TIMEOUT}\n  targetNamespace: {namespace}\n  interval: 10m\n  sourceRef:\n    kind: GitRepository\n    name: YOUR-REPOSITORY\n"
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: {path}\n  prune: true\n  wait: true\n  timeout: {TIMEOUT}\n  targetNamespace: {namespace}\n  interval: 10m\n  retryInterval: {RETRY_SECONDS}s\n  sourceRef:\n    kind: GitRepository\n    name: YOUR-REPOSITORY\n"
     )
 }
 
@@ -943,6 +964,11 @@ pub fn format_human(plan: &Plan) -> String {
             out.push_str(&format!(
                 "  then waits until no older pod of it is left, terminating ones included: {}\n",
                 step.drain.join(", ")
+            ));
+        }
+        if let Some(seconds) = step.retry_seconds {
+            out.push_str(&format!(
+                "  a write the order guard refuses (the webhooks' old pods still stopping) is tried again after {seconds} s\n"
             ));
         }
         for object in &step.delete {
@@ -1074,6 +1100,47 @@ mod tests {
             assert_eq!(last.when, When::KindsAdded);
             assert_eq!(last.set[0].key, REFRESH_KEY);
             assert_eq!(last.set[0].value, "v9");
+        }
+    }
+
+    /// Flux and Argo CD call the webhooks healthy while their old pods
+    /// still stop, so the guard refuses the controller then: the plan
+    /// makes each applier try again soon, where the kubectl and Helm plans
+    /// wait for the old pods instead.
+    #[test]
+    fn appliers_that_cannot_wait_for_old_pods_retry_the_controller_soon() {
+        for via in Via::ALL {
+            let plan = plan(&shape(Topology::Split), via, &split(), &invocation()).unwrap();
+            let controller = plan
+                .steps
+                .iter()
+                .find(|s| s.when == When::Always && s.wait.iter().any(|w| w == names::DEPLOYMENT))
+                .unwrap();
+            let drains = plan.steps.iter().any(|s| !s.drain.is_empty());
+            match via {
+                Via::Flux | Via::Argo => {
+                    assert_eq!(controller.retry_seconds, Some(RETRY_SECONDS), "{via:?}");
+                    assert!(!drains, "{via:?}");
+                }
+                Via::Helm | Via::Kubectl => {
+                    assert_eq!(controller.retry_seconds, None, "{via:?}");
+                    assert!(drains, "{via:?}");
+                }
+            }
+        }
+        let flux = plan(&shape(Topology::Split), Via::Flux, &split(), &invocation()).unwrap();
+        let kustomizations: Vec<&String> = flux
+            .steps
+            .iter()
+            .flat_map(|s| &s.commands)
+            .filter(|c| c.contains("kind: Kustomization"))
+            .collect();
+        assert_eq!(kustomizations.len(), 2);
+        for k in kustomizations {
+            assert!(
+                k.contains(&format!("retryInterval: {RETRY_SECONDS}s")),
+                "{k}"
+            );
         }
     }
 

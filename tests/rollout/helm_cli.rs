@@ -167,7 +167,7 @@ pub fn one_helm_upgrade(topology: &Topology) -> HelmOneShot {
         Outcome::Done
     } else {
         assert!(
-            rollout_status(server, &namespace, WEBHOOKS),
+            rollout_status(server, &namespace, WEBHOOKS, STEP_LIMIT),
             "the webhooks never rolled out: {first_stderr}"
         );
         controller_pods_before_retry = agent

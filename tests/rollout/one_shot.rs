@@ -97,9 +97,9 @@ pub fn manager_image(server: &ApiServer, namespace: &str, name: &str) -> String 
 }
 
 /// Whether `kubectl rollout status` of the Deployment `name` ends well
-/// within [`STEP_LIMIT`].
-pub fn rollout_status(server: &ApiServer, namespace: &str, name: &str) -> bool {
-    let timeout = format!("--timeout={}s", STEP_LIMIT.as_secs());
+/// within `limit`.
+pub fn rollout_status(server: &ApiServer, namespace: &str, name: &str, limit: Duration) -> bool {
+    let timeout = format!("--timeout={}s", limit.as_secs());
     let target = format!("deployment/{name}");
     server
         .kubectl(
@@ -166,24 +166,46 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
         apply(server, &namespace, &guard).unwrap();
         wait_enforced(server, &namespace, &current);
     }
+    apply_at_once(
+        server,
+        agent,
+        &namespace,
+        &current,
+        (&before, &target),
+        STEP_LIMIT,
+    )
+}
 
+/// Applies `current` (the install at version `target`, from `before`) in
+/// one `kubectl apply`; when an admission policy refuses part of it, waits
+/// for the webhooks to roll out and applies the same again until it is
+/// accepted. Each wait gives up after `limit`.
+pub fn apply_at_once(
+    server: &ApiServer,
+    mut agent: Agent,
+    namespace: &str,
+    current: &[Value],
+    (before, target): (&str, &str),
+    limit: Duration,
+) -> OneShot {
     let start = now_ms();
-    let first = apply(server, &namespace, &current);
+    let first = apply(server, namespace, current);
     let controller_kept =
-        manager_image(server, &namespace, CONTROLLER).ends_with(&format!(":{before}"));
+        manager_image(server, namespace, CONTROLLER).ends_with(&format!(":{before}"));
     let mut reapplied = 0;
     let first = match first {
         Ok(()) => String::new(),
         Err(stderr) => {
-            // the webhooks roll out; then the same apply, again
+            // the webhooks roll out (their old pods gone, as the guard
+            // asks); then the same apply, again
             assert!(
-                rollout_status(server, &namespace, WEBHOOKS),
+                rollout_status(server, namespace, WEBHOOKS, limit),
                 "the webhooks never rolled out: {stderr}"
             );
-            let deadline = Instant::now() + Duration::from_secs(20);
+            let deadline = Instant::now() + limit;
             loop {
                 reapplied += 1;
-                match apply(server, &namespace, &current) {
+                match apply(server, namespace, current) {
                     Ok(()) => break,
                     Err(again) if again.contains(RULE) && Instant::now() < deadline => {
                         std::thread::sleep(Duration::from_millis(200));
@@ -194,14 +216,14 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
             stderr
         }
     };
-    let outcome = if rollout_status(server, &namespace, CONTROLLER) {
+    let outcome = if rollout_status(server, namespace, CONTROLLER, limit) {
         Outcome::Done
     } else {
         Outcome::GaveUp("the controller did not roll out".into())
     };
-    let written = generations(server, &namespace);
+    let written = generations(server, namespace);
     let timeline = agent
-        .wait_for(STEP_LIMIT, |t| t.rolled_out_since(&target, None, &written))
+        .wait_for(limit, |t| t.rolled_out_since(target, None, &written))
         .unwrap_or_else(|| agent.timeline());
     OneShot {
         first,
@@ -209,7 +231,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
         reapplied,
         run: Run {
             start,
-            observation: timeline.observe(start, now_ms(), &target, &written),
+            observation: timeline.observe(start, now_ms(), target, &written),
             outcome,
             timeline,
             agent,

@@ -42,9 +42,11 @@ pub enum Write {
 pub enum Wait {
     /// `kubectl rollout status` of each.
     RolloutStatus,
-    /// Each rolled out (observedGeneration caught up, updated == available
-    /// == replicas, no pod of another version): Helm's `--wait`, Flux's
-    /// `wait` (kstatus), Argo CD's health.
+    /// Each rolled out as its status says (observedGeneration caught up,
+    /// updated == available == replicas, no running pod of another
+    /// version; terminating pods, which status.replicas leaves out, are
+    /// not waited for): Helm's `--wait`, Flux's `wait` (kstatus), Argo
+    /// CD's health.
     Healthy,
 }
 
@@ -105,6 +107,9 @@ pub enum Outcome {
     Done,
     /// A wait gave up: which step, and why.
     GaveUp(String),
+    /// A write was refused (an admission policy): which step, and what
+    /// the applier printed.
+    Refused(String),
 }
 
 /// The plan as `asogen upgrade-plan -o json` prints it: the fields the
@@ -134,6 +139,10 @@ pub struct Step {
     /// status.terminatingReplicas 0).
     #[serde(default)]
     pub drain: Vec<String>,
+    /// After how many seconds the applier tries a refused write again
+    /// (Flux's retryInterval, Argo CD's sync retry), when it does.
+    #[serde(default)]
+    pub retry_seconds: Option<u64>,
     /// What it deletes after its waits (a migration's leftovers).
     pub delete: Vec<ObjectRef>,
 }
@@ -255,7 +264,27 @@ impl ApplyPath {
             let objects = planned.objects(self, namespace, step.number);
             for (wave, group) in waves(&objects, step.waves.is_some()) {
                 // a later step finds the objects of the first one
-                self.write(server, namespace, &group, first && i == 0);
+                let deadline = std::time::Instant::now() + limit;
+                while let Err(stderr) = self.write(server, namespace, &group, first && i == 0) {
+                    // as Flux and Argo CD do when the plan sets their retry
+                    match step.retry_seconds {
+                        Some(seconds) if std::time::Instant::now() < deadline => {
+                            eprintln!(
+                                "{}: step {} wave {wave} refused, tried again in {seconds} s: {}",
+                                self.name,
+                                step.number,
+                                stderr.trim()
+                            );
+                            std::thread::sleep(Duration::from_secs(seconds));
+                        }
+                        _ => {
+                            return Outcome::Refused(format!(
+                                "step {} wave {wave}: {stderr}",
+                                step.number
+                            ));
+                        }
+                    }
+                }
                 let deployments: Vec<String> = group
                     .iter()
                     .filter(|o| o["kind"] == "Deployment")
@@ -329,16 +358,21 @@ impl ApplyPath {
             Wait::Healthy => {
                 let written = generations(server, namespace);
                 agent
-                    .wait_for(limit, |t| {
-                        t.rolled_out_since(version, Some(deployments), &written)
-                    })
+                    .wait_for(limit, |t| t.healthy_since(version, deployments, &written))
                     .is_some()
             }
         }
     }
 
-    /// Writes one group; `first` when the objects are new.
-    fn write(&self, server: &ApiServer, namespace: &str, group: &[Value], first: bool) {
+    /// Writes one group; `first` when the objects are new. Err holds what
+    /// the applier printed when the API server refused a write.
+    fn write(
+        &self,
+        server: &ApiServer,
+        namespace: &str,
+        group: &[Value],
+        first: bool,
+    ) -> Result<(), String> {
         let stream: String = group
             .iter()
             .map(|o| format!("---\n{}\n", serde_json::to_string(o).unwrap()))
@@ -359,12 +393,15 @@ impl ApplyPath {
         let mut args = args;
         args.extend(["-n", namespace, "-f", "-"]);
         let out = server.kubectl(&args, &stream);
-        assert!(
-            out.status.success(),
-            "{}: kubectl {args:?} failed:\n{}",
-            self.name,
-            text(&out.stderr)
-        );
+        let stderr = text(&out.stderr);
+        // an admission refusal is an outcome; anything else is the
+        // harness's own failure
+        let refused = stderr.contains("denied request") || stderr.contains("is forbidden");
+        match (out.status.success(), refused) {
+            (true, _) => Ok(()),
+            (false, true) => Err(stderr),
+            (false, false) => panic!("{}: kubectl {args:?} failed:\n{stderr}", self.name),
+        }
     }
 }
 

@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 use crate::cluster::{Agent, Daemon, ROLLOUT, TIMING, node_agent, start_plane};
 use crate::common::apiserver::{self, ApiServer, fixture};
 use crate::common::{go_tool, root, text, tool};
-use crate::paths::{ApplyPath, Planned, Sequence};
+use crate::one_shot::{OneShot, apply_at_once, wait_enforced};
+use crate::paths::{ApplyPath, KUBECTL, Planned, Sequence};
 use crate::scenario::{
     Run, Topology, UPSTREAM, now_ms, settle_within, template, version_of, watch_upgrade,
 };
@@ -301,22 +302,21 @@ impl Drop for RealPlane {
     }
 }
 
-/// The cluster-scoped objects of a render that ASO itself needs: its
-/// RBAC and its webhook configurations (the guards' admission policies
-/// are left out, as in the modelled mode).
-fn cluster_objects(args: &[String]) -> String {
+/// The cluster-scoped objects of a render: its RBAC and its webhook
+/// configurations, and its guards' admission policies and bindings when
+/// `guards` (a plane of its own per scenario, so nothing else meets them).
+fn cluster_objects(args: &[String], guards: Guards) -> String {
     template(args)
         .into_iter()
         .filter(|o| {
+            let kind = o["kind"].as_str().unwrap_or_default();
             matches!(
-                o["kind"].as_str(),
-                Some(
-                    "ClusterRole"
-                        | "ClusterRoleBinding"
-                        | "MutatingWebhookConfiguration"
-                        | "ValidatingWebhookConfiguration"
-                )
-            )
+                kind,
+                "ClusterRole"
+                    | "ClusterRoleBinding"
+                    | "MutatingWebhookConfiguration"
+                    | "ValidatingWebhookConfiguration"
+            ) || (guards == Guards::On && kind.starts_with("ValidatingAdmissionPolicy"))
         })
         .map(|o| format!("---\n{}\n", serde_json::to_string(&o).unwrap()))
         .collect()
@@ -329,8 +329,21 @@ pub struct RealRun {
     pub run: Run,
     /// When the observation window ended (Unix ms).
     pub end: i64,
+    /// What the one-shot apply met, for a one-shot scenario.
+    pub shot: Option<Shot>,
     namespace: String,
     plane: Option<RealPlane>,
+}
+
+/// What a one-shot apply met ([`real_one_shot`]).
+#[derive(Debug, Clone)]
+pub struct Shot {
+    /// The first apply's stderr: empty when all of it was accepted.
+    pub first: String,
+    /// Whether the first apply left the controller at the old version.
+    pub controller_kept: bool,
+    /// How many times the apply ran after the webhooks rolled out.
+    pub reapplied: usize,
 }
 
 impl RealRun {
@@ -373,6 +386,20 @@ impl RealRun {
     pub fn server(&self) -> &ApiServer {
         &self.plane.as_ref().expect("the plane runs").server
     }
+
+    /// The admission policies bound on the plane (the guards, when on).
+    pub fn bound_policies(&self) -> Vec<String> {
+        let out = self.server().kubectl_ok(
+            &[
+                "get",
+                "validatingadmissionpolicybindings",
+                "-o",
+                "jsonpath={.items[*].spec.policyName}",
+            ],
+            "",
+        );
+        out.split_whitespace().map(str::to_string).collect()
+    }
 }
 
 /// An install of the previous release on a plane of its own, settled.
@@ -385,10 +412,33 @@ pub struct Installed {
     pub namespace: String,
 }
 
+/// Whether a scenario's plane has the guards asogen renders (the
+/// admission policies and their bindings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guards {
+    /// Applied with the install, as a user applies the whole render.
+    On,
+    /// Left out: a negative test, or a shape the guards would refuse
+    /// (rendered past the rules).
+    Off,
+}
+
+impl Guards {
+    /// On for the shapes asogen renders, off for a what-if or a negative
+    /// (a tweak the guards exist to refuse).
+    pub fn for_topology(topology: &Topology) -> Guards {
+        if topology.tweak.is_none() {
+            Guards::On
+        } else {
+            Guards::Off
+        }
+    }
+}
+
 /// Installs `topology` at image tag `tag` (its CRDs at that release)
-/// through `path` on a plane of its own with the real manager, and waits
-/// until it settled.
-pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Installed {
+/// through `path` on a plane of its own with the real manager, with its
+/// guards when `guards`, and waits until it settled.
+pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str, guards: Guards) -> Installed {
     let plane = RealPlane::start();
     let server = &plane.server;
     let namespace = server.fresh_namespace(&format!("real-{}", path.via));
@@ -396,7 +446,7 @@ pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Install
     plane.install_crds(tag, &namespace);
     server.kubectl_ok(
         &["apply", "--server-side", "-f", "-"],
-        &cluster_objects(&previous_args),
+        &cluster_objects(&previous_args, guards),
     );
     let mut agent = plane.agent(&namespace);
     // real pods start on real probe periods, several planes at once
@@ -430,16 +480,40 @@ pub fn real_install(topology: &Topology, path: &ApplyPath, tag: &str) -> Install
 
 /// Installs `topology` at the catalog's release (ASO 2.20.0) on a plane of
 /// its own with the real manager, upgrades it to the next release through
-/// `path` (each wait giving up after `limit`), and observes.
+/// `path` (each wait giving up after `limit`), and observes. The guards
+/// are on for a shape asogen renders ([`Guards::for_topology`]).
 pub fn real_upgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
-    real_change(topology, path, &catalog_tag(), next_tag(), &[], limit)
+    let guards = Guards::for_topology(topology);
+    real_change(
+        topology,
+        path,
+        &catalog_tag(),
+        next_tag(),
+        &[],
+        limit,
+        guards,
+    )
 }
 
 /// Installs `topology` at the next release and moves it back to the
 /// catalog's (ASO 2.20.0), whose types do not know the next release's
-/// storage version, through `path`, and observes.
-pub fn real_downgrade(topology: &Topology, path: &ApplyPath, limit: Duration) -> RealRun {
-    real_change(topology, path, next_tag(), &catalog_tag(), &[], limit)
+/// storage version, through `path`, with or without its guards, and
+/// observes.
+pub fn real_downgrade(
+    topology: &Topology,
+    path: &ApplyPath,
+    limit: Duration,
+    guards: Guards,
+) -> RealRun {
+    real_change(
+        topology,
+        path,
+        next_tag(),
+        &catalog_tag(),
+        &[],
+        limit,
+        guards,
+    )
 }
 
 /// Installs `topology` at image tag `from`, then applies it at tag `to`
@@ -452,31 +526,80 @@ pub fn real_change(
     to: &str,
     extra: &[&str],
     limit: Duration,
+    guards: Guards,
 ) -> RealRun {
-    scenario(
-        topology,
-        topology,
-        path,
-        (from, to),
-        extra,
-        (false, Sequence::AsPlanned),
-        limit,
-    )
+    let change = Change {
+        migration: false,
+        sequence: Sequence::AsPlanned,
+        guards,
+    };
+    scenario(topology, topology, path, (from, to), extra, change, limit)
 }
 
 /// Upgrades `topology` from the catalog's release to the next one with the
 /// plan's steps in reverse order (the controller first), as an applier
 /// with no order would, with no admission policy to refuse it.
 pub fn real_upgrade_controller_first(topology: &Topology, path: &ApplyPath) -> RealRun {
+    let change = Change {
+        migration: false,
+        sequence: Sequence::Reversed,
+        guards: Guards::Off,
+    };
+    let tags = (catalog_tag(), next_tag());
     scenario(
         topology,
         topology,
         path,
-        (&catalog_tag(), next_tag()),
+        (&tags.0, tags.1),
         &[],
-        (false, Sequence::Reversed),
+        change,
         REAL_STEP_LIMIT,
     )
+}
+
+/// The careless one-shot upgrade (docs/split-topology.md section 6) with
+/// the real manager: `topology` installed at the catalog's release through
+/// the kubectl plan, then the whole next release applied in one
+/// `kubectl apply`, with or without the guards; guarded, the refused
+/// apply is run again once the webhooks rolled out.
+pub fn real_one_shot(topology: &Topology, guards: Guards) -> RealRun {
+    let catalog = catalog_tag();
+    let Installed {
+        plane,
+        agent,
+        namespace,
+    } = real_install(topology, &KUBECTL, &catalog, guards);
+    let server = &plane.server;
+    let current_args = topology.args(&namespace, Some(next_tag()), &[]);
+    let current = topology.render(&current_args, &namespace);
+    let target = version_of(&current);
+    if guards == Guards::On {
+        wait_enforced(server, &namespace, &current);
+    }
+    let OneShot {
+        first,
+        controller_kept,
+        reapplied,
+        run,
+    } = apply_at_once(
+        server,
+        agent,
+        &namespace,
+        &current,
+        (&catalog, &target),
+        REAL_STEP_LIMIT,
+    );
+    RealRun {
+        run,
+        end: now_ms(),
+        namespace,
+        plane: Some(plane),
+        shot: Some(Shot {
+            first,
+            controller_kept,
+            reapplied,
+        }),
+    }
 }
 
 /// Installs `install` at the catalog's tag, then moves it to the topology
@@ -485,13 +608,18 @@ pub fn real_upgrade_controller_first(topology: &Topology, path: &ApplyPath) -> R
 #[allow(dead_code)] // the migrations are in the real table only (bench/tables.rs)
 pub fn real_migrate(install: &Topology, to: &Topology, path: &ApplyPath) -> RealRun {
     let tag = catalog_tag();
+    let change = Change {
+        migration: true,
+        sequence: Sequence::AsPlanned,
+        guards: Guards::for_topology(to),
+    };
     scenario(
         install,
         to,
         path,
         (&tag, &tag),
         &[],
-        (true, Sequence::AsPlanned),
+        change,
         REAL_STEP_LIMIT,
     )
 }
@@ -507,37 +635,47 @@ pub fn catalog_tag() -> String {
     .clone()
 }
 
+/// How a scenario changes its install.
+struct Change {
+    /// A move to another topology (`upgrade-plan --from`).
+    migration: bool,
+    /// Which of the plan's steps run, in which order.
+    sequence: Sequence,
+    /// Whether the guards are applied with the install.
+    guards: Guards,
+}
+
 /// Installs `install` at tag `from`, then applies `to` at tag `to_tag`
-/// (a migration when `migration`, the plan's steps in `sequence`).
+/// as `change` says.
 fn scenario(
     install: &Topology,
     to: &Topology,
     path: &ApplyPath,
     (from, to_tag): (&str, &str),
     extra: &[&str],
-    (migration, sequence): (bool, Sequence),
+    change: Change,
     limit: Duration,
 ) -> RealRun {
     let Installed {
         plane,
         mut agent,
         namespace,
-    } = real_install(install, path, from);
+    } = real_install(install, path, from, change.guards);
     let server = &plane.server;
     let current_args = to.args(&namespace, Some(to_tag), extra);
     let target = version_of(&to.render(&current_args, &namespace));
-    if migration {
+    if change.migration {
         server.kubectl_ok(
             &["apply", "--server-side", "-f", "-"],
-            &cluster_objects(&current_args),
+            &cluster_objects(&current_args, change.guards),
         );
     }
     let upgrade = Planned {
         args: &current_args,
         tweak: to.tweak,
         with_refresh: false,
-        sequence,
-        from: migration.then_some(install.shape),
+        sequence: change.sequence,
+        from: change.migration.then_some(install.shape),
     };
     let watched = watch_upgrade(
         server, &mut agent, &namespace, path, &upgrade, &target, limit,
@@ -551,6 +689,7 @@ fn scenario(
             agent,
         },
         end: watched.end,
+        shot: None,
         namespace,
         plane: Some(plane),
     }

@@ -410,7 +410,7 @@ impl Run {
     pub fn describe(&self) -> String {
         let outcome = match &self.outcome {
             Outcome::Done => "done",
-            Outcome::GaveUp(why) => why,
+            Outcome::GaveUp(why) | Outcome::Refused(why) => why,
         };
         format!(
             "{:?}\npath outcome: {outcome}\nagent errors: {:?}\nevents: {}",

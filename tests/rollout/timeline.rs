@@ -188,6 +188,30 @@ impl Timeline {
                 .all(|p| p.version == version && !p.terminating)
     }
 
+    /// Whether `deployments` are healthy at `version` as kstatus, Helm's
+    /// `--wait` and Argo CD's health judge a Deployment: complete and
+    /// caught up with `written`, and every pod not terminating of
+    /// `version`. A terminating pod of the older version may still run
+    /// (status.replicas does not count it): unlike [`rolled_out_since`].
+    pub fn healthy_since(
+        &self,
+        version: &str,
+        deployments: &[String],
+        written: &Generations,
+    ) -> bool {
+        let Some((pods, states)) = self.last_sample() else {
+            return false;
+        };
+        let chosen = |name: &str| deployments.iter().any(|n| n == name);
+        let scoped: Vec<_> = states.iter().filter(|d| chosen(&d.name)).collect();
+        !scoped.is_empty()
+            && scoped.iter().all(|d| d.complete && caught_up(d, written))
+            && pods
+                .iter()
+                .filter(|p| chosen(&p.deployment) && !p.terminating)
+                .all(|p| p.version == version)
+    }
+
     /// Whether `version` rolled out everywhere and the webhook Service
     /// routes to every Ready pod of `routed` (the Deployments it selects;
     /// the EndpointSlice controller follows the pods a moment later): the
