@@ -55,7 +55,7 @@ const TOPOLOGIES: [Topology; 5] = [
     SPLIT_3,
 ];
 
-const USAGE: &str = "usage: bench/rollout [ha|real]";
+const USAGE: &str = "usage: bench/rollout [ha|real|real-ca]";
 
 fn main() -> ExitCode {
     // cargo bench passes --bench first
@@ -67,6 +67,7 @@ fn main() -> ExitCode {
         ["rollout"] => upgrades(),
         ["ha"] => ha(),
         ["real"] => real(),
+        ["real-ca"] => real_ca(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -246,6 +247,101 @@ fn real() {
         for row in rows {
             println!("{row}");
         }
+    }
+}
+
+/// The CA windows at the release's scale (issue 41): upstream's defaults
+/// and the split upgraded from ASO 2.20.0 to the next release on the
+/// kubectl path, at once, with every CRD of the release installed
+/// (`bench/rollout real-ca` sets `ASOGEN_ASO_CRD_GROUPS=all`): the new
+/// manager rewrites each CRD, and cert-manager's cainjector puts each
+/// bundle back. Per run: how many CRDs lost their bundle, the windows'
+/// median, 90th percentile and longest, how long from the first CRD seen
+/// without its bundle to the last one back, and ResourceGroup's own window
+/// (the kind the users' requests convert) with the x509 failures.
+fn real_ca() {
+    assert_eq!(
+        std::env::var("ASOGEN_ASO_CRD_GROUPS").as_deref(),
+        Ok("all"),
+        "bench/rollout real-ca sets ASOGEN_ASO_CRD_GROUPS=all"
+    );
+    println!(
+        "| topology | CRDs installed | CRDs without their bundle | window median | 90th percentile | longest | not back | first missing to last back | ResourceGroup's window | x509 failures (of requests) | upgrade time |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let topologies = [&UPSTREAM, &SPLIT_2];
+    let runs: Vec<RealRun> = std::thread::scope(|s| {
+        let handles: Vec<_> = topologies
+            .iter()
+            .map(|t| s.spawn(move || real_upgrade(t, &paths::KUBECTL, REAL_STEP_LIMIT)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    for (topology, real) in topologies.iter().zip(&runs) {
+        let (start, end) = (real.run.start, real.end);
+        let mut missing: std::collections::BTreeMap<&str, i64> = Default::default();
+        let mut windows: Vec<(String, i64, i64)> = Vec::new();
+        for e in &real.run.timeline.events {
+            match e {
+                timeline::Event::CaMissing { t, crd } if (start..=end).contains(t) => {
+                    missing.insert(crd, *t);
+                }
+                timeline::Event::CaWindow { t, crd, ms } if (start..=end).contains(t) => {
+                    if missing.remove(crd.as_str()).is_some() {
+                        windows.push((crd.clone(), t - ms, *ms));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut ms: Vec<i64> = windows.iter().map(|w| w.2).collect();
+        ms.sort();
+        let at = |q: f64| {
+            ms.get(((ms.len() as f64 - 1.0) * q).round() as usize)
+                .map_or("-".to_string(), |v| format!("{v} ms"))
+        };
+        let span = match (
+            windows.iter().map(|w| w.1).min(),
+            windows.iter().map(|w| w.1 + w.2).max(),
+        ) {
+            (Some(first), Some(last)) => seconds(last - first),
+            _ => "-".into(),
+        };
+        let resource_group = windows
+            .iter()
+            .find(|w| w.0.starts_with("resourcegroups."))
+            .map_or("none".to_string(), |w| format!("{} ms", w.2));
+        let o = &real.run.observation;
+        let installed = real
+            .server()
+            .kubectl_ok(
+                &[
+                    "get",
+                    "crd",
+                    "-l",
+                    "app.kubernetes.io/name=azure-service-operator",
+                    "-o",
+                    "name",
+                ],
+                "",
+            )
+            .lines()
+            .count();
+        let [_, _, _, time] = cells(o);
+        println!(
+            "| {} | {installed} | {} | {} | {} | {} | {} | {span} | {resource_group} | {} of {} | {time} |",
+            topology.name,
+            windows.len() + missing.len(),
+            at(0.5),
+            at(0.9),
+            at(1.0),
+            missing.len(),
+            o.failed_for("ca-bundle"),
+            o.requests,
+        );
     }
 }
 

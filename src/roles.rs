@@ -304,13 +304,8 @@ pub const BINDINGS: &[Binding] = &[
     ),
     every(keys::REVISION_HISTORY_LIMIT, At(&[F::RevisionHistoryLimit])),
     only(Controller, keys::STRATEGY_TYPE, At(&[F::StrategyType])),
-    // The rolling parameters are dug out of `strategy`, which may leave
-    // `rollingUpdate` out.
-    only(
-        Controller,
-        keys::STRATEGY,
-        Decides(&[F::RollingUpdate, F::MaxSurge, F::MaxUnavailable]),
-    ),
+    // The rolling parameters are dug out of `strategy.rollingUpdate`,
+    // which may be left out or null.
     only(
         Controller,
         keys::STRATEGY_ROLLING_UPDATE,

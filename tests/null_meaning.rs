@@ -77,6 +77,52 @@ fn ours(dir: &std::path::Path, args: &[String]) -> Result<Objects, String> {
     }
 }
 
+/// Runs every case through `asogen template` and Helm's own `helm
+/// template` of the generated chart, and fails unless each renders the
+/// same objects in both or is refused by both; (rendered, refused).
+fn helm_and_asogen_agree(dir: &std::path::Path, cases: &[(String, Vec<String>)]) -> (usize, usize) {
+    let args: Vec<Vec<String>> = cases.iter().map(|(_, args)| args.clone()).collect();
+    // asogen renders the in-cluster guard for a cluster that serves it,
+    // as Helm does when the cluster (or --api-versions) says it does.
+    let helm = helm_template_as_asogen(dir, &args);
+    let mut differences = Vec::new();
+    let (mut rendered, mut refused) = (0, 0);
+    for ((name, args), helm) in cases.iter().zip(&helm) {
+        let theirs = match (&helm["objects"], &helm["error"]) {
+            (Value::Array(items), _) => Ok(objects_of(items.clone())),
+            (_, Value::String(error)) => Err(error.clone()),
+            _ => panic!("{name}: helm-template answered {helm}"),
+        };
+        match (ours(dir, args), theirs) {
+            (Ok(ours), Ok(theirs)) => {
+                rendered += 1;
+                if let Some(difference) = first_object_difference(&ours, &theirs) {
+                    differences.push(format!("{name}: {difference:.1500}"));
+                }
+            }
+            (Err(_), Err(_)) => refused += 1,
+            (Ok(_), Err(error)) => differences.push(format!(
+                "{name}: asogen renders, Helm refuses: {error:.600}"
+            )),
+            (Err(error), Ok(_)) => differences.push(format!(
+                "{name}: Helm renders, asogen refuses: {error:.600}"
+            )),
+        }
+    }
+    eprintln!(
+        "{} cases: {rendered} rendered alike, {refused} refused by both",
+        cases.len()
+    );
+    assert!(
+        differences.is_empty(),
+        "{} of {} cases differ:\n{}",
+        differences.len(),
+        cases.len(),
+        differences.join("\n\n")
+    );
+    (rendered, refused)
+}
+
 #[test]
 fn every_key_set_to_null_renders_as_helm_renders_it_or_both_refuse() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,49 +157,82 @@ fn every_key_set_to_null_renders_as_helm_renders_it_or_both_refuse() {
             ));
         }
     }
-    let args: Vec<Vec<String>> = cases.iter().map(|(_, args)| args.clone()).collect();
-    // asogen renders the in-cluster guard for a cluster that serves it,
-    // as Helm does when the cluster (or --api-versions) says it does.
-    let helm = helm_template_as_asogen(dir.path(), &args);
-    let mut differences = Vec::new();
-    let (mut rendered, mut refused) = (0, 0);
-    for ((name, args), helm) in cases.iter().zip(&helm) {
-        let theirs = match (&helm["objects"], &helm["error"]) {
-            (Value::Array(items), _) => Ok(objects_of(items.clone())),
-            (_, Value::String(error)) => Err(error.clone()),
-            _ => panic!("{name}: helm-template answered {helm}"),
-        };
-        match (ours(dir.path(), args), theirs) {
-            (Ok(ours), Ok(theirs)) => {
-                rendered += 1;
-                if let Some(difference) = first_object_difference(&ours, &theirs) {
-                    differences.push(format!("{name}: {difference:.1500}"));
-                }
-            }
-            (Err(_), Err(_)) => refused += 1,
-            (Ok(_), Err(error)) => differences.push(format!(
-                "{name}: asogen renders, Helm refuses: {error:.600}"
-            )),
-            (Err(error), Ok(_)) => differences.push(format!(
-                "{name}: Helm renders, asogen refuses: {error:.600}"
-            )),
-        }
-    }
-    eprintln!(
-        "{} cases: {rendered} rendered alike, {refused} refused by both",
-        cases.len()
-    );
-    assert!(
-        differences.is_empty(),
-        "{} of {} cases differ:\n{}",
-        differences.len(),
-        cases.len(),
-        differences.join("\n\n")
-    );
+    let (rendered, refused) = helm_and_asogen_agree(dir.path(), &cases);
     // Both kinds of answer occur: keys whose absence is empty render, keys
     // the chart needs are refused.
     assert!(
         rendered > 20 && refused > 20,
+        "{rendered} rendered, {refused} refused"
+    );
+}
+
+/// A null where the chart's defaults hold nothing is kept by Helm (its
+/// coalesce deletes only what the defaults hold), so the schema judges it
+/// and the templates read it: every key of the schema the defaults leave
+/// out, and an entry added to every map the defaults hold, set to null in
+/// a file and with `--set`, over the defaults and over the single-replica
+/// rolling profile (where `strategy.rollingUpdate` is read). asogen must
+/// render the same objects, or refuse as Helm does.
+#[test]
+fn a_null_the_defaults_do_not_hold_means_what_it_means_to_helm() {
+    let dir = tempfile::tempdir().unwrap();
+    let defaults = asogen::values::defaults_json();
+    let mut nulls: Vec<Vec<String>> = Vec::new();
+    for &key in asogen::keys::ALL {
+        let segments: Vec<String> = key.segments().map(String::from).collect();
+        match defaults.pointer(&key.pointer()) {
+            None => nulls.push(segments),
+            // a map the user fills: an entry of its own
+            Some(Value::Object(_)) if !key.has_children() => {
+                let mut entry = segments;
+                entry.push("added-by-the-user".into());
+                nulls.push(entry);
+            }
+            Some(_) => {}
+        }
+    }
+    assert!(
+        nulls.len() > 10
+            && nulls
+                .iter()
+                .any(|p| p.join(".") == "strategy.rollingUpdate")
+            && nulls
+                .iter()
+                .any(|p| p.join(".") == "podAnnotations.added-by-the-user"),
+        "{nulls:?}"
+    );
+    let rolling = common::root().join("values/profiles/single-replica-rolling.yaml");
+    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+    for (base_name, base) in [
+        ("defaults", vec![]),
+        (
+            "rolling",
+            vec!["-f".to_string(), rolling.display().to_string()],
+        ),
+    ] {
+        for (index, path) in nulls.iter().enumerate() {
+            if base_name == "rolling" && path[0] != "strategy" {
+                continue;
+            }
+            let file = dir.path().join(format!("{base_name}-absent-{index}.yaml"));
+            std::fs::write(&file, nested_null(path).to_string()).unwrap();
+            let mut in_file = base.clone();
+            in_file.extend(["-f".into(), file.display().to_string()]);
+            cases.push((
+                format!("{base_name}: {} in a file", path.join(".")),
+                in_file,
+            ));
+            let mut with_set = base.clone();
+            with_set.extend(["--set".into(), format!("{}=null", set_path(path))]);
+            cases.push((
+                format!("{base_name}: --set {}=null", set_path(path)),
+                with_set,
+            ));
+        }
+    }
+    let (rendered, refused) = helm_and_asogen_agree(dir.path(), &cases);
+    assert!(
+        rendered > 0 && refused > 0,
         "{rendered} rendered, {refused} refused"
     );
 }

@@ -191,7 +191,10 @@ fn strategy() -> Vec<Entry> {
     let rolling_param = |key: Key| {
         json(
             key.leaf(),
-            describe::dig(roles::bound(role, key), roles::bound(role, keys::STRATEGY)),
+            describe::dig(
+                roles::bound(role, key),
+                roles::bound(role, keys::STRATEGY_ROLLING_UPDATE),
+            ),
         )
     };
     vec![Entry::If(

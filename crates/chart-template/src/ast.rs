@@ -106,9 +106,12 @@ impl Expr {
     pub fn value(key: impl Into<ValuesPath>) -> Expr {
         Expr::Values(key.into())
     }
-    /// `dig "a" "b" DEFAULT .Values.WITHIN`: `key`, read from the map at
-    /// `within` (one of its parents), or `default` when anything on the
-    /// way is missing.
+    /// `dig "a" "b" DEFAULT (default (dict) .Values.WITHIN)`: `key`, read
+    /// from the map at `within` (one of its parents), or `default` when
+    /// anything on the way is missing. `within` left out or null reads as
+    /// an empty map: sprig's dig fails on a nil map, and a null Helm keeps
+    /// (a key the chart's defaults do not hold) must mean what absence
+    /// means.
     pub fn dig(key: impl Into<ValuesPath>, within: impl Into<ValuesPath>, default: Expr) -> Expr {
         let (key, within) = (key.into(), within.into());
         let below = key
@@ -118,7 +121,7 @@ impl Expr {
             .unwrap_or_else(|| panic!("{} is not inside {}", key.path(), within.path()));
         let mut args: Vec<Expr> = below.split('.').map(Expr::str).collect();
         args.push(default);
-        args.push(Expr::value(within));
+        args.push(Expr::value(within).or_default(Expr::Call(Func::Dict, Vec::new())));
         Expr::Call(Func::Dig, args)
     }
     /// A string constant.

@@ -10,7 +10,7 @@
 //! apart as Go does.
 
 use base64::Engine as _;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
 pub use super::ast::Expr;
@@ -365,15 +365,20 @@ fn call<'a>(
             let [fallback, map] = rest else {
                 return Err(EvalError("dig takes keys, a default and a map".into()));
             };
-            // The map is lent: only the value found is copied.
+            // The map is lent: only the value found is copied. As sprig's
+            // dig: a key missing gives the default, a value found on the way
+            // that is not a map (null included) fails the call.
             let root = lend(map)?;
             let mut node: &Value = &root;
             for key in keys {
                 let key = to_text(&key.eval_in(scope, locals)?);
-                match node
-                    .as_object()
-                    .and_then(|m: &Map<String, Value>| m.get(&key))
-                {
+                let Some(map) = node.as_object() else {
+                    return Err(EvalError(format!(
+                        "error calling dig: interface conversion: interface {{}} is {}, not map[string]interface {{}}",
+                        super::funcs::go_type_of(node)
+                    )));
+                };
+                match map.get(&key) {
                     Some(next) => node = next,
                     None => return fallback.eval_in(scope, locals),
                 }
@@ -695,6 +700,7 @@ mod tests {
         const AZURE_TARGET_NAMESPACES: ValuesPath = ValuesPath::new("azureTargetNamespaces");
         const NODE_SELECTOR: ValuesPath = ValuesPath::new("nodeSelector");
         const STRATEGY: ValuesPath = ValuesPath::new("strategy");
+        const STRATEGY_ROLLING_UPDATE: ValuesPath = ValuesPath::new("strategy.rollingUpdate");
         const STRATEGY_ROLLING_UPDATE_MAX_SURGE: ValuesPath =
             ValuesPath::new("strategy.rollingUpdate.maxSurge");
         let values = json!({
@@ -719,7 +725,39 @@ mod tests {
         );
         assert_eq!(
             Expr::dig(STRATEGY_ROLLING_UPDATE_MAX_SURGE, STRATEGY, Expr::int(1)).to_go(),
-            r#"dig "rollingUpdate" "maxSurge" 1 .Values.strategy"#
+            r#"dig "rollingUpdate" "maxSurge" 1 (default dict .Values.strategy)"#
+        );
+        // sprig's dig: a null (or any value that is not a map) on the way
+        // fails the call; a null map to dig in reads as empty here, as
+        // `default dict` makes it
+        let nulls = json!({"strategy": {"rollingUpdate": null}});
+        let nulls = crate::test_scope(&nulls);
+        let error = Expr::Call(
+            Func::Dig,
+            vec![
+                Expr::str("rollingUpdate"),
+                Expr::str("maxSurge"),
+                Expr::int(1),
+                Expr::value(STRATEGY),
+            ],
+        )
+        .eval(&nulls)
+        .unwrap_err();
+        assert!(
+            error
+                .0
+                .contains("interface {} is nil, not map[string]interface {}"),
+            "{error:?}"
+        );
+        assert_eq!(
+            Expr::dig(
+                STRATEGY_ROLLING_UPDATE_MAX_SURGE,
+                STRATEGY_ROLLING_UPDATE,
+                Expr::int(1)
+            )
+            .eval(&nulls)
+            .unwrap(),
+            1
         );
         assert_eq!(
             eval(Expr::printf(

@@ -405,6 +405,15 @@ fn func_name(func: Func) -> &'static str {
     func.name()
 }
 
+/// Go's name for the type Helm holds for a value, as a failed interface
+/// conversion names it (`nil` for null).
+pub fn go_type_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nil",
+        other => go_type(other),
+    }
+}
+
 /// Go's name for the type Helm holds for a value.
 fn go_type(value: &Value) -> &'static str {
     match value {

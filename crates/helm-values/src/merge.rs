@@ -1,50 +1,39 @@
 //! Helm's two merges of values: a values file over the earlier ones
 //! ([`merge_maps`], Helm's `mergeMaps` of `pkg/cli/values`: `null` is
 //! kept, to delete a chart default later), and the user's values over the
-//! chart's defaults ([`merge`], as Helm coalesces them: `null` deletes).
+//! chart's defaults ([`merge`], as Helm coalesces them: `null` deletes a
+//! key the defaults hold, and is kept where they do not).
 //! In both, maps merge deeply and anything else, lists included, replaces.
 
 use serde_json::{Map, Value};
 
-/// Helm's merge: maps merge deeply, anything else (lists included) is
-/// replaced, and `null` deletes the key.
+/// Helm's coalesce of the user's values (`overlay`) over the chart's
+/// defaults (`base`): maps merge deeply, anything else (lists included)
+/// replaces. A `null` deletes the key where the defaults hold it; where
+/// they do not (a key of the chart's schema the defaults leave out, an
+/// entry of a map the user added), Helm walks no defaults and the `null`
+/// stays, for the schema to judge and the templates to read.
 pub fn merge(base: &mut Value, overlay: &Value) {
     match (base, overlay) {
         (Value::Object(base), Value::Object(overlay)) => {
             for (key, value) in overlay {
-                if value.is_null() {
-                    base.remove(key);
-                } else if let Some(existing) = base.get_mut(key)
-                    && existing.is_object()
-                    && value.is_object()
-                {
-                    merge(existing, value);
-                } else {
-                    let mut fresh = Value::Null;
-                    merge_into_fresh(&mut fresh, value);
-                    base.insert(key.clone(), fresh);
+                match base.get_mut(key) {
+                    Some(_) if value.is_null() => {
+                        base.remove(key);
+                    }
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge(existing, value);
+                    }
+                    // anything the defaults do not walk is the user's, as
+                    // written
+                    _ => {
+                        base.insert(key.clone(), value.clone());
+                    }
                 }
             }
         }
         (base, overlay) => *base = overlay.clone(),
     }
-}
-
-/// Copies a value, dropping null map entries (Helm never keeps them).
-fn merge_into_fresh(target: &mut Value, value: &Value) {
-    *target = match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| {
-                    let mut fresh = Value::Null;
-                    merge_into_fresh(&mut fresh, v);
-                    (k.clone(), fresh)
-                })
-                .collect(),
-        ),
-        other => other.clone(),
-    };
 }
 
 /// Helm's merge of one values file over the earlier ones (before the
@@ -71,15 +60,29 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn over_the_defaults_maps_merge_lists_replace_and_null_deletes() {
-        let mut base = json!({"a": {"x": 1, "y": [1, 2]}, "b": 2, "c": {"z": 1}});
+    fn over_the_defaults_maps_merge_lists_replace_and_null_deletes_a_default() {
+        let mut base = json!({"a": {"x": 1, "y": [1, 2]}, "b": 2, "c": {"z": 1}, "d": "s"});
         merge(
             &mut base,
-            &json!({"a": {"y": [3], "w": {"n": null, "m": 1}}, "b": null, "c": "s"}),
+            &json!({
+                "a": {"y": [3], "x": null, "w": {"n": null, "m": 1}, "v": null},
+                "b": null,
+                "c": "s",
+                "d": {"p": null},
+                "e": null
+            }),
         );
+        // null deletes a.x and b (the defaults hold them); a.w.n, a.v and
+        // e are not the defaults' and stay null, as d.p inside a map that
+        // replaced a default string
         assert_eq!(
             base,
-            json!({"a": {"x": 1, "y": [3], "w": {"m": 1}}, "c": "s"})
+            json!({
+                "a": {"y": [3], "w": {"n": null, "m": 1}, "v": null},
+                "c": "s",
+                "d": {"p": null},
+                "e": null
+            })
         );
     }
 
