@@ -289,10 +289,10 @@ fn real_ca() {
                 timeline::Event::CaMissing { t, crd } if (start..=end).contains(t) => {
                     missing.insert(crd, *t);
                 }
-                timeline::Event::CaWindow { t, crd, ms } if (start..=end).contains(t) => {
-                    if missing.remove(crd.as_str()).is_some() {
-                        windows.push((crd.clone(), t - ms, *ms));
-                    }
+                timeline::Event::CaWindow { t, crd, ms }
+                    if (start..=end).contains(t) && missing.remove(crd.as_str()).is_some() =>
+                {
+                    windows.push((crd.clone(), t - ms, *ms));
                 }
                 _ => {}
             }
