@@ -38,11 +38,11 @@ use std::process::ExitCode;
 use paths::Outcome;
 use real::{
     Guards, REAL_STEP_LIMIT, RealRun, catalog_tag, next_tag, real_downgrade, real_migrate,
-    real_one_shot, real_upgrade,
+    real_one_shot, real_upgrade, real_upgrade_with_crds_by_the_path,
 };
 use scenario::{
-    FORBIDDEN_ROLLING, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3, Topology,
-    UPSTREAM, on_every_path,
+    FORBIDDEN_ROLLING, SINGLE_ROLLING, SINGLE_ROLLING_WITHOUT_ELECTION, SPLIT_2, SPLIT_3,
+    SPLIT_CRDS_BY_THE_PATH, Topology, UPSTREAM, on_every_path,
 };
 use timeline::Observation;
 
@@ -250,9 +250,10 @@ fn real() {
     }
 }
 
-/// The CA windows at the release's scale (issue 41): upstream's defaults
-/// and the split upgraded from ASO 2.20.0 to the next release on the
-/// kubectl path, at once, with every CRD of the release installed
+/// The CA windows at the release's scale (issue 41): upstream's defaults,
+/// the split, and the split whose path applies the CRDs (what-if),
+/// upgraded from ASO 2.20.0 to the next release on the kubectl path, one
+/// at a time, with every CRD of the release installed
 /// (`bench/rollout real-ca` sets `ASOGEN_ASO_CRD_GROUPS=all`): the new
 /// manager rewrites each CRD, and cert-manager's cainjector puts each
 /// bundle back. Per run: how many CRDs lost their bundle, the windows'
@@ -269,18 +270,13 @@ fn real_ca() {
         "| topology | CRDs installed | CRDs without their bundle | window median | 90th percentile | longest | not back | first missing to last back | ResourceGroup's window | x509 failures (of requests) | upgrade time |"
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    let topologies = [&UPSTREAM, &SPLIT_2];
-    let runs: Vec<RealRun> = std::thread::scope(|s| {
-        let handles: Vec<_> = topologies
-            .iter()
-            .map(|t| s.spawn(move || real_upgrade(t, &paths::KUBECTL, REAL_STEP_LIMIT)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
-    for (topology, real) in topologies.iter().zip(&runs) {
+    let topologies = [&UPSTREAM, &SPLIT_2, &SPLIT_CRDS_BY_THE_PATH];
+    for topology in topologies {
+        let real = if topology.name == SPLIT_CRDS_BY_THE_PATH.name {
+            real_upgrade_with_crds_by_the_path(topology, &paths::KUBECTL)
+        } else {
+            real_upgrade(topology, &paths::KUBECTL, REAL_STEP_LIMIT)
+        };
         let (start, end) = (real.run.start, real.end);
         let mut missing: std::collections::BTreeMap<&str, i64> = Default::default();
         let mut windows: Vec<(String, i64, i64)> = Vec::new();

@@ -45,11 +45,11 @@ use paths::{ApplyPath, KUBECTL, Outcome, PATHS};
 use real::{
     Guards, REAL_STEP_LIMIT, RealRun, catalog_tag, crd_versions, manager_logs, next_tag,
     real_change, real_downgrade, real_install, real_one_shot, real_upgrade,
-    real_upgrade_controller_first,
+    real_upgrade_controller_first, real_upgrade_with_crds_by_the_path,
 };
 use scenario::{
     FORBIDDEN_ROLLING, FORBIDDEN_ROLLING_WITHOUT_ELECTION, SINGLE_ROLLING, SPLIT_2, SPLIT_3,
-    SPLIT_CONTROLLER_ROLLS, SPLIT_SHARED_SELECTOR, SPLIT_WEBHOOKS_ELECT,
+    SPLIT_CONTROLLER_ROLLS, SPLIT_CRDS_BY_THE_PATH, SPLIT_SHARED_SELECTOR, SPLIT_WEBHOOKS_ELECT,
     SPLIT_WEBHOOKS_WITHOUT_PRESTOP, SPLIT_WEBHOOKS_WITHOUT_SURGE, Topology, UPSTREAM,
 };
 
@@ -194,7 +194,43 @@ fn the_split_upgrades_on_every_apply_path_with_its_guards() {
         Box::new(|| upgrade(&SPLIT_3)),
         the_split_keeps_webhooks_answering_through_the_upgrade,
     ));
+    runs.push((
+        Box::new(|| {
+            let real = real_upgrade_with_crds_by_the_path(&SPLIT_CRDS_BY_THE_PATH, &KUBECTL);
+            report(SPLIT_CRDS_BY_THE_PATH.name, &real);
+            real
+        }),
+        crds_applied_by_the_path_keep_their_ca_bundle,
+    ));
     at_once(runs);
+}
+
+/// What-if: the split's controller leaves the CRDs alone
+/// (`--crd-management=none`) and the path applies the next release's CRDs
+/// with server-side apply before the controller's step. cert-manager's
+/// cainjector owns the CA bundle it wrote, so the apply keeps it: no CRD is
+/// ever seen without its bundle, and no conversion fails for it, where the
+/// manager's own CRD write (every other split row) opens a window.
+fn crds_applied_by_the_path_keep_their_ca_bundle(real: RealRun) {
+    let o = real.run.observation.clone();
+    let crds = crd_versions(real.server());
+    let why = real.describe();
+    assert!(matches!(real.run.outcome, Outcome::Done), "{why}");
+    assert!(o.completed, "{why}");
+    assert!(
+        crds.iter().all(|v| v == next_tag()),
+        "the path moved the CRDs on: {crds:?}: {why}"
+    );
+    assert!(o.requests > 0, "requests were made: {why}");
+    assert!(o.ca_windows.is_empty(), "no CRD lost its bundle: {why}");
+    assert_eq!(o.failed_for("ca-bundle"), 0, "{why}");
+    for cause in ["unknown-version", "no-endpoint", "pod-stopping", "other"] {
+        assert_eq!(
+            o.failed_for(cause),
+            0,
+            "no request fails for {cause}: {why}"
+        );
+    }
 }
 
 /// A downgrade from the next release to ASO 2.20.0, in upstream's topology
@@ -742,11 +778,38 @@ fn connect_from(pid: u32, host: &str, port: u16) -> String {
     text(&out.stdout).trim().to_string()
 }
 
+/// What `/proc/PID/status` says on `field` (e.g. "CapEff").
+fn status_of(pid: u32, field: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Every process's pid, as /proc lists them.
+fn processes() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+fn runs(pid: u32) -> bool {
+    let state = status_of(pid, "State");
+    !state.is_empty() && !state.starts_with('Z')
+}
+
 /// A pod's network namespace reaches nothing but what the test made: no
 /// route leaves it (a documentation address, which no network routes, is
 /// unreachable; nothing is sent), the host's loopback (where the test API
 /// server listens) is not the pod's, and the one way out is the API
-/// server's Service address, which the agent forwards.
+/// server's Service address, which the agent forwards. Its process is
+/// confined as a container runtime confines one: namespaces of its own
+/// (PID, IPC, mount, UTS, cgroup, network), no capability in any set, no
+/// way to gain one; and no process of a pod outlives its test.
 #[test]
 fn a_pod_reaches_nothing_beyond_the_test() {
     let installed = real_install(&UPSTREAM, &KUBECTL, &catalog_tag(), Guards::On);
@@ -787,5 +850,63 @@ fn a_pod_reaches_nothing_beyond_the_test() {
             "connected",
             "pod {ip}: its own health server"
         );
+        for ns in ["pid", "ipc", "mnt", "uts", "cgroup", "net"] {
+            let theirs = std::fs::read_link(format!("/proc/{pid}/ns/{ns}")).unwrap();
+            let ours = std::fs::read_link(format!("/proc/self/ns/{ns}")).unwrap();
+            assert_ne!(theirs, ours, "pod {ip}: a {ns} namespace of its own");
+        }
+        for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+            assert_eq!(
+                status_of(pid, set),
+                "0000000000000000",
+                "pod {ip}: no capability in {set}"
+            );
+        }
+        assert_eq!(status_of(pid, "NoNewPrivs"), "1", "pod {ip}");
+        // the pod's first process, whose end ends the pod
+        assert_eq!(status_of(pid, "NSpid").split_whitespace().last(), Some("1"));
+        // every process of the pod, the manager among them, as confined
+        let pod_ns = std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
+        let in_pod: Vec<u32> = processes()
+            .filter(|p| {
+                std::fs::read_link(format!("/proc/{p}/ns/pid")).ok() == Some(pod_ns.clone())
+            })
+            .collect();
+        assert!(
+            in_pod.len() >= 2,
+            "pod {ip}: its first process and the manager: {in_pod:?}"
+        );
+        for p in in_pod {
+            for set in ["CapEff", "CapBnd"] {
+                assert_eq!(
+                    status_of(p, set),
+                    "0000000000000000",
+                    "pod {ip}, process {p}"
+                );
+            }
+        }
     }
+    // every process of every pod: the first ones and what they run
+    let first: Vec<u32> = installed
+        .plane
+        .sandboxes()
+        .iter()
+        .map(|(_, pid)| *pid)
+        .collect();
+    let pids: Vec<u32> = processes()
+        .filter(|p| {
+            let parent = status_of(*p, "PPid").parse::<u32>().unwrap_or(0);
+            first.contains(p) || first.contains(&parent)
+        })
+        .collect();
+    drop(installed);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while pids.iter().any(|pid| runs(*pid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let left: Vec<&u32> = pids.iter().filter(|pid| runs(**pid)).collect();
+    assert!(
+        left.is_empty(),
+        "pods' processes outlived their test: {left:?}"
+    );
 }

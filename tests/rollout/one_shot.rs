@@ -131,6 +131,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
         with_refresh: false,
         sequence: Sequence::AsPlanned,
         from: None,
+        before_controller: None,
     };
     let installed = KUBECTL.run(
         server,

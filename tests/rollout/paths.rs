@@ -186,6 +186,9 @@ pub struct Planned<'a> {
     pub sequence: Sequence,
     /// The live topology, for a migration (`upgrade-plan --from`).
     pub from: Option<&'a str>,
+    /// Run once before the first write of the controller's Deployment (the
+    /// CRDs of the new release applied by the path, in a what-if).
+    pub before_controller: Option<&'a (dyn Fn() + Sync)>,
 }
 
 impl Planned<'_> {
@@ -260,9 +263,18 @@ impl ApplyPath {
             Sequence::Reversed => steps.reverse(),
             Sequence::LastOnly => steps = steps.split_off(steps.len().saturating_sub(1)),
         }
+        let mut before_controller = planned.before_controller;
         for (i, step) in steps.into_iter().enumerate() {
             let objects = planned.objects(self, namespace, step.number);
             for (wave, group) in waves(&objects, step.waves.is_some()) {
+                let controller = group.iter().any(|o| {
+                    o["kind"] == "Deployment"
+                        && o["spec"]["template"]["metadata"]["labels"]["control-plane"]
+                            == "controller-manager"
+                });
+                if controller && let Some(hook) = before_controller.take() {
+                    hook();
+                }
                 // a later step finds the objects of the first one
                 let deadline = std::time::Instant::now() + limit;
                 while let Err(stderr) = self.write(server, namespace, &group, first && i == 0) {

@@ -532,6 +532,7 @@ pub fn real_change(
         migration: false,
         sequence: Sequence::AsPlanned,
         guards,
+        crds_by_the_path: false,
     };
     scenario(topology, topology, path, (from, to), extra, change, limit)
 }
@@ -544,6 +545,31 @@ pub fn real_upgrade_controller_first(topology: &Topology, path: &ApplyPath) -> R
         migration: false,
         sequence: Sequence::Reversed,
         guards: Guards::Off,
+        crds_by_the_path: false,
+    };
+    let tags = (catalog_tag(), next_tag());
+    scenario(
+        topology,
+        topology,
+        path,
+        (&tags.0, tags.1),
+        &[],
+        change,
+        REAL_STEP_LIMIT,
+    )
+}
+
+/// Upgrades `topology` (whose controller leaves the CRDs alone,
+/// `SPLIT_CRDS_BY_THE_PATH`) from the catalog's release to the next one
+/// through `path`, the path applying the next release's CRDs with
+/// server-side apply just before the controller's step, as a user's
+/// pipeline would: the what-if that takes the CA window away.
+pub fn real_upgrade_with_crds_by_the_path(topology: &Topology, path: &ApplyPath) -> RealRun {
+    let change = Change {
+        migration: false,
+        sequence: Sequence::AsPlanned,
+        guards: Guards::for_topology(topology),
+        crds_by_the_path: true,
     };
     let tags = (catalog_tag(), next_tag());
     scenario(
@@ -612,6 +638,7 @@ pub fn real_migrate(install: &Topology, to: &Topology, path: &ApplyPath) -> Real
         migration: true,
         sequence: Sequence::AsPlanned,
         guards: Guards::for_topology(to),
+        crds_by_the_path: false,
     };
     scenario(
         install,
@@ -643,6 +670,9 @@ struct Change {
     sequence: Sequence,
     /// Whether the guards are applied with the install.
     guards: Guards,
+    /// Whether the path applies the new release's CRDs (server-side, just
+    /// before the controller's step) instead of the controller's manager.
+    crds_by_the_path: bool,
 }
 
 /// Installs `install` at tag `from`, then applies `to` at tag `to_tag`
@@ -670,12 +700,16 @@ fn scenario(
             &cluster_objects(&current_args, change.guards),
         );
     }
+    let apply_crds = || plane.install_crds(to_tag, &namespace);
     let upgrade = Planned {
         args: &current_args,
         tweak: to.tweak,
         with_refresh: false,
         sequence: change.sequence,
         from: change.migration.then_some(install.shape),
+        before_controller: change
+            .crds_by_the_path
+            .then_some(&apply_crds as &(dyn Fn() + Sync)),
     };
     let watched = watch_upgrade(
         server, &mut agent, &namespace, path, &upgrade, &target, limit,

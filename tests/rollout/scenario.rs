@@ -168,6 +168,31 @@ pub const SPLIT_WEBHOOKS_WITHOUT_PRESTOP: Topology = Topology {
     ..SPLIT_2
 };
 
+/// What-if: the split whose controller leaves the CRDs alone
+/// (`--crd-management=none`), the apply path applying the next release's
+/// CRDs with server-side apply instead, just before the controller's step
+/// (`real::real_upgrade_with_crds_by_the_path`): cert-manager's cainjector
+/// owns the CA bundle field then, and the apply keeps it.
+#[allow(dead_code)]
+pub const SPLIT_CRDS_BY_THE_PATH: Topology = Topology {
+    name: "split, CRDs applied server-side by the path, controller --crd-management=none (what-if)",
+    tweak: Some(controller_leaves_crds_alone),
+    ..SPLIT_2
+};
+
+#[allow(dead_code)] // SPLIT_CRDS_BY_THE_PATH's
+fn controller_leaves_crds_alone(objects: &mut [Value]) {
+    // a step without the controller's Deployment is left as it is
+    for c in managers(objects, Some("controller-manager")) {
+        let args = c["args"].as_array_mut().expect("the manager's args");
+        args.retain(|a| {
+            a.as_str()
+                .is_none_or(|a| !a.starts_with("--crd-management"))
+        });
+        args.push(Value::from("--crd-management=none"));
+    }
+}
+
 /// The webhook pods' `control-plane` label in the split.
 const WEBHOOKS_ROLE: &str = "webhooks";
 
@@ -557,6 +582,7 @@ pub fn settle_within(
         with_refresh: false,
         sequence: Sequence::AsPlanned,
         from: None,
+        before_controller: None,
     };
     assert_eq!(
         installing.plan(path).topology,
@@ -620,6 +646,7 @@ fn scenario(
         with_refresh: false,
         sequence,
         from: migration.then_some(install.shape),
+        before_controller: None,
     };
     let watched = watch_upgrade(
         server, &mut agent, &namespace, path, &upgrade, &target, limit,

@@ -1,7 +1,13 @@
 // Pod sandboxes for the real mode (real.go): each container runs as a real
-// process in a network and mount namespace of its own, chrooted into a
-// folder that holds what its image and volumes would (the manager, the
-// image's crds/, the service-account files, the mounted Secrets).
+// process in network, mount, UTS, PID, IPC and cgroup namespaces of its
+// own, chrooted into a folder that holds what its image and volumes would
+// (the manager, the image's crds/, the service-account files, the mounted
+// Secrets), with every capability dropped and no way to gain one back
+// (no_new_privs): it can neither see nor signal a process outside its pod,
+// nor leave its root (chroot again needs CAP_SYS_CHROOT), nor mount. The
+// pod's first process (runPod) holds the manager as its only child, and
+// ends, taking every process of the pod with it, when the manager ends or
+// the agent is gone.
 //
 // The network namespace has a loopback interface only, holding two /32
 // addresses: the pod's own (what the EndpointSlices publish; the webhook
@@ -21,11 +27,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // apiServiceIP is the kubernetes Service's address in the test API
@@ -67,11 +75,12 @@ func sandboxMain(args []string) {
 		fail("tell the agent: %v", err)
 	}
 	ready.Close()
-	line, _ := bufio.NewReader(wait).ReadString('\n')
-	wait.Close()
+	agent := bufio.NewReader(wait)
+	line, _ := agent.ReadString('\n')
 	if line != "go\n" {
 		os.Exit(1) // the agent gave up on this start
 	}
+	lastCap := lastCapability()
 	// mounts made here stay in this namespace
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		fail("make mounts private: %v", err)
@@ -85,8 +94,93 @@ func sandboxMain(args []string) {
 	if err := syscall.Chdir("/"); err != nil {
 		fail("chdir: %v", err)
 	}
-	argv := append([]string{"/manager"}, args[5:]...)
-	fail("exec: %v", syscall.Exec("/manager", argv, os.Environ()))
+	if err := dropCapabilities(lastCap); err != nil {
+		fail("drop capabilities: %v", err)
+	}
+	os.Exit(runPod(agent, args[5:]))
+}
+
+// runPod runs the manager as the pod's only other process and returns its
+// exit code (128 + the signal's number when a signal ended it, as the
+// kubelet reports it). This process is the pod's PID namespace's first, so
+// when it ends, the kernel ends every process of the pod: it ends when the
+// manager does, and when the agent's end of the "go" pipe closes, which
+// the kernel does when the agent dies, however it dies. A signal the agent
+// sends (SIGTERM at a pod's stop) is passed on to the manager.
+func runPod(agent *bufio.Reader, args []string) int {
+	manager := exec.Command("/manager", args...)
+	// this process's own descriptors: the root has no /dev/null to open
+	manager.Stdin, manager.Stdout, manager.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := manager.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "sandbox: start the manager: %v\n", err)
+		return 127
+	}
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		for sig := range signals {
+			_ = manager.Process.Signal(sig)
+		}
+	}()
+	go func() {
+		_, _ = io.Copy(io.Discard, agent)
+		os.Exit(137) // the agent is gone: so is the pod
+	}()
+	_ = manager.Wait()
+	status, _ := manager.ProcessState.Sys().(syscall.WaitStatus)
+	if status.Signaled() {
+		return 128 + int(status.Signal())
+	}
+	return status.ExitStatus()
+}
+
+// Linux's prctl options and capability ABI (linux/prctl.h,
+// linux/capability.h), which the syscall package does not name.
+const (
+	prCapbsetDrop        = 24
+	prSetNoNewPrivs      = 38
+	prCapAmbient         = 47
+	prCapAmbientClearAll = 4
+	capabilityVersion3   = 0x20080522
+)
+
+// lastCapability is the kernel's highest capability number (read before
+// the chroot: the pod's root has no /proc).
+func lastCapability() int {
+	last := 40 // CAP_CHECKPOINT_RESTORE, the last in Linux 6.x
+	if text, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		_, _ = fmt.Sscanf(strings.TrimSpace(string(text)), "%d", &last)
+	}
+	return last
+}
+
+// dropCapabilities leaves the process, and what it executes, no
+// capability: the bounding and ambient sets emptied, the effective,
+// permitted and inheritable sets cleared, and no_new_privs set, so that
+// executing the manager as uid 0 gives it none back. What the manager
+// does needs none: it listens on ports above 1024 and reads files its
+// uid owns.
+func dropCapabilities(last int) error {
+	for c := 0; c <= last; c++ {
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0, 0, 0, 0); errno != 0 && errno != syscall.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, errno)
+		}
+	}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("clear the ambient set: %w", errno)
+	}
+	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("set no_new_privs: %w", errno)
+	}
+	header := struct {
+		version uint32
+		pid     int32
+	}{capabilityVersion3, 0}
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&header)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+		return fmt.Errorf("capset: %w", errno)
+	}
+	return nil
 }
 
 // sandbox is a started container process.
@@ -116,9 +210,10 @@ func startSandbox(self, ipTool, root, ip, hostname, program string, args, env []
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.ExtraFiles = []*os.File{readyW, goR}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS,
-		Setpgid:    true,
-		Pdeathsig:  syscall.SIGKILL, // never outlive the agent
+		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS | syscall.CLONE_NEWUTS |
+			syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWCGROUP,
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL, // never outlive the agent
 	}
 	err = cmd.Start()
 	readyW.Close()
@@ -146,12 +241,16 @@ func startSandbox(self, ipTool, root, ip, hostname, program string, args, env []
 		s.kill()
 		return nil, err
 	}
-	_, err = goW.Write([]byte("go\n"))
-	goW.Close()
-	if err != nil {
+	// the pipe stays open for the pod's life: its end is how the pod
+	// learns the agent is gone (runPod)
+	if _, err = goW.Write([]byte("go\n")); err != nil {
 		s.kill()
 		return nil, err
 	}
+	go func() {
+		<-s.done
+		goW.Close()
+	}()
 	return s, nil
 }
 

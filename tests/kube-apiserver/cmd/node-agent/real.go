@@ -86,7 +86,7 @@ type realConfig struct {
 	manager, crds, sandboxes, work string
 	managers                       tagBinaries // a release's own manager, by image tag (--manager-for)
 	injectCA                       bool        // play cainjector too (--inject-ca); else cert-manager's own runs beside
-	subnet                         int // pods get 198.18.SUBNET.x (RFC 2544: no real network uses it)
+	subnet                         int         // pods get 198.18.SUBNET.x (RFC 2544: no real network uses it)
 }
 
 // real is the real mode's state beside the agent's.
