@@ -77,6 +77,32 @@ fn ours(dir: &std::path::Path, args: &[String]) -> Result<Objects, String> {
     }
 }
 
+/// The two cases that set `path` to null over `base`: in a values file
+/// (written to `file`) and with `--set`, each with its name.
+fn set_to_null(
+    file: &std::path::Path,
+    base_name: &str,
+    base: &[String],
+    path: &[String],
+) -> [(String, Vec<String>); 2] {
+    // JSON is YAML, and writes any key as it is.
+    std::fs::write(file, nested_null(path).to_string()).unwrap();
+    let mut in_file = base.to_vec();
+    in_file.extend(["-f".into(), file.display().to_string()]);
+    let mut with_set = base.to_vec();
+    with_set.extend(["--set".into(), format!("{}=null", set_path(path))]);
+    [
+        (
+            format!("{base_name}: {} in a file", path.join(".")),
+            in_file,
+        ),
+        (
+            format!("{base_name}: --set {}=null", set_path(path)),
+            with_set,
+        ),
+    ]
+}
+
 /// Runs every case through `asogen template` and Helm's own `helm
 /// template` of the generated chart, and fails unless each renders the
 /// same objects in both or is refused by both; (rendered, refused).
@@ -141,20 +167,7 @@ fn every_key_set_to_null_renders_as_helm_renders_it_or_both_refuse() {
                 continue;
             }
             let file = dir.path().join(format!("{base_name}-{index}.yaml"));
-            // JSON is YAML, and writes any key as it is.
-            std::fs::write(&file, nested_null(path).to_string()).unwrap();
-            let mut in_file = base.clone();
-            in_file.extend(["-f".into(), file.display().to_string()]);
-            cases.push((
-                format!("{base_name}: {} in a file", path.join(".")),
-                in_file,
-            ));
-            let mut with_set = base.clone();
-            with_set.extend(["--set".into(), format!("{}=null", set_path(path))]);
-            cases.push((
-                format!("{base_name}: --set {}=null", set_path(path)),
-                with_set,
-            ));
+            cases.extend(set_to_null(&file, base_name, &base, path));
         }
     }
     let (rendered, refused) = helm_and_asogen_agree(dir.path(), &cases);
@@ -215,19 +228,7 @@ fn a_null_the_defaults_do_not_hold_means_what_it_means_to_helm() {
                 continue;
             }
             let file = dir.path().join(format!("{base_name}-absent-{index}.yaml"));
-            std::fs::write(&file, nested_null(path).to_string()).unwrap();
-            let mut in_file = base.clone();
-            in_file.extend(["-f".into(), file.display().to_string()]);
-            cases.push((
-                format!("{base_name}: {} in a file", path.join(".")),
-                in_file,
-            ));
-            let mut with_set = base.clone();
-            with_set.extend(["--set".into(), format!("{}=null", set_path(path))]);
-            cases.push((
-                format!("{base_name}: --set {}=null", set_path(path)),
-                with_set,
-            ));
+            cases.extend(set_to_null(&file, base_name, &base, path));
         }
     }
     let (rendered, refused) = helm_and_asogen_agree(dir.path(), &cases);
