@@ -537,6 +537,21 @@ pub fn real_change(
     scenario(topology, topology, path, (from, to), extra, change, limit)
 }
 
+/// Upgrades `topology` from the catalog's release to the next one through
+/// `path` as `change` says, each wait giving up after the real step limit.
+fn to_the_next_release(topology: &Topology, path: &ApplyPath, change: Change) -> RealRun {
+    let from = catalog_tag();
+    scenario(
+        topology,
+        topology,
+        path,
+        (&from, next_tag()),
+        &[],
+        change,
+        REAL_STEP_LIMIT,
+    )
+}
+
 /// Upgrades `topology` from the catalog's release to the next one with the
 /// plan's steps in reverse order (the controller first), as an applier
 /// with no order would, with no admission policy to refuse it.
@@ -547,16 +562,7 @@ pub fn real_upgrade_controller_first(topology: &Topology, path: &ApplyPath) -> R
         guards: Guards::Off,
         crds_by_the_path: false,
     };
-    let tags = (catalog_tag(), next_tag());
-    scenario(
-        topology,
-        topology,
-        path,
-        (&tags.0, tags.1),
-        &[],
-        change,
-        REAL_STEP_LIMIT,
-    )
+    to_the_next_release(topology, path, change)
 }
 
 /// Upgrades `topology` (whose controller leaves the CRDs alone,
@@ -571,16 +577,7 @@ pub fn real_upgrade_with_crds_by_the_path(topology: &Topology, path: &ApplyPath)
         guards: Guards::for_topology(topology),
         crds_by_the_path: true,
     };
-    let tags = (catalog_tag(), next_tag());
-    scenario(
-        topology,
-        topology,
-        path,
-        (&tags.0, tags.1),
-        &[],
-        change,
-        REAL_STEP_LIMIT,
-    )
+    to_the_next_release(topology, path, change)
 }
 
 /// The careless one-shot upgrade (docs/split-topology.md section 6) with
