@@ -814,9 +814,16 @@ fn connect_from(pid: u32, host: &str, port: u16) -> String {
     text(&out.stdout).trim().to_string()
 }
 
-/// What `/proc/PID/status` says on `field` (e.g. "CapEff").
+/// What `/proc/PID/status` says on `field` (e.g. "CapEff"): the
+/// process's first thread.
 fn status_of(pid: u32, field: &str) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+    status_at(&pid.to_string(), field)
+}
+
+/// What `/proc/TASK/status` says on `field`, for `TASK` a pid or
+/// `pid/task/tid`.
+fn status_at(task: &str, field: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{task}/status"))
         .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{field}:")))
@@ -845,6 +852,18 @@ fn settled_sandboxes(plane: &real::RealPlane) -> Vec<(String, u32)> {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// The thread ids of process `pid`.
+fn threads(pid: u32) -> Vec<u32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Every process's pid, as /proc lists them.
@@ -934,12 +953,21 @@ fn a_pod_reaches_nothing_beyond_the_test() {
             in_pod.len() >= 2,
             "pod {ip}: its first process and the manager: {in_pod:?}"
         );
+        // on every thread: capabilities and no_new_privs are per thread
         for p in in_pod {
-            for set in ["CapEff", "CapBnd"] {
+            for task in threads(p) {
+                let status = format!("{p}/task/{task}");
+                for set in ["CapEff", "CapBnd"] {
+                    assert_eq!(
+                        status_at(&status, set),
+                        "0000000000000000",
+                        "pod {ip}, process {p}, thread {task}"
+                    );
+                }
                 assert_eq!(
-                    status_of(p, set),
-                    "0000000000000000",
-                    "pod {ip}, process {p}"
+                    status_at(&status, "NoNewPrivs"),
+                    "1",
+                    "pod {ip}, process {p}, thread {task}"
                 );
             }
         }

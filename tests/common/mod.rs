@@ -479,7 +479,10 @@ pub fn go_tool(source: &str, files: &[&str], package: &str, name: &str, why: &st
             "building {name} from {} (first use; minutes)",
             source.display()
         );
+        // static, as the shell-built tools are: the node agent's
+        // sandboxes need it (syscall.AllThreadsSyscall refuses cgo)
         let built = go()
+            .env("CGO_ENABLED", "0")
             .args(["build", "-mod=mod", "-o"])
             .arg(&binary)
             .arg(package)

@@ -161,15 +161,20 @@ func lastCapability() int {
 // does needs none: it listens on ports above 1024 and reads files its
 // uid owns.
 func dropCapabilities(last int) error {
+	// prctl and capset act on the calling thread only, and the Go runtime
+	// runs this process on several: each call is made on every thread, so
+	// that the process as /proc shows it, and whatever thread forks the
+	// manager, holds none (AllThreadsSyscall needs cgo off: the build sets
+	// CGO_ENABLED=0).
 	for c := 0; c <= last; c++ {
-		if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0, 0, 0, 0); errno != 0 && errno != syscall.EINVAL {
+		if _, _, errno := syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, prCapbsetDrop, uintptr(c), 0, 0, 0, 0); errno != 0 && errno != syscall.EINVAL {
 			return fmt.Errorf("drop capability %d from the bounding set: %w", c, errno)
 		}
 	}
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); errno != 0 {
+	if _, _, errno := syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, prCapAmbient, prCapAmbientClearAll, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("clear the ambient set: %w", errno)
 	}
-	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
+	if _, _, errno := syscall.AllThreadsSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("set no_new_privs: %w", errno)
 	}
 	header := struct {
@@ -177,7 +182,7 @@ func dropCapabilities(last int) error {
 		pid     int32
 	}{capabilityVersion3, 0}
 	var data [2]struct{ effective, permitted, inheritable uint32 }
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&header)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
+	if _, _, errno := syscall.AllThreadsSyscall(syscall.SYS_CAPSET, uintptr(unsafe.Pointer(&header)), uintptr(unsafe.Pointer(&data[0])), 0); errno != 0 {
 		return fmt.Errorf("capset: %w", errno)
 	}
 	return nil
