@@ -125,6 +125,17 @@ pub struct Controller {
     pub env: Vec<String>,
 }
 
+/// The label ASO's release puts on each of its CRDs, by which the cluster
+/// tells them apart from others (its CRD files carry it; the manager
+/// applies them as they are).
+pub const CRD_NAME_LABEL: (&str, &str) = ("app.kubernetes.io/name", "azure-service-operator");
+
+/// The label on each of ASO's CRDs that names the release that applied it:
+/// the manager applies its own CRDs where the label differs from its
+/// version (docs/aso-facts.md, "equality, not order"), so the CRDs hold
+/// the version the cluster last moved to.
+pub const CRD_VERSION_LABEL: &str = "app.kubernetes.io/version";
+
 /// The flag `crdLabels` maps to; controllers after v2.20.0 define it.
 pub const CRD_LABELS_FLAG: &str = "crd-labels";
 

@@ -13,6 +13,10 @@
 //! user's env, the identity binding and labels) reach the controller only.
 
 use crate::keys::{self, Key};
+use crate::values::OperatorMode;
+
+/// The environment variable ASO's manager reads its operator mode from.
+pub const OPERATOR_MODE_VARIABLE: &str = "AZURE_OPERATOR_MODE";
 
 /// The Deployment a rule or a values key is about, by what its pods do:
 /// the in-cluster guard of a role checks that role's Deployment
@@ -54,6 +58,15 @@ impl Role {
     /// Its pods, in messages.
     pub fn pods(self) -> String {
         format!("{}s", self.pod())
+    }
+
+    /// The operator mode its pods run in under topology split (the
+    /// environment variable [`OPERATOR_MODE_VARIABLE`], as a literal).
+    pub const fn split_mode(self) -> OperatorMode {
+        match self {
+            Role::Controller => OperatorMode::WatchersAndWebhooks,
+            Role::Webhooks => OperatorMode::Webhooks,
+        }
     }
 
     /// Whether the role's pods get an Azure identity (the workload

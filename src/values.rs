@@ -350,7 +350,7 @@ pub enum OperatorMode {
 
 impl OperatorMode {
     /// The value as written in values and in the Secret.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             OperatorMode::Default => "",
             OperatorMode::WatchersAndWebhooks => "watchers-and-webhooks",

@@ -255,3 +255,155 @@ fn the_split_guards_hold_under_a_prefix_or_a_suffix_alone() {
         assert!(refused.contains(RULE_UNAVAILABLE), "{rename}: {refused}");
     }
 }
+
+/// Layers under the overlay that uses a component, as a user stacks
+/// them: (what, the layers from the base up, each a transformation of the
+/// one below; the overlay's own transformation).
+fn layerings() -> Vec<(&'static str, Vec<&'static str>, &'static str)> {
+    vec![
+        (
+            "a layer sets the namespace",
+            vec!["namespace: team-aso\n"],
+            "",
+        ),
+        (
+            "a layer sets the namespace and a prefix",
+            vec!["namespace: team-aso\nnamePrefix: t-\n"],
+            "",
+        ),
+        (
+            "two layers set namespaces",
+            vec!["namespace: inner\n", "namespace: team-aso\n"],
+            "",
+        ),
+        (
+            "a layer and the overlay set namespaces",
+            vec!["namespace: inner\n"],
+            "namespace: team-aso\n",
+        ),
+        ("a layer sets a suffix", vec!["nameSuffix: -t\n"], ""),
+    ]
+}
+
+/// What in a build is split across namespaces: namespaced objects in more
+/// than one, a Service without a pod of its selector's Deployment beside
+/// it, a ServiceAccount a pod or a binding names that is not beside it.
+fn scattered(objects: &[Value]) -> Vec<String> {
+    let mut out = Vec::new();
+    // the guard's objects are cluster-scoped (kustomize gives them one)
+    let namespaced: BTreeSet<&str> = objects
+        .iter()
+        .filter(|o| {
+            !o["kind"]
+                .as_str()
+                .is_some_and(|k| k.starts_with("ValidatingAdmissionPolicy"))
+        })
+        .filter_map(|o| o["metadata"]["namespace"].as_str())
+        .collect();
+    if namespaced.len() != 1 {
+        out.push(format!("namespaced objects in {namespaced:?}"));
+    }
+    let accounts = names_of(objects, "ServiceAccount");
+    for object in objects {
+        let namespace = object["metadata"]["namespace"].as_str().unwrap_or("");
+        let name = object["metadata"]["name"].as_str().unwrap_or("");
+        match object["kind"].as_str() {
+            Some("Service") => {
+                let selector = object["spec"]["selector"].as_object();
+                let served = objects.iter().any(|d| {
+                    d["kind"] == "Deployment"
+                        && d["metadata"]["namespace"] == namespace
+                        && selector.is_some_and(|s| {
+                            s.iter()
+                                .all(|(k, v)| &d["spec"]["template"]["metadata"]["labels"][k] == v)
+                        })
+                });
+                if !served {
+                    out.push(format!(
+                        "Service {namespace}/{name} selects no pod beside it"
+                    ));
+                }
+            }
+            Some("Deployment") => {
+                let account = object["spec"]["template"]["spec"]["serviceAccountName"]
+                    .as_str()
+                    .unwrap_or("default");
+                if !accounts.contains(&(namespace, account)) {
+                    out.push(format!(
+                        "Deployment {namespace}/{name} runs as {account}, not beside it"
+                    ));
+                }
+            }
+            Some("RoleBinding" | "ClusterRoleBinding") => {
+                let role = (
+                    object["roleRef"]["kind"].as_str().unwrap_or(""),
+                    object["roleRef"]["name"].as_str().unwrap_or(""),
+                );
+                let role_namespace = if role.0 == "Role" { namespace } else { "" };
+                if !names_of(objects, role.0).contains(&(role_namespace, role.1)) {
+                    out.push(format!("{name} grants {role:?}, which is not there"));
+                }
+                for subject in object["subjects"].as_array().into_iter().flatten() {
+                    if subject["kind"] == "ServiceAccount" {
+                        let at = (
+                            subject["namespace"].as_str().unwrap_or(""),
+                            subject["name"].as_str().unwrap_or(""),
+                        );
+                        if !accounts.contains(&at) {
+                            out.push(format!("{name} binds {at:?}, which is not there"));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A component follows the namespace its base ends up in, under any
+/// layering kustomize allows: every namespaced object of the build in one
+/// namespace, every Service beside the pods it selects, every binding's
+/// namespace and references in the build (finding 1 of the fourth attack
+/// round: a layer below the overlay set the namespace, and the split
+/// component's objects stayed in the base's). Built by the real
+/// kustomize.
+#[test]
+fn every_component_follows_the_namespace_of_the_layers_below_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let overlays = component_overlays(scratch.path());
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for (component, _) in &overlays {
+        for (layering, layers, own) in layerings() {
+            let stack = scratch.path().join(format!("{component}-{checked}"));
+            let mut below = "kustomize/base".to_string();
+            for (at, transform) in layers.iter().enumerate() {
+                let layer = stack.join(format!("layer-{at}"));
+                std::fs::create_dir_all(&layer).unwrap();
+                std::fs::write(
+                    layer.join("kustomization.yaml"),
+                    format!("resources:\n- ../../{below}\n{transform}"),
+                )
+                .unwrap();
+                below = format!("{}-{checked}/layer-{at}", component);
+            }
+            let top = stack.join("overlay");
+            std::fs::create_dir_all(&top).unwrap();
+            std::fs::write(
+                top.join("kustomization.yaml"),
+                format!(
+                    "resources:\n- ../../{below}\ncomponents:\n- ../../kustomize/components/{component}\n{own}"
+                ),
+            )
+            .unwrap();
+            let built = documents(&kustomize(&top));
+            for problem in dangling(&built).into_iter().chain(scattered(&built)) {
+                problems.push(format!("{component}, {layering}: {problem}"));
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, overlays.len() * layerings().len());
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -24,9 +24,15 @@ const OLD: &str = "v2.19.0";
 /// The split profile at image tag [`OLD`] into a namespace of its own;
 /// the namespace and the manager image of the catalog's tag.
 fn install(server: &ApiServer) -> (String, String) {
+    install_at(server, OLD)
+}
+
+/// The split profile at image tag `old` into a namespace of its own; the
+/// namespace and the manager image of the catalog's tag.
+fn install_at(server: &ApiServer, old: &str) -> (String, String) {
     let namespace = server.fresh_namespace("order-guard");
     let profile = root().join("values/profiles/split.yaml");
-    let tag = format!("image.tag={OLD}");
+    let tag = format!("image.tag={old}");
     let out = asogen(&[
         "template",
         "-f",
@@ -49,7 +55,7 @@ fn install(server: &ApiServer) -> (String, String) {
     };
     let guard = format!("azureserviceoperator-order-guard-{namespace}");
     assert_eq!(named(&guard), 2, "the order guard and its binding");
-    let image = image_of(&objects, CONTROLLER).replace(OLD, "v2.20.0");
+    let image = image_of(&objects, CONTROLLER).replace(old, "v2.20.0");
     let applied = server.kubectl(
         &[
             "apply",
@@ -581,4 +587,254 @@ fn the_webhook_pods_that_serve_run_the_controllers_image() {
     webhook_pod(&cluster, "new-webhooks", &new);
     create_controller(&cluster, &controller, Verdict::Allowed)
         .unwrap_or_else(|err| panic!("a controller beside webhook pods at its image: {err}"));
+}
+
+/// A CRD of ASO's as its release labels it, applied by release `version`
+/// (`labelled: false`: another project's CRD with the same version label).
+fn aso_crd(plural: &str, version: &str, labelled: bool) -> Value {
+    let mut labels = json!({"app.kubernetes.io/version": version});
+    if labelled {
+        labels["app.kubernetes.io/name"] = json!("azure-service-operator");
+    }
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.downgrade.test"), "labels": labels},
+        "spec": {
+            "group": "downgrade.test",
+            "names": {"kind": plural, "plural": plural, "singular": plural},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    })
+}
+
+/// A downgrade is judged against what the cluster remembers: the version
+/// label of ASO's CRDs, which the newest manager the cluster ran applied.
+/// From both Deployments at v2.21.0, rolled out, with the CRDs at
+/// v2.21.0, every write that moves a manager below it is refused, alone
+/// or in a sequence of writes each allowed before (finding 3 of the
+/// fourth attack round: the controller paused, moved back, the webhooks
+/// moved back, the controller started), by update, by delete + create,
+/// and by a whole render applied twice (a `helm upgrade` to an older
+/// `image.tag`, run again). Writes that keep the image, upgrades, tags
+/// that are not versions, and CRDs of other projects pass. On an API
+/// server of its own: the CRDs are cluster-wide.
+#[test]
+fn a_downgrade_is_refused_against_what_the_cluster_remembers() {
+    const CRDS_RULE: &str = "split-never-below-crds";
+    let server = &common::apiserver::start_with(&[]);
+    server.kubectl_ok(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=asogen-tests",
+            "-f",
+            "-",
+        ],
+        &std::fs::read_to_string(root().join("tests/fixtures/apiserver/crds.yaml")).unwrap(),
+    );
+    server.kubectl_ok(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/certificates.cert-manager.io",
+            "crd/issuers.cert-manager.io",
+        ],
+        "",
+    );
+    for crd in [
+        aso_crd("groups", "v2.21.0", true),
+        aso_crd("others", "v9.0.0", false),
+    ] {
+        server.kubectl_ok(&["apply", "--server-side", "-f", "-"], &crd.to_string());
+    }
+    let (namespace, at_20) = install_at(server, "v2.21.0");
+    let cluster = Cluster { server, namespace };
+    let at_21 = at_20.replace("v2.20.0", "v2.21.0");
+    cluster.webhooks_status(2, 2, 2, false);
+    let ns = cluster.namespace.clone();
+    let attempt = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["-n", &ns]);
+        server.attempt(&all)
+    };
+    let set = |deployment: &str, image: &str| {
+        attempt(&[
+            "set",
+            "image",
+            &format!("deployment/{deployment}"),
+            &format!("manager={image}"),
+        ])
+    };
+    let refused = |result: Result<String, String>, step: &str| {
+        let stderr = result.expect_err(step);
+        assert!(
+            stderr.contains("ValidatingAdmissionPolicy")
+                && stderr.contains(&format!("{CRDS_RULE}:"))
+                && stderr.contains("was applied by v2.21.0"),
+            "{step}: {stderr}"
+        );
+    };
+    // Refused by this guard or by the webhooks' own downgrade check against
+    // the controller (the API server names one denial).
+    let refused_either = |result: Result<String, String>, step: &str| {
+        let stderr = result.expect_err(step);
+        assert!(
+            stderr.contains(&format!("{CRDS_RULE}:")) || stderr.contains(&format!("{RULE}:")),
+            "{step}: {stderr}"
+        );
+    };
+    // The new policies and their parameters take a moment: wait until the
+    // first write of the sequence is refused (a dry run stores nothing).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while attempt(&["patch", "deployment", CONTROLLER, "--type=strategic", "--dry-run=server", "-p",
+        &format!(r#"{{"spec":{{"replicas":0,"template":{{"spec":{{"containers":[{{"name":"manager","image":"{at_20}"}}]}}}}}}}}"#)]).is_ok()
+    {
+        assert!(Instant::now() < deadline, "the CRDs' guard was never enforced:\n{}", server.log_tail());
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    // The sequence that passed write by write: pausing passes, the rest
+    // is refused.
+    attempt(&["scale", &format!("deployment/{CONTROLLER}"), "--replicas=0"])
+        .unwrap_or_else(|err| panic!("pause the controller: {err}"));
+    refused(
+        set(CONTROLLER, &at_20),
+        "the paused controller back to v2.20.0",
+    );
+    refused_either(set(WEBHOOKS, &at_20), "the webhooks back to v2.20.0");
+    // A native sidecar of the older release in the webhooks, too: the
+    // webhooks' own manager, in every other way as rendered.
+    let mut sidecar = cluster.live(WEBHOOKS)["spec"]["template"]["spec"]["containers"][0].clone();
+    sidecar["name"] = json!("old");
+    sidecar["image"] = json!(at_20);
+    sidecar["restartPolicy"] = json!("Always");
+    let add_sidecar =
+        json!([{"op": "add", "path": "/spec/template/spec/initContainers", "value": [sidecar]}]);
+    refused_either(
+        attempt(&[
+            "patch",
+            "deployment",
+            WEBHOOKS,
+            "--type=json",
+            "-p",
+            &add_sidecar.to_string(),
+        ]),
+        "a sidecar of v2.20.0 in the webhooks",
+    );
+
+    // Delete + create: the controller gone, the webhooks' downgrade has
+    // no Deployment to fall behind, and still the CRDs say no.
+    let mut controller = cluster.live(CONTROLLER);
+    for field in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "managedFields",
+    ] {
+        controller["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove(field);
+    }
+    controller.as_object_mut().unwrap().remove("status");
+    server.kubectl_ok(
+        &[
+            "delete",
+            "deployment",
+            CONTROLLER,
+            "-n",
+            &ns,
+            "--wait=false",
+        ],
+        "",
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let downgrade_alone = loop {
+        // until the peer Deployment is gone from the guards' view
+        let result = set(WEBHOOKS, &at_20);
+        match &result {
+            Err(stderr) if stderr.contains(CRDS_RULE) => break result,
+            _ if Instant::now() > deadline => break result,
+            _ => std::thread::sleep(Duration::from_millis(200)),
+        }
+    };
+    refused(
+        downgrade_alone,
+        "the webhooks back to v2.20.0 with no controller",
+    );
+    controller["spec"]["replicas"] = json!(0);
+    controller["spec"]["template"]["spec"]["containers"][0]["image"] = json!(at_20);
+    refused(
+        create_controller(&cluster, &controller, Verdict::Refused(CRDS_RULE))
+            .map(|()| String::new()),
+        "the controller created at v2.20.0, paused",
+    );
+    // A whole render at the older release, applied twice (Helm goes on past
+    // a refused object): neither Deployment moves.
+    let render = asogen(&[
+        "template",
+        "-f",
+        root().join("values/profiles/split.yaml").to_str().unwrap(),
+        "-n",
+        &ns,
+        "--set",
+        "image.tag=v2.20.0",
+    ]);
+    assert!(render.status.success(), "{}", text(&render.stderr));
+    for run in 1..=2 {
+        let applied = server.kubectl(
+            &[
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=helm",
+                "-f",
+                "-",
+            ],
+            &text(&render.stdout),
+        );
+        let stderr = text(&applied.stderr);
+        assert!(
+            !applied.status.success() && stderr.contains(CRDS_RULE),
+            "apply {run}: {stderr}"
+        );
+        assert_eq!(
+            image_of(&[cluster.live(WEBHOOKS)], WEBHOOKS),
+            at_21,
+            "apply {run}"
+        );
+    }
+    let live = server.kubectl(
+        &["get", "deployment", CONTROLLER, "-n", &ns, "-o", "json"],
+        "",
+    );
+    if live.status.success() {
+        let live: Value = serde_json::from_slice(&live.stdout).unwrap();
+        assert_eq!(
+            image_of(&[live], CONTROLLER),
+            at_21,
+            "the controller created by the render"
+        );
+    }
+
+    // What passes: a write that keeps the image, an upgrade, a tag that is
+    // not a version; a CRD of another project at v9.0.0 is not ASO's.
+    attempt(&[
+        "patch",
+        "deployment",
+        WEBHOOKS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"template":{"metadata":{"annotations":{"test/restart":"1"}}}}}"#,
+    ])
+    .unwrap_or_else(|err| panic!("a pod annotation on the webhooks: {err}"));
+    set(WEBHOOKS, &at_21.replace("v2.21.0", "v2.22.0"))
+        .unwrap_or_else(|err| panic!("the webhooks to v2.22.0: {err}"));
+    set(WEBHOOKS, &at_21.replace("v2.21.0", "latest"))
+        .unwrap_or_else(|err| panic!("the webhooks to latest: {err}"));
 }

@@ -34,8 +34,8 @@ fn install_split(server: &ApiServer) -> String {
         .filter(|object| object["kind"] == "ValidatingAdmissionPolicy")
         .count();
     assert_eq!(
-        policies, 7,
-        "controller, webhooks and webhooks scale guards, and the four order guards"
+        policies, 9,
+        "controller, webhooks and webhooks scale guards, the four order guards and the two CRDs' guards"
     );
     let applied = server.kubectl(
         &[
@@ -440,4 +440,295 @@ fn the_guards_let_the_helm_migration_through_and_guard_the_bridge() {
         live = names;
         guarded(topology);
     }
+}
+
+/// A container that runs ASO's manager, as the guards must find it: how it
+/// sits in the pod template (the class of finding 2 of the fourth attack
+/// round: a manager the guards look for by the name `manager` alone).
+#[derive(Debug, Clone, Copy)]
+enum Placement {
+    /// The manager container itself, renamed.
+    Renamed,
+    /// A second container of the manager's image.
+    Second,
+    /// An init container of the manager's image, run before the pod starts.
+    Init,
+    /// A native sidecar: an init container that keeps running.
+    NativeSidecar,
+    /// A container of the manager's image repository at another tag.
+    OtherTag,
+    /// A container of the manager's image repository by digest.
+    Digest,
+}
+
+const PLACEMENTS: [Placement; 6] = [
+    Placement::Renamed,
+    Placement::Second,
+    Placement::Init,
+    Placement::NativeSidecar,
+    Placement::OtherTag,
+    Placement::Digest,
+];
+
+/// The JSON patch that puts a container with `args` and `env` at
+/// `placement` into the pod template whose manager container is at
+/// `index` with `image`.
+fn placed(placement: Placement, index: usize, image: &str, args: &Value, env: &Value) -> String {
+    let repository = image.rsplit_once(':').map_or(image, |(repo, _)| repo);
+    let container = |name: &str, image: String| serde_json::json!({"name": name, "image": image, "args": args, "env": env});
+    let template = "/spec/template/spec";
+    let ops = match placement {
+        Placement::Renamed => serde_json::json!([
+            {"op": "replace", "path": format!("{template}/containers/{index}/name"), "value": "aso"},
+            {"op": "replace", "path": format!("{template}/containers/{index}/args"), "value": args},
+            {"op": "replace", "path": format!("{template}/containers/{index}/env"), "value": env},
+        ]),
+        Placement::Second => serde_json::json!([
+            {"op": "add", "path": format!("{template}/containers/-"), "value": container("manager-2", image.to_string())},
+        ]),
+        Placement::Init => serde_json::json!([
+            {"op": "add", "path": format!("{template}/initContainers"), "value": [container("setup", image.to_string())]},
+        ]),
+        Placement::NativeSidecar => {
+            let mut sidecar = container("aso-sidecar", image.to_string());
+            sidecar["restartPolicy"] = "Always".into();
+            serde_json::json!([
+                {"op": "add", "path": format!("{template}/initContainers"), "value": [sidecar]},
+            ])
+        }
+        Placement::OtherTag => serde_json::json!([
+            {"op": "add", "path": format!("{template}/containers/-"), "value": container("manager-next", format!("{repository}:v2.21.0"))},
+        ]),
+        Placement::Digest => serde_json::json!([
+            {"op": "add", "path": format!("{template}/containers/-"), "value": container("pinned", format!("{repository}@sha256:{}", "ab".repeat(32)))},
+        ]),
+    };
+    ops.to_string()
+}
+
+/// Every container that runs ASO's manager is judged by the guards,
+/// whatever its name and wherever it sits (containers, init containers,
+/// native sidecars; the manager's image at its tag, another or a digest),
+/// on the webhooks Deployment (CRD management, leader election, operator
+/// mode) and on the controller (operator mode, and the ordering guard's
+/// images); a container of another image is not the manager, and a
+/// manager placed so with what the role runs passes. Every request is a
+/// server-side dry run on a real kube-apiserver.
+#[test]
+fn the_guards_judge_every_container_that_runs_the_manager() {
+    let server = server();
+    install_crds(server);
+    let ns = &install_split(server);
+    let dry_patch = |name: &str, body: &str| {
+        server.attempt(&[
+            "patch",
+            "deployment",
+            name,
+            "-n",
+            ns,
+            "--type=json",
+            "-p",
+            body,
+            "--dry-run=server",
+        ])
+    };
+    let live = |name: &str| -> (usize, Value) {
+        let live: Value = serde_json::from_str(
+            &server.kubectl_ok(&["get", "deployment", name, "-n", ns, "-o", "json"], ""),
+        )
+        .unwrap();
+        let containers = live["spec"]["template"]["spec"]["containers"].clone();
+        let index = containers
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|c| c["name"] == "manager")
+            .expect("a manager container");
+        (index, containers[index].clone())
+    };
+    // the policies are enforced once a dry run of a breach is refused
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while dry_patch(
+        WEBHOOKS,
+        r#"[{"op":"replace","path":"/spec/replicas","value":0}]"#,
+    )
+    .is_ok()
+    {
+        assert!(std::time::Instant::now() < deadline, "never enforced");
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let mut judged = 0;
+    let mut verdict = |what: String, result: Result<String, String>, rule: Option<&str>| {
+        judged += 1;
+        match rule {
+            Some(rule) => {
+                let stderr = result.expect_err(&format!("{what}: accepted"));
+                assert!(
+                    stderr.contains("ValidatingAdmissionPolicy")
+                        && stderr.contains(&format!("{rule}:")),
+                    "{what}: refused, but not for {rule}: {stderr}"
+                );
+            }
+            None => {
+                result.unwrap_or_else(|err| panic!("{what}: refused: {err}"));
+            }
+        }
+    };
+
+    // The webhooks Deployment: what its manager must run, in any container
+    // that runs it.
+    let (index, manager) = live(WEBHOOKS);
+    let image = manager["image"].as_str().unwrap().to_string();
+    let args = manager["args"].clone();
+    let env = manager["env"].clone();
+    let with_arg = |arg: &str| {
+        let mut args = args.as_array().unwrap().clone();
+        args.retain(|a| a != "--crd-management=none");
+        args.push(arg.into());
+        Value::from(args)
+    };
+    let mut leader = args.as_array().unwrap().clone();
+    leader.push("--enable-leader-election".into());
+    let mode = |entry: Value| {
+        let mut env = env.as_array().unwrap().clone();
+        env.retain(|e| e["name"] != "AZURE_OPERATOR_MODE");
+        env.push(entry);
+        Value::from(env)
+    };
+    let breaches = [
+        (
+            "--crd-management=auto",
+            with_arg("--crd-management=auto"),
+            env.clone(),
+            "split-webhooks-never-apply-crds",
+        ),
+        (
+            "no --crd-management",
+            with_arg("--v=2"),
+            env.clone(),
+            "split-webhooks-never-apply-crds",
+        ),
+        (
+            "--enable-leader-election",
+            Value::from(leader),
+            env.clone(),
+            "split-webhooks-no-leader-election",
+        ),
+        (
+            "mode watchers-and-webhooks",
+            args.clone(),
+            mode(
+                serde_json::json!({"name": "AZURE_OPERATOR_MODE", "value": "watchers-and-webhooks"}),
+            ),
+            "split-webhooks-operator-mode",
+        ),
+        (
+            "the mode from a ConfigMap",
+            args.clone(),
+            mode(
+                serde_json::json!({"name": "AZURE_OPERATOR_MODE", "valueFrom": {"configMapKeyRef": {"name": "aso-mode", "key": "mode"}}}),
+            ),
+            "split-webhooks-operator-mode",
+        ),
+        (
+            "no mode",
+            args.clone(),
+            mode(serde_json::json!({"name": "GOGC", "value": "100"})),
+            "split-webhooks-operator-mode",
+        ),
+    ];
+    for placement in PLACEMENTS {
+        for (what, args, env, rule) in &breaches {
+            verdict(
+                format!("webhooks, {placement:?} with {what}"),
+                dry_patch(WEBHOOKS, &placed(placement, index, &image, args, env)),
+                Some(rule),
+            );
+        }
+        // what the webhooks run, in a container placed so, passes
+        verdict(
+            format!("webhooks, {placement:?} as rendered"),
+            dry_patch(WEBHOOKS, &placed(placement, index, &image, &args, &env)),
+            None,
+        );
+    }
+    // A whole environment from a ConfigMap cannot override the literal
+    // entry (env takes precedence), so it passes beside it.
+    let env_from = serde_json::json!([{"op": "add", "path": format!("/spec/template/spec/containers/{index}/envFrom"),
+        "value": [{"configMapRef": {"name": "aso-mode"}}]}]);
+    verdict(
+        "webhooks with envFrom beside the literal mode".into(),
+        dry_patch(WEBHOOKS, &env_from.to_string()),
+        None,
+    );
+    // A container of another image is not ASO's manager, whatever it runs.
+    let sidecar = serde_json::json!([{"op": "add", "path": "/spec/template/spec/containers/-", "value": {
+        "name": "log-shipper", "image": "registry.test/log-shipper:1.0", "args": ["--enable-leader-election"],
+    }}]);
+    verdict(
+        "webhooks with another image's sidecar".into(),
+        dry_patch(WEBHOOKS, &sidecar.to_string()),
+        None,
+    );
+    // An older release in any container is a downgrade below the controller.
+    let repository = image.rsplit_once(':').unwrap().0;
+    let older = serde_json::json!([{"op": "add", "path": "/spec/template/spec/initContainers", "value": [{
+        "name": "aso-old", "image": format!("{repository}:v2.19.0"), "args": args, "env": env, "restartPolicy": "Always",
+    }]}]);
+    verdict(
+        "webhooks with a native sidecar of an older release".into(),
+        dry_patch(WEBHOOKS, &older.to_string()),
+        Some("split-controller-after-webhooks"),
+    );
+
+    // The controller: its operator mode in any manager container (paused at
+    // 0 replicas, so that no new image starts), and the ordering guard on
+    // every manager container's image.
+    let (index, manager) = live(CONTROLLER);
+    let args = manager["args"].clone();
+    let env = manager["env"].clone();
+    let paused = |patch: String| {
+        let mut ops: Vec<Value> = serde_json::from_str(&patch).unwrap();
+        ops.push(serde_json::json!({"op": "replace", "path": "/spec/replicas", "value": 0}));
+        Value::from(ops).to_string()
+    };
+    let webhooks_mode = {
+        let mut env = env.as_array().unwrap().clone();
+        env.retain(|e| e["name"] != "AZURE_OPERATOR_MODE");
+        env.push(serde_json::json!({"name": "AZURE_OPERATOR_MODE", "value": "webhooks"}));
+        Value::from(env)
+    };
+    for placement in PLACEMENTS {
+        verdict(
+            format!("controller, {placement:?} in mode webhooks"),
+            dry_patch(
+                CONTROLLER,
+                &paused(placed(placement, index, &image, &args, &webhooks_mode)),
+            ),
+            Some("split-controller-operator-mode"),
+        );
+        verdict(
+            format!("controller, {placement:?} as rendered, paused"),
+            dry_patch(
+                CONTROLLER,
+                &paused(placed(placement, index, &image, &args, &env)),
+            ),
+            None,
+        );
+    }
+    // A newer manager beside the old one starts a new release: refused
+    // until the webhooks run it, wherever it sits.
+    for placement in [
+        Placement::OtherTag,
+        Placement::Init,
+        Placement::NativeSidecar,
+    ] {
+        let newer = format!("{repository}:v2.21.0");
+        verdict(
+            format!("controller, {placement:?} at v2.21.0 while the webhooks run {image}"),
+            dry_patch(CONTROLLER, &placed(placement, index, &newer, &args, &env)),
+            Some("split-controller-after-webhooks"),
+        );
+    }
+    assert_eq!(judged, 6 * 7 + 3 + 6 * 2 + 3);
 }

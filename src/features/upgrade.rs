@@ -16,6 +16,8 @@ use serde_json::{Value, json};
 use crate::diagnostics::{Diagnostic, Severity};
 use crate::output::printable;
 use crate::read::Source;
+use crate::roles::OPERATOR_MODE_VARIABLE;
+use crate::rules::cel::MANAGER_CONTAINER;
 use crate::values::Topology;
 use helm_values::pointer::to_key_path;
 
@@ -512,10 +514,10 @@ pub fn topology_of(deployment: &Value) -> Topology {
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter(|container| container["name"] == "manager")
+        .filter(|container| container["name"] == MANAGER_CONTAINER)
         .filter_map(|container| container["env"].as_array())
         .flatten()
-        .any(|env| env["name"] == "AZURE_OPERATOR_MODE" && env["value"].is_string());
+        .any(|env| env["name"] == OPERATOR_MODE_VARIABLE && env["value"].is_string());
     if literal_mode {
         Topology::Split
     } else {

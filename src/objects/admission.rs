@@ -245,6 +245,23 @@ fn binding(file: &str, short: &str, param: Option<Param>, when: Expr) -> Resourc
     resource(file, Some(when), object)
 }
 
+/// The fields of the guard's objects that hold the release namespace
+/// beside `metadata.namespace`: (API group, kind, the field's path as its
+/// keys). kustomize's namespace transformer learns them from
+/// [`kustomize_references`]; a component's replacements copy the base's
+/// namespace into them (`render::kustomize`).
+pub const NAMESPACE_FIELDS: &[(&str, &str, &[&str])] = &[(
+    GROUP,
+    "ValidatingAdmissionPolicyBinding",
+    &[
+        "spec",
+        "matchResources",
+        "namespaceSelector",
+        "matchLabels",
+        NAMESPACE_LABEL,
+    ],
+)];
+
 /// kustomize transformer configuration (a base's `configurations:`, which
 /// kustomize keeps for every overlay built on it) for the guard's
 /// references: the Deployment named by the policies' `resourceNames` and
@@ -254,10 +271,13 @@ fn binding(file: &str, short: &str, param: Option<Param>, when: Expr) -> Resourc
 pub fn kustomize_references() -> Value {
     let spec = |kind: &str, path: String| json!({"group": GROUP, "kind": kind, "path": path});
     // A `/` inside a key is escaped in a kustomize field path.
-    let label_path = format!(
-        "spec/matchResources/namespaceSelector/matchLabels/{}",
-        NAMESPACE_LABEL.replace('/', "\\/")
-    );
+    let namespace_fields: Vec<Value> = NAMESPACE_FIELDS
+        .iter()
+        .map(|(group, kind, keys)| {
+            let keys: Vec<String> = keys.iter().map(|key| key.replace('/', "\\/")).collect();
+            json!({"group": group, "kind": kind, "path": keys.join("/")})
+        })
+        .collect();
     json!({
         "nameReference": [
             {
@@ -274,7 +294,7 @@ pub fn kustomize_references() -> Value {
                 "fieldSpecs": [spec("ValidatingAdmissionPolicyBinding", POLICY_NAME.into())],
             },
         ],
-        "namespace": [spec("ValidatingAdmissionPolicyBinding", label_path)],
+        "namespace": namespace_fields,
     })
 }
 

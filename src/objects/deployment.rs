@@ -19,18 +19,11 @@ use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{self, Entry, Expr, Func, Item, Node, Resource, helpers};
 use crate::keys::{self, Key};
 use crate::model::Release;
-use crate::roles::{self, Role};
-use crate::values::{OperatorMode, StrategyType};
+use crate::roles::{self, OPERATOR_MODE_VARIABLE, Role};
+use crate::values::StrategyType;
 
 /// The operator mode each role's pods run with topology split, written as
 /// a literal env var (the settings Secret's one key cannot hold two).
-fn split_mode(role: Role) -> OperatorMode {
-    match role {
-        Role::Controller => OperatorMode::WatchersAndWebhooks,
-        Role::Webhooks => OperatorMode::Webhooks,
-    }
-}
-
 /// The pod-template annotation that `split.webhooks.refreshToken` writes.
 pub const REFRESH_ANNOTATION: &str = "asogen/webhooks-refresh-token";
 
@@ -586,12 +579,12 @@ fn env(role: Role) -> Vec<Item> {
         })));
         let mode = |role: Role| {
             Item::One(lit(
-                json!({"name": name, "value": split_mode(role).as_str()}),
+                json!({"name": name, "value": role.split_mode().as_str()}),
             ))
         };
         items.push(match (name, role) {
-            ("AZURE_OPERATOR_MODE", Role::Webhooks) => mode(role),
-            ("AZURE_OPERATOR_MODE", Role::Controller) => {
+            (OPERATOR_MODE_VARIABLE, Role::Webhooks) => mode(role),
+            (OPERATOR_MODE_VARIABLE, Role::Controller) => {
                 Item::If(split_topology(), vec![mode(role)], vec![from_secret])
             }
             // Least privilege: a webhooks-mode pod reads none of the

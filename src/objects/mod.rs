@@ -20,7 +20,7 @@ use crate::model::Release;
 use crate::roles::Role;
 use crate::values::Topology;
 
-pub use admission::kustomize_references;
+pub use admission::{NAMESPACE_FIELDS, kustomize_references};
 pub use deployment::REFRESH_ANNOTATION;
 pub use settings::SECRET_ENV;
 pub use webhooks::{Configuration, WEBHOOKS, WebhookFields, configurations, webhook_item};

@@ -121,12 +121,75 @@ pub fn json_patch(from: &Value, to: &Value, path: &str, ops: &mut Vec<Value>) {
     }
 }
 
+/// The base's Deployment: the controller, whose namespace is the
+/// release's.
+fn release_deployment(objects: &[Value]) -> Option<&Value> {
+    objects.iter().find(|o| o["kind"] == "Deployment")
+}
+
 /// The namespace the base's objects are in (its Deployment's).
 fn release_namespace(objects: &[Value]) -> Option<&str> {
-    objects
-        .iter()
-        .find(|o| o["kind"] == "Deployment")
-        .and_then(|o| o["metadata"]["namespace"].as_str())
+    release_deployment(objects).and_then(|o| o["metadata"]["namespace"].as_str())
+}
+
+/// A kustomize replacement that copies the namespace the base's
+/// Deployment ends up in into every field of the component's `objects`
+/// that holds the release namespace (`metadata.namespace`, and the
+/// guard's [`crate::objects::NAMESPACE_FIELDS`]). It runs where the
+/// component is used, after the layers below it: an overlay over another
+/// that sets `namespace:` keeps the component's objects beside the base's.
+fn follow_namespace(deployment: &Value, objects: &[&Value]) -> Option<Value> {
+    let namespace = deployment["metadata"]["namespace"].as_str()?;
+    let mut targets = Vec::new();
+    for object in objects {
+        let mut paths = Vec::new();
+        let (api_version, kind, _, name) = identity(object);
+        // The guard's objects are cluster-scoped, but kustomize takes them
+        // for namespaced and gives them the objects' namespace (see
+        // [`render_base`]): moved with the rest, they stay where the
+        // Deployments they name are, which kustomize's name references
+        // need to follow a rename made below the overlay.
+        let taken_for_namespaced = kind.starts_with("ValidatingAdmissionPolicy");
+        if object["metadata"]["namespace"] == namespace || taken_for_namespaced {
+            paths.push("metadata.namespace".to_string());
+        }
+        let group = api_version.split_once('/').map_or("", |(group, _)| group);
+        for (field_group, field_kind, keys) in crate::objects::NAMESPACE_FIELDS {
+            let pointer: String = keys
+                .iter()
+                .map(|key| format!("/{}", helm_values::pointer::escape_segment(key)))
+                .collect();
+            if (*field_group, *field_kind) == (group, kind.as_str())
+                && object.pointer(&pointer) == Some(&json!(namespace))
+            {
+                // a key with a dot is one field in brackets
+                let keys: Vec<String> = keys
+                    .iter()
+                    .map(|key| {
+                        if key.contains('.') {
+                            format!("[{key}]")
+                        } else {
+                            key.to_string()
+                        }
+                    })
+                    .collect();
+                paths.push(keys.join("."));
+            }
+        }
+        if !paths.is_empty() {
+            targets.push(json!({"select": {"kind": kind, "name": name}, "fieldPaths": paths}));
+        }
+    }
+    (!targets.is_empty()).then(|| {
+        json!({
+            "source": {
+                "kind": "Deployment",
+                "name": deployment["metadata"]["name"],
+                "fieldPath": "metadata.namespace",
+            },
+            "targets": targets,
+        })
+    })
 }
 
 /// The folder of a component that holds the objects it adds.
@@ -136,6 +199,7 @@ const OBJECTS_DIR: &str = "objects";
 pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts: &mut Artifacts) {
     let dir = format!("{KUSTOMIZE_DIR}/components/{name}");
     let mut resources = Vec::new();
+    let mut added: Vec<&Value> = Vec::new();
     let mut patches = Vec::new();
     let base_ids: Vec<_> = base.iter().map(identity).collect();
     let profile_ids: Vec<_> = profile.iter().map(identity).collect();
@@ -158,6 +222,7 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
                     header() + &yaml::to_yaml(object),
                 );
                 resources.push(file);
+                added.push(object);
             }
         }
     }
@@ -197,7 +262,7 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
         artifacts.insert(
             format!("{dir}/{OBJECTS_DIR}/kustomization.yaml"),
             format!(
-                "{}# The objects the `{name}` component adds to the base, in the base's namespace.\n{}",
+                "{}# The objects the `{name}` component adds to the base, in the base's namespace\n# (the component's replacements move them to where the base ends up).\n{}",
                 header(),
                 yaml::to_yaml(&objects)
             ),
@@ -206,6 +271,9 @@ pub fn render_component(name: &str, base: &[Value], profile: &[Value], artifacts
     }
     if !patches.is_empty() {
         component["patches"] = json!(patches);
+    }
+    if let Some(replacement) = release_deployment(base).and_then(|d| follow_namespace(d, &added)) {
+        component["replacements"] = json!([replacement]);
     }
     artifacts.insert(
         format!("{dir}/kustomization.yaml"),

@@ -52,8 +52,39 @@ pub struct Validation {
     pub message: String,
 }
 
-/// The container whose arguments are the operator's flags.
-const MANAGER_CONTAINER: &str = "manager";
+/// The container that runs ASO's manager, as every Deployment renders it.
+pub const MANAGER_CONTAINER: &str = "manager";
+
+/// CEL for the repository of the image reference `image` (a CEL string):
+/// the reference without its `@digest` and `:tag` (a `:` before the last
+/// `/` is a registry's port).
+fn repository(image: &str) -> String {
+    let reference = format!("{image}.split('@')[0]");
+    format!(
+        "({reference}.lastIndexOf(':') > {reference}.lastIndexOf('/') ? {reference}.substring(0, {reference}.lastIndexOf(':')) : {reference})"
+    )
+}
+
+/// CEL for the containers of the pod spec `spec` (a CEL path) that run
+/// ASO's manager, whatever their names: among its containers and init
+/// containers (a native sidecar is one), the one named
+/// [`MANAGER_CONTAINER`] and every other of that container's image
+/// repository, at any tag or digest; and every container when none is
+/// named so (a renamed manager cannot be told from a sidecar, so each is
+/// judged as one). A container of another repository is not ASO's
+/// manager here.
+pub fn manager_containers(spec: &str) -> String {
+    let all =
+        format!("({spec}.containers + (has({spec}.initContainers) ? {spec}.initContainers : []))");
+    let named = |m: &str| format!("{m}.name == '{MANAGER_CONTAINER}'");
+    format!(
+        "{all}.filter(c, {c_named} || !{spec}.containers.exists(m, {m_named}) || (has(c.image) && {spec}.containers.exists(m, {m_named} && has(m.image) && {} == {})))",
+        repository("m.image"),
+        repository("c.image"),
+        c_named = named("c"),
+        m_named = named("m"),
+    )
+}
 
 /// The field a condition reads in the cluster: the one its values key is
 /// written as ([`crate::roles::field_of`]); None for a values key with no
@@ -108,7 +139,13 @@ fn read(field: Field, subject: Subject) -> Option<String> {
         // container with a `command` starts with COMMAND_MARK, which
         // unreadable() takes as not a flag.
         Field::ManagerArgs => format!(
-            "{deployment}.spec.template.spec.containers.filter(c, c.name == '{MANAGER_CONTAINER}').map(c, (has(c.command) ? ['{COMMAND_MARK}'] : []) + (has(c.args) ? c.args : []))"
+            "{}.map(c, (has(c.command) ? ['{COMMAND_MARK}'] : []) + (has(c.args) ? c.args : []))",
+            manager_containers(&format!("{deployment}.spec.template.spec"))
+        ),
+        // The manager containers' environments, as a list of lists.
+        Field::ManagerEnv => format!(
+            "{}.map(c, has(c.env) ? c.env : [])",
+            manager_containers(&format!("{deployment}.spec.template.spec"))
         ),
         // The guard reads no other field: no rule tests one.
         _ => return None,
@@ -165,6 +202,15 @@ fn condition(condition: &Condition, subject: Subject) -> Option<String> {
                 flag_pattern(flag, "(=.*)?")
             )
         }
+        // An entry named so that is not the literal value (`valueFrom`,
+        // or another value), or no such entry at all. `envFrom` cannot
+        // set it past a literal entry: `env` takes precedence.
+        Test::EnvNot(name, setting) => format!(
+            "{field}.exists(env, !env.exists(e, e.name == '{name}') || env.exists(e, e.name == '{name}' && (has(e.valueFrom) || !has(e.value) || e.value != '{setting}')))"
+        ),
+        Test::EnvOther(name, setting) => format!(
+            "{field}.exists(env, env.exists(e, e.name == '{name}' && !has(e.valueFrom) && (has(e.value) ? e.value : '') != '{setting}'))"
+        ),
         Test::True | Test::NotTrue => return None,
     })
 }

@@ -13,8 +13,9 @@
 
 use serde_json::{Value, json};
 
-use super::cel::Subject;
+use super::cel::{Subject, manager_containers};
 use super::{Change, Condition, Rule, RuleKey, TOPOLOGIES};
+use crate::catalog::CRD_VERSION_LABEL;
 use crate::roles::Role;
 use crate::values::Topology;
 
@@ -27,6 +28,8 @@ pub enum Peer {
     Deployment(Role),
     /// Each pod of this role (the policy must pass for each).
     Pods(Role),
+    /// Each of ASO's CRDs in the cluster (by their name label).
+    Crds,
 }
 
 /// One policy's checks: the alternatives of a rule that read the same
@@ -57,11 +60,18 @@ fn other(role: Role) -> Role {
     }
 }
 
-/// The manager container's images of a Deployment in CEL (a list, so a
-/// Deployment without one compares equal only to another without one).
+/// The images of the containers that run ASO's manager in a Deployment's
+/// pod template, in CEL (a list: [`manager_containers`]).
 fn images(deployment: &str) -> String {
+    pod_images(&format!("{deployment}.spec.template.spec"))
+}
+
+/// The images of the containers that run ASO's manager in the pod spec
+/// `spec`.
+fn pod_images(spec: &str) -> String {
     format!(
-        "{deployment}.spec.template.spec.containers.filter(c, c.name == 'manager').map(c, c.image)"
+        "{}.map(c, has(c.image) ? c.image : '')",
+        manager_containers(spec)
     )
 }
 
@@ -70,12 +80,12 @@ fn status(name: &str) -> String {
     format!("(has(params.status.{name}) ? params.status.{name} : 0)")
 }
 
-/// The tag of the first image in a CEL list of image references (`''` when
-/// it has none: a bare name, or a digest alone).
-fn tag_of(list: &str) -> String {
-    let reference = format!("{list}[0].split('@')[0]");
+/// The tags of a CEL list of image references (`''` for one without: a
+/// bare name, or a digest alone).
+fn tags_of(list: &str) -> String {
+    let reference = "i.split('@')[0]";
     format!(
-        "{list}.size() > 0 && {reference}.lastIndexOf(':') > {reference}.lastIndexOf('/') ? {reference}.substring({reference}.lastIndexOf(':') + 1) : ''"
+        "{list}.map(i, {reference}.lastIndexOf(':') > {reference}.lastIndexOf('/') ? {reference}.substring({reference}.lastIndexOf(':') + 1) : '')"
     )
 }
 
@@ -86,6 +96,15 @@ fn variable(name: &str, expression: String) -> Value {
 /// `variables.image`: the request's manager images.
 fn image() -> Value {
     variable("image", images("object"))
+}
+
+/// The version label of the CRD read as the parameter, in CEL (`''`
+/// without one).
+fn crd_version() -> String {
+    let labels = "params.metadata.labels";
+    format!(
+        "has({labels}) && '{CRD_VERSION_LABEL}' in {labels} ? {labels}['{CRD_VERSION_LABEL}'] : ''"
+    )
 }
 
 /// How the cluster reads one change condition on `role`'s Deployment.
@@ -198,29 +217,58 @@ fn reading(role: Role, change: Change) -> Reading {
                     "!(has(params.status.phase) && params.status.phase in ['Succeeded', 'Failed'])"
                         .into(),
                 ),
-                variable(
-                    "podImage",
-                    "params.spec.containers.filter(c, c.name == 'manager').map(c, c.image)".into(),
-                ),
+                variable("podImage", pod_images("params.spec")),
             ],
             "!variables.serves || variables.podImage == variables.image".into(),
         ),
         Change::FallsBehindPeer => {
-            let (mine, theirs) = (format!("{}Tag", role.name()), format!("{}Tag", peer.name()));
+            // Any manager of this Deployment below any of the peer's.
+            let (mine, theirs) = (
+                format!("{}Tags", role.name()),
+                format!("{}Tags", peer.name()),
+            );
             on_deployment(
                 Peer::Deployment(peer),
                 Some(&["CREATE", "UPDATE"]),
                 vec![
-                    variable(&mine, tag_of(&images("object"))),
-                    variable(&theirs, tag_of(&images("params"))),
+                    variable(&mine, tags_of(&images("object"))),
+                    variable(&theirs, tags_of(&images("params"))),
                     variable(
                         "behind",
                         format!(
-                            "isSemver(variables.{mine}, true) && isSemver(variables.{theirs}, true) && semver(variables.{mine}, true).isLessThan(semver(variables.{theirs}, true))"
+                            "variables.{mine}.exists(m, isSemver(m, true) && variables.{theirs}.exists(t, isSemver(t, true) && semver(m, true).isLessThan(semver(t, true))))"
                         ),
                     ),
                 ],
                 "!variables.behind".into(),
+            )
+        }
+        Change::FallsBehindCrds => {
+            // Only a move: the Deployment's other writes (the garbage
+            // collector's, a scale) pass while it runs what it ran.
+            let mine = format!("{}Tags", role.name());
+            on_deployment(
+                Peer::Crds,
+                Some(&["CREATE", "UPDATE"]),
+                vec![
+                    image(),
+                    variable(
+                        "moves",
+                        format!(
+                            "oldObject == null || variables.image != {}",
+                            images("oldObject")
+                        ),
+                    ),
+                    variable(&mine, tags_of("variables.image")),
+                    variable("crdVersion", crd_version()),
+                    variable(
+                        "belowCrds",
+                        format!(
+                            "isSemver(variables.crdVersion, true) && variables.{mine}.exists(m, isSemver(m, true) && semver(m, true).isLessThan(semver(variables.crdVersion, true)))"
+                        ),
+                    ),
+                ],
+                "!variables.moves || !variables.belowCrds".into(),
             )
         }
     }
@@ -251,11 +299,18 @@ fn refusal(rule: &Rule, role: Role, change: Change) -> (&'static str, String) {
                 peer.name()
             ),
         ),
+        Change::FallsBehindCrds => (
+            "messageExpression",
+            format!(
+                "\"{id}: {summary} (the {mine} would run \" + variables.{mine}Tags.join(', ') + \", the CRD \" + params.metadata.name + \" was applied by \" + variables.crdVersion + \"); {help}\"",
+                mine = role.name(),
+            ),
+        ),
         // The other half of the rule: the peer never falls behind.
         Change::FallsBehindPeer => (
             "messageExpression",
             format!(
-                "\"{id}: with topology: split (or bridge), the {mine} Deployment never moves to an older release than the {theirs} Deployment runs (by the images' semantic version tags; other tags are not compared) (the {mine} would run \" + variables.{mine}Tag + \", the {theirs} runs \" + variables.{theirs}Tag + \"); a downgrade would leave webhook pods that cannot convert the CRDs the newer controller applied; ASO does not support going back once its CRDs moved on. If the two releases' CRDs are the same, downgrade with the guard off for that change (admissionPolicy.enable: false), controller first\"",
+                "\"{id}: with topology: split (or bridge), the {mine} Deployment never moves to an older release than the {theirs} Deployment runs (by the images' semantic version tags; other tags are not compared) (the {mine} would run \" + variables.{mine}Tags.join(', ') + \", the {theirs} runs \" + variables.{theirs}Tags.join(', ') + \"); a downgrade would leave webhook pods that cannot convert the CRDs the newer controller applied; ASO does not support going back once its CRDs moved on. If the two releases' CRDs are the same, downgrade with the guard off for that change (admissionPolicy.enable: false), controller first\"",
                 mine = role.name(),
                 theirs = peer.name(),
             ),
@@ -418,7 +473,10 @@ mod tests {
                 }
             }
         }
-        assert_eq!(policies, 4, "the ordering guard's four policies");
+        assert_eq!(
+            policies, 6,
+            "the ordering guard's four policies and the two that read the CRDs"
+        );
     }
 
     /// The ordering guard: the controller's updates against the webhooks
@@ -461,8 +519,24 @@ mod tests {
         for check in change_checks(rule) {
             assert_eq!(check.topologies, [Topology::Split, Topology::Bridge]);
         }
+        // The CRDs' guard: each Deployment against every ASO CRD.
+        let crds = RULES
+            .iter()
+            .find(|rule| rule.id == "split-never-below-crds")
+            .expect("the rule");
+        let shapes: Vec<(Role, Subject, Peer)> = change_checks(crds)
+            .iter()
+            .map(|c| (c.role, c.subject, c.peer))
+            .collect();
+        assert_eq!(
+            shapes,
+            [
+                (Role::Controller, Subject::Deployment, Peer::Crds),
+                (Role::Webhooks, Subject::Deployment, Peer::Crds),
+            ]
+        );
         // Rules without change conditions have no such policies.
-        for rule in RULES.iter().filter(|r| r.id != rule.id) {
+        for rule in RULES.iter().filter(|r| r.id != rule.id && r.id != crds.id) {
             assert!(change_checks(rule).is_empty(), "{}", rule.id);
         }
     }

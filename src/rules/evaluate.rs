@@ -86,8 +86,25 @@ impl Test {
                     || !args(value).any(|arg| arg == wanted)
                     || args(value).any(|arg| goflags::sets(flag, arg) && arg != wanted)
             }
+            Test::EnvNot(name, setting) => {
+                let mut entries = env_entries(value, name).peekable();
+                entries.peek().is_none()
+                    || entries
+                        .any(|entry| entry.get("valueFrom").is_some() || entry["value"] != setting)
+            }
+            Test::EnvOther(name, setting) => env_entries(value, name).any(|entry| {
+                entry.get("valueFrom").is_none() && entry["value"].as_str().unwrap_or("") != setting
+            }),
         }
     }
+}
+
+/// The entries named `name` of a container's `env`.
+fn env_entries<'a>(env: &'a Value, name: &'a str) -> impl Iterator<Item = &'a Value> {
+    env.as_array()
+        .into_iter()
+        .flatten()
+        .filter(move |entry| entry["name"] == name)
 }
 
 /// The strings of a list of arguments.
@@ -207,6 +224,47 @@ mod tests {
             json!(["--crd-management=none", "$(EXTRA)"]),
         ] {
             assert!(not_none.holds(&args), "{args}");
+        }
+    }
+
+    /// The environment test wants the variable as a literal, once or
+    /// always the same, and nothing that reads it from elsewhere.
+    #[test]
+    fn env_tests_want_the_literal_value() {
+        let not_webhooks = Test::EnvNot("AZURE_OPERATOR_MODE", "webhooks");
+        let mode = |value: Value| json!({"name": "AZURE_OPERATOR_MODE", "value": value});
+        for env in [
+            json!([mode(json!("webhooks"))]),
+            json!([{"name": "X", "value": "1"}, mode(json!("webhooks")), mode(json!("webhooks"))]),
+        ] {
+            assert!(!not_webhooks.holds(&env), "{env}");
+        }
+        for env in [
+            json!([]),
+            json!(null),
+            json!([mode(json!("watchers-and-webhooks"))]),
+            json!([mode(json!("webhooks")), mode(json!("watchers"))]),
+            json!([{"name": "AZURE_OPERATOR_MODE"}]),
+            json!([{"name": "AZURE_OPERATOR_MODE", "valueFrom": {"configMapKeyRef": {"name": "m", "key": "k"}}}]),
+            json!([{"name": "AZURE_OPERATOR_MODE", "value": "webhooks", "valueFrom": {}}]),
+        ] {
+            assert!(not_webhooks.holds(&env), "{env}");
+        }
+        let other = Test::EnvOther("AZURE_OPERATOR_MODE", "watchers-and-webhooks");
+        let secret = json!({"name": "AZURE_OPERATOR_MODE", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}});
+        for env in [
+            json!([]),
+            json!([secret]),
+            json!([mode(json!("watchers-and-webhooks"))]),
+        ] {
+            assert!(!other.holds(&env), "{env}");
+        }
+        for env in [
+            json!([mode(json!("webhooks"))]),
+            json!([secret, mode(json!("watchers"))]),
+            json!([{"name": "AZURE_OPERATOR_MODE"}]),
+        ] {
+            assert!(other.holds(&env), "{env}");
         }
     }
 }

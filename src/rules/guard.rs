@@ -124,7 +124,9 @@ fn condition(key: RuleKey, test: Test) -> Expr {
             vec![Expr::str(super::ZERO_PATTERN), text(v)],
         ),
         // Tests on arguments are tests on fields, never on values.
-        Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
+        Test::FlagOn(_) | Test::FlagNot(..) | Test::EnvNot(..) | Test::EnvOther(..) => {
+            unreachable!("no values key holds arguments or an environment")
+        }
     }
 }
 

@@ -20,7 +20,7 @@ pub use schema::{schema_message, schema_rules};
 use serde_json::Value;
 
 use crate::keys::{self, Key};
-use crate::roles::{Field, Role};
+use crate::roles::{Field, OPERATOR_MODE_VARIABLE, Role};
 use crate::values::Topology;
 
 macro_rules! rule_keys {
@@ -148,6 +148,14 @@ pub enum Test {
     /// A list of command-line arguments without `--FLAG=VALUE` (given as
     /// `(FLAG, VALUE)`), or that also sets the flag some other way.
     FlagNot(&'static str, &'static str),
+    /// A container environment (`env`) without the variable NAME set to
+    /// the literal VALUE (given as `(NAME, VALUE)`), or that also sets it
+    /// some other way (`valueFrom`, another value).
+    EnvNot(&'static str, &'static str),
+    /// A container environment (`env`) that sets the variable NAME to a
+    /// literal other than VALUE (given as `(NAME, VALUE)`); a reference
+    /// (`valueFrom`) passes.
+    EnvOther(&'static str, &'static str),
 }
 
 /// One condition of a breach.
@@ -187,6 +195,10 @@ pub enum Change {
     /// It moves to an image whose semantic version tag is below the other
     /// role's Deployment's.
     FallsBehindPeer,
+    /// It moves to an image whose semantic version tag is below the
+    /// release that applied ASO's CRDs in the cluster (their version
+    /// label): what the cluster remembers of the newest release it ran.
+    FallsBehindCrds,
 }
 
 pub(crate) const fn when(key: RuleKey, test: Test) -> Condition {
@@ -410,7 +422,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-apply-crds",
         roles: WEBHOOKS,
-        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs with --crd-management=none (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
+        summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager runs with --crd-management=none (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
         help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args, with no command and no argument that is not a flag (nothing after --)",
         keys: &[],
@@ -423,7 +435,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-no-leader-election",
         roles: WEBHOOKS,
-        summary: "with topology: split (or bridge), the webhooks Deployment's manager container runs without --enable-leader-election (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
+        summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager runs without --enable-leader-election (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace from its start, before the controller's: with the webhooks' RBAC as rendered (no access to Leases) every campaign is refused and logged as an error every few seconds (observed with ASO 2.20.0's manager); with RBAC that allows it, a webhook pod holds the lease while the controller waits, so no control loop runs",
         help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered, with no command and no argument that is not a flag (nothing after --)",
         keys: &[],
@@ -432,6 +444,43 @@ pub const RULES: &[Rule] = &[
             object(Field::ManagerArgs, Test::FlagOn("enable-leader-election")),
         ]],
         message: |_| "the webhooks Deployment must run without --enable-leader-election".into(),
+    },
+    Rule {
+        id: "split-webhooks-operator-mode",
+        roles: WEBHOOKS,
+        summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager has AZURE_OPERATOR_MODE set to webhooks in its env, as a literal value",
+        reason: "in another mode a webhook pod also runs the control loops, with no leader election, beside the controller's: two managers would reconcile every resource (invariant I3 of docs/split-topology.md)",
+        help: "keep the webhooks Deployment's env entry AZURE_OPERATOR_MODE: webhooks as rendered: a literal value, not a reference, and no second entry of that name (a Secret or ConfigMap the container takes its whole environment from cannot override it: the entry takes precedence)",
+        keys: &[],
+        breach: &[&[
+            WEBHOOKS_DEPLOYED,
+            object(
+                Field::ManagerEnv,
+                Test::EnvNot(OPERATOR_MODE_VARIABLE, Role::Webhooks.split_mode().as_str()),
+            ),
+        ]],
+        message: |_| "the webhooks Deployment must run in operator mode webhooks".into(),
+    },
+    Rule {
+        id: "split-controller-operator-mode",
+        roles: CONTROLLER,
+        summary: "with topology: split, no container of the controller Deployment that runs ASO's manager sets AZURE_OPERATOR_MODE to a literal other than watchers-and-webhooks",
+        reason: "the controller is the one Deployment that runs the control loops: in mode webhooks none would run; a reference to the settings Secret passes, as the single topology's controller reads it there (the bridge of a Helm migration renders that controller, and the values rule split-no-operator-mode keeps the Secret's mode empty, which means watchers-and-webhooks)",
+        help: "keep the controller Deployment's env entry AZURE_OPERATOR_MODE: watchers-and-webhooks as rendered",
+        keys: &[],
+        breach: &[&[
+            SPLIT,
+            object(
+                Field::ManagerEnv,
+                Test::EnvOther(
+                    OPERATOR_MODE_VARIABLE,
+                    Role::Controller.split_mode().as_str(),
+                ),
+            ),
+        ]],
+        message: |_| {
+            "the controller Deployment must run in operator mode watchers-and-webhooks".into()
+        },
     },
     Rule {
         id: "split-controller-never-rolls",
@@ -496,6 +545,27 @@ pub const RULES: &[Rule] = &[
         ],
         message: |_| {
             "the controller Deployment may start a new version only after the webhooks Deployment rolled out to it".into()
+        },
+    },
+    Rule {
+        id: "split-never-below-crds",
+        roles: BOTH,
+        summary: "with topology: split (or bridge), neither Deployment moves its manager to a release older than the one that applied ASO's CRDs in the cluster (their app.kubernetes.io/version label; by semantic version tags, other tags are not compared)",
+        reason: "a manager older than the CRDs cannot convert the storage versions the newer release wrote, and an older controller would apply its older CRDs back; each Deployment's write compared with the other Deployment alone lets a downgrade through as a sequence of allowed writes (the controller paused, moved back, the webhooks moved back, the controller started), while the CRDs hold the newest release the cluster ran",
+        help: "ASO does not support going back once its CRDs moved on; if the two releases' CRDs are the same, downgrade with the guard off for that change (admissionPolicy.enable: false), controller first",
+        keys: &[],
+        breach: &[
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Controller, Change::FallsBehindCrds),
+            ],
+            &[
+                WEBHOOKS_DEPLOYED,
+                change(Role::Webhooks, Change::FallsBehindCrds),
+            ],
+        ],
+        message: |_| {
+            "a Deployment may not move to a release older than the one that applied the CRDs".into()
         },
     },
     Rule {
@@ -678,7 +748,13 @@ mod tests {
                 match *condition {
                     Condition::Value(key, test) => {
                         assert!(
-                            !matches!(test, Test::FlagOn(_) | Test::FlagNot(..)),
+                            !matches!(
+                                test,
+                                Test::FlagOn(_)
+                                    | Test::FlagNot(..)
+                                    | Test::EnvNot(..)
+                                    | Test::EnvOther(..)
+                            ),
                             "rule {}: a flag test on a values key",
                             rule.id
                         );
@@ -694,7 +770,22 @@ mod tests {
                             assert_eq!(field, Field::ManagerArgs, "rule {}", rule.id);
                             assert!(plain_flag(flag), "rule {}: flag {flag:?}", rule.id);
                         }
-                        _ => assert_ne!(field, Field::ManagerArgs, "rule {}", rule.id),
+                        Test::EnvNot(name, value) | Test::EnvOther(name, value) => {
+                            assert_eq!(field, Field::ManagerEnv, "rule {}", rule.id);
+                            // CEL string literals without quoting
+                            assert!(
+                                (name.to_owned() + value)
+                                    .chars()
+                                    .all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)),
+                                "rule {}",
+                                rule.id
+                            );
+                        }
+                        _ => assert!(
+                            !matches!(field, Field::ManagerArgs | Field::ManagerEnv),
+                            "rule {}",
+                            rule.id
+                        ),
                     },
                     // change::tests hold these to their policies.
                     Condition::Change(..) => {}

@@ -34,7 +34,9 @@ fn leaf(test: Test) -> Value {
         Test::Zero => zero(),
         Test::NotZero => json!({"not": zero()}),
         // Tests on arguments are tests on fields, never on values.
-        Test::FlagOn(_) | Test::FlagNot(..) => unreachable!("no values key holds arguments"),
+        Test::FlagOn(_) | Test::FlagNot(..) | Test::EnvNot(..) | Test::EnvOther(..) => {
+            unreachable!("no values key holds arguments or an environment")
+        }
     }
 }
 

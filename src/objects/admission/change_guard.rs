@@ -16,6 +16,7 @@
 use serde_json::{Value, json};
 
 use super::{Param, ParamBy, binding, cluster_header, enabled, guard_of, match_constraints};
+use crate::catalog::CRD_NAME_LABEL;
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
 use crate::metadata::selector_labels;
@@ -42,6 +43,13 @@ fn names_of(check: &ChangeCheck) -> (&'static str, &'static str) {
             "azureserviceoperator-order-downgrade-guard",
             "order-downgrade.yaml",
         ),
+        (Role::Controller, Subject::Deployment, Peer::Crds) => {
+            ("azureserviceoperator-crds-guard", "crds.yaml")
+        }
+        (Role::Webhooks, Subject::Deployment, Peer::Crds) => (
+            "azureserviceoperator-webhooks-crds-guard",
+            "webhooks-crds.yaml",
+        ),
         other => panic!("no policy name for the change check {other:?}"),
     }
 }
@@ -59,6 +67,7 @@ fn param_of(peer: Peer) -> Option<Param> {
         Peer::None => return None,
         Peer::Deployment(role) => ParamBy::Name(guard_of(role).deployment),
         Peer::Pods(role) => ParamBy::Labels(selector_labels(role)),
+        Peer::Crds => ParamBy::Labels(&[CRD_NAME_LABEL]),
     };
     Some(Param {
         by,
@@ -72,6 +81,9 @@ fn param_kind(peer: Peer) -> Option<Value> {
         Peer::None => None,
         Peer::Deployment(_) => Some(json!({"apiVersion": "apps/v1", "kind": "Deployment"})),
         Peer::Pods(_) => Some(json!({"apiVersion": "v1", "kind": "Pod"})),
+        Peer::Crds => Some(
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}),
+        ),
     }
 }
 
