@@ -227,7 +227,7 @@ pub fn format_human(
     if diagnostics.len() > HUMAN_LIMIT {
         let _ = writeln!(
             out,
-            "... and {} more problems (use --format json for all)\n",
+            "... and {} more problems (use -o json for all)\n",
             diagnostics.len() - HUMAN_LIMIT
         );
     }
@@ -397,7 +397,7 @@ mod tests {
         let out = format_human(&all, &|_| Some("a: b\n".into()), false);
         assert_eq!(out.matches("error[").count(), HUMAN_LIMIT);
         assert!(
-            out.contains("... and 7 more problems (use --format json for all)"),
+            out.contains("... and 7 more problems (use -o json for all)"),
             "{out}"
         );
         assert!(

@@ -230,6 +230,9 @@ enum Applier {
     /// Argo CD with `ServerSideApply=true`: a forced server-side apply as
     /// `argocd-controller`.
     ArgoServerSide,
+    /// `kubectl apply --server-side --force-conflicts` (field manager
+    /// `kubectl`): the README's install and `upgrade-plan --via kubectl`.
+    KubectlServerSide,
 }
 
 impl Applier {
@@ -251,6 +254,7 @@ impl Applier {
                 "--force-conflicts",
                 "--field-manager=argocd-controller",
             ],
+            Applier::KubectlServerSide => &["apply", "--server-side", "--force-conflicts"],
         };
         let mut args = args.to_vec();
         args.extend(["-n", namespace, "-f", "-"]);
@@ -295,6 +299,7 @@ impl Applier {
                 "--force-conflicts",
                 "--field-manager=argocd-controller",
             ]),
+            Applier::KubectlServerSide => run(&["apply", "--server-side", "--force-conflicts"]),
         }
     }
 }
@@ -551,6 +556,7 @@ fn every_upgrade_path_does_what_upgrade_check_predicts() {
         Applier::Flux,
         Applier::ArgoClientSide,
         Applier::ArgoServerSide,
+        Applier::KubectlServerSide,
     ];
     let mut rows: Vec<Row> = Vec::new();
     for (start, old) in &starts {
@@ -558,6 +564,17 @@ fn every_upgrade_path_does_what_upgrade_check_predicts() {
             // upgrade-check's default: the path in use, read from managedFields
             rows.push(observe(server, start, old, applier, applier, &[]));
         }
+        // kubectl --server-side (the README's apply, and the plan's) over an
+        // install made with kubectl client-side apply, checked by the
+        // word upgrade-plan uses
+        rows.push(observe(
+            server,
+            start,
+            old,
+            Applier::KubectlClientSide,
+            Applier::KubectlServerSide,
+            &["--via", "kubectl"],
+        ));
         // Flux taking over an install made with kubectl client-side apply
         rows.push(observe(
             server,

@@ -729,7 +729,7 @@ fn many_problems_print_the_first_hundred_and_a_count_in_linear_time() {
     assert_eq!(report.matches("  --> ").count(), 100, "{report:.2000}");
     assert!(
         report.contains(&format!(
-            "... and {} more problems (use --format json for all)",
+            "... and {} more problems (use -o json for all)",
             keys - 100
         )),
         "{report:.2000}"

@@ -602,9 +602,14 @@ fn upgrade_plan_for_a_single_install_is_one_step_on_every_path() {
             steps[0]["wait"],
             serde_json::json!(["azureserviceoperator-controller-manager"])
         );
-        // step 1's objects are the install, as template renders it
+        // step 1's objects are the install, as template renders it (with
+        // the namespace on kubectl's path, a first install)
         let manifest = plan_manifest(&["--via", via, "-n", "ops"], "1");
-        let template = asogen(&["template", "-n", "ops"]);
+        let template = if via == "kubectl" {
+            asogen(&["template", "-n", "ops", "--create-namespace"])
+        } else {
+            asogen(&["template", "-n", "ops"])
+        };
         let mut expected: Vec<Value> = common::objects(&text(&template.stdout))
             .into_values()
             .collect();
@@ -625,7 +630,7 @@ fn upgrade_plan_for_a_single_install_is_one_step_on_every_path() {
     ]);
     let human = text(&out.stdout);
     assert!(
-        human.contains("$ asogen upgrade-plan --via kubectl -n ops -f values/profiles/single-replica-rolling.yaml --manifest 1 | kubectl apply -f -\n")
+        human.contains("$ asogen upgrade-plan --via kubectl -n ops -f values/profiles/single-replica-rolling.yaml --manifest 1 | kubectl apply --server-side --force-conflicts -f -\n")
             && human.contains("$ kubectl rollout status deployment/azureserviceoperator-controller-manager -n ops --timeout=10m\n"),
         "{human}"
     );
@@ -801,8 +806,11 @@ fn upgrade_plan_for_a_split_install_orders_the_webhooks_first() {
             names(&second, "Deployment"),
             ["azureserviceoperator-controller-manager"]
         );
+        // kubectl's first step also creates the namespace (a first install)
+        let namespaces = first.iter().filter(|o| o["kind"] == "Namespace").count();
+        assert_eq!(namespaces, usize::from(via == "kubectl"), "{via}");
         assert_eq!(
-            first.len() + second.len(),
+            first.len() - namespaces + second.len(),
             install.len(),
             "{via}: every object once"
         );
@@ -944,4 +952,60 @@ fn an_explicit_namespace_is_honoured_inside_another_plugins_environment() {
     let out = common::asogen_with_env(dir.path(), &["template"], &another_plugin);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("contacts no cluster"));
+}
+
+/// `--profile NAME` is the built-in profile, byte for byte the one of
+/// values/profiles (which `show profile` prints), applied before the -f
+/// files: its render is the file's render, from any folder; an unknown
+/// name, a name given to `show values`, or `show profile` alone are usage
+/// errors (exit 2) naming the profiles; a later file that undoes a profile
+/// key gets a warning at that key.
+#[test]
+fn a_profile_is_built_in_applied_first_and_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["ha", "single-replica-rolling", "split"] {
+        let file = common::root().join(format!("values/profiles/{name}.yaml"));
+        let shown = asogen_in(dir.path(), &["show", "profile", name]);
+        assert_eq!(shown.status.code(), Some(0));
+        assert_eq!(text(&shown.stdout), std::fs::read_to_string(&file).unwrap());
+        let by_name = asogen_in(dir.path(), &["template", "--profile", name]);
+        let by_file = asogen(&["template", "-f", file.to_str().unwrap()]);
+        assert_eq!(by_name.status.code(), Some(0), "{}", text(&by_name.stderr));
+        assert_eq!(text(&by_name.stdout), text(&by_file.stdout), "{name}");
+    }
+    for args in [
+        &["template", "--profile", "nope"][..],
+        &["validate", "--profile", "../values/profiles/split"],
+        &["show", "profile"],
+        &["show", "values", "split"],
+        &["show", "profile", "split.yaml"],
+    ] {
+        let out = asogen_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains("split") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // a file after the profile wins, as Helm merges; the undo is warned at
+    // its line, and what the profile left alone is not
+    std::fs::write(
+        dir.path().join("v.yaml"),
+        "replicaCount: 2\ntopology: single\n",
+    )
+    .unwrap();
+    let out = asogen_in(
+        dir.path(),
+        &["validate", "--profile", "split", "-f", "v.yaml"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .contains("warning[profile]: `topology` is single here, which undoes --profile split")
+            && stdout.contains("v.yaml:2:1"),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches("warning[profile]").count(), 1, "{stdout}");
 }

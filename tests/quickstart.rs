@@ -43,7 +43,7 @@ fn quick_start_commands() -> Vec<String> {
     let apply: Vec<&String> = lines.iter().filter(|l| l.starts_with("kubectl ")).collect();
     assert_eq!(
         apply,
-        ["kubectl apply --server-side -f aso.yaml"],
+        ["kubectl apply --server-side --force-conflicts -f aso.yaml"],
         "the quick start applies what template wrote"
     );
     lines
@@ -75,7 +75,7 @@ fn the_readme_quick_start_runs_outside_the_repository() {
     assert!(
         commands
             .iter()
-            .any(|c| c.contains("asogen template -f my-values.yaml > aso.yaml"))
+            .any(|c| c.contains("asogen template --create-namespace -f my-values.yaml > aso.yaml"))
             && commands
                 .iter()
                 .any(|c| c.contains("asogen validate -f my-values.yaml")),
@@ -141,4 +141,117 @@ fn the_readme_quick_start_runs_outside_the_repository() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("ha-requires-recreate"));
+}
+
+/// Every `asogen` command of the user's pages' shell blocks (the README,
+/// docs/topologies.md, docs/upgrading.md), in page order, a `|` between
+/// choices taken as one command per choice.
+fn documented_commands() -> Vec<String> {
+    let mut commands = Vec::new();
+    for page in ["README.md", "docs/topologies.md", "docs/upgrading.md"] {
+        let text = std::fs::read_to_string(root().join(page)).unwrap();
+        for block in text.split("```sh\n").skip(1) {
+            let block = block.split("```").next().unwrap_or("");
+            for line in block.lines() {
+                let line = line.split(" #").next().unwrap().trim();
+                if !line.starts_with("asogen ") {
+                    continue;
+                }
+                // `--via helm|flux|argo|kubectl`: each choice
+                match line.split_whitespace().find(|word| word.contains('|')) {
+                    Some(choices) => {
+                        for choice in choices.split('|') {
+                            commands.push(line.replacen(choices, choice, 1));
+                        }
+                    }
+                    None => commands.push(line.to_string()),
+                }
+            }
+        }
+    }
+    commands
+}
+
+/// The commands the user's pages show, and the `asogen` commands the plans
+/// they lead to print (which write into folders of the user's repository),
+/// run from an empty folder with the installed binary: every one works
+/// there, with no checkout beside it.
+#[test]
+fn the_user_pages_commands_run_from_an_empty_folder() {
+    let commands = documented_commands();
+    assert!(
+        commands.iter().any(|c| c.contains("--profile split"))
+            && commands
+                .iter()
+                .filter(|c| c.starts_with("asogen upgrade-plan"))
+                .count()
+                >= 6,
+        "{commands:?}"
+    );
+    let root_dir = tempfile::tempdir().unwrap();
+    let bin = install(root_dir.path());
+    let work = tempfile::tempdir().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |command: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(work.path())
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{command}` in an empty folder: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+    // the quick start's values file, edited as it says (`$EDITOR
+    // my-values.yaml`): the identity set, the keys kept at their defaults
+    // deleted
+    let edit = || {
+        std::fs::write(
+            work.path().join("my-values.yaml"),
+            "azureSubscriptionID: 00000000-0000-0000-0000-00000000000a\nazureTenantID: 00000000-0000-0000-0000-00000000000b\n",
+        )
+        .unwrap()
+    };
+    edit();
+    let mut printed = Vec::new();
+    for command in &commands {
+        let out = run(command);
+        if command.ends_with("> my-values.yaml") {
+            edit();
+        }
+        // a command that writes into a file prints nothing itself
+        assert!(
+            command.contains(" > ") || !out.trim().is_empty(),
+            "`{command}` printed nothing"
+        );
+        if command.starts_with("asogen upgrade-plan") {
+            // the plan's own commands that asogen runs, as printed
+            printed.extend(
+                out.lines()
+                    .filter_map(|line| line.trim().strip_prefix("$ "))
+                    .filter(|line| line.contains("asogen ") && !line.contains("kubectl apply"))
+                    .map(|line| line.split("   #").next().unwrap().to_string()),
+            );
+        }
+    }
+    assert!(
+        printed.iter().any(|c| c.starts_with("mkdir -p aso/")),
+        "{printed:?}"
+    );
+    for command in &printed {
+        run(command);
+    }
+    // and the profile Helm's plan names, as its note says
+    run("asogen show profile split > asogen-profile-split.yaml");
+    assert!(work.path().join("aso/webhooks/aso.yaml").exists());
 }

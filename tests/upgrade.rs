@@ -638,3 +638,139 @@ fn a_live_deployment_is_checked_against_the_rendered_one_of_its_name() {
         "{err}"
     );
 }
+
+/// `--via` takes `upgrade-plan`'s words: each names the rows of its
+/// applier; `--field-manager` still renames the server-side ones.
+#[test]
+fn via_takes_the_plans_words() {
+    let live = fixture("flux-server-side.yaml");
+    for (via, rows) in [
+        (
+            "helm",
+            vec![row("helm3", "", "safe"), row("helm4", "", "refused")],
+        ),
+        (
+            "flux",
+            vec![row("server-side", "kustomize-controller", "refused")],
+        ),
+        (
+            "argo",
+            vec![
+                row("client-side", "", "safe"),
+                row("server-side", "argocd-controller", "refused"),
+            ],
+        ),
+        ("kubectl", vec![row("server-side", "kubectl", "refused")]),
+    ] {
+        let (code, report) = check_json(&live, &["--via", via]);
+        assert_eq!(verdicts(&report), rows, "--via {via}");
+        assert_eq!(code, Some(1), "--via {via}");
+        assert_eq!(report["paths_from"], "asked", "--via {via}");
+    }
+    let (_, report) = check_json(&live, &["--via", "flux", "--field-manager", "my-flux"]);
+    assert_eq!(
+        verdicts(&report),
+        vec![row("server-side", "my-flux", "refused")]
+    );
+    // without --via: the paths the live object shows, and the report says so
+    let (_, report) = check_json(&live, &[]);
+    assert_eq!(report["paths_from"], "managed-fields");
+    let out = asogen(&["upgrade-check", "--live", live.to_str().unwrap()]);
+    assert!(
+        text(&out.stdout).contains("checked:  the apply paths the live object's managedFields show in use (kustomize-controller (Apply))"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+/// The example of docs/upgrading.md is the real output, word for word.
+#[test]
+fn the_upgrading_page_shows_the_real_output() {
+    let page = std::fs::read_to_string(root().join("docs/upgrading.md")).unwrap();
+    let command = "$ asogen upgrade-check --live live.yaml -f my-values.yaml --via flux\n";
+    let shown = page
+        .split(command)
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("docs/upgrading.md shows the upgrade-check example");
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("my-values.yaml");
+    std::fs::write(&values, "").unwrap();
+    let out = asogen(&[
+        "upgrade-check",
+        "--live",
+        fixture("flux-server-side.yaml").to_str().unwrap(),
+        "-f",
+        values.to_str().unwrap(),
+        "--via",
+        "flux",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(shown, text(&out.stdout));
+}
+
+/// A version change is flagged whatever else changes, a migration
+/// included; the remedy suggests nothing asogen would warn about or
+/// refuse.
+#[test]
+fn a_version_change_is_flagged_and_no_remedy_contradicts_the_rules() {
+    let live = fixture("kubectl-client-side.yaml");
+    for set in ["topology=single", "topology=split"] {
+        let (_, report) = check_json(&live, &["--set", set]);
+        assert_eq!(report["version_change"], "v2.10.0 -> v2.20.0", "{set}");
+        let out = asogen(&[
+            "upgrade-check",
+            "--live",
+            live.to_str().unwrap(),
+            "--set",
+            set,
+        ]);
+        let human = text(&out.stdout);
+        assert!(human.contains("version:  v2.10.0 -> v2.20.0"), "{human}");
+        if set == "topology=split" {
+            assert!(
+                human.contains("and the version changes too: move first"),
+                "{human}"
+            );
+            // the move it suggests, at the live version, is valid as it is
+            let out = asogen(&["validate", "--set", set, "--set", "image.tag=v2.10.0"]);
+            assert_eq!(out.status.code(), Some(0));
+            assert!(
+                !text(&out.stdout).contains("warning"),
+                "{}",
+                text(&out.stdout)
+            );
+        }
+    }
+    let (_, report) = check_json(&live, &["--set", "image.tag=v2.10.0"]);
+    assert!(report["version_change"].is_null(), "{report:#}");
+    // every remedy of every fixture: no values it names breaks a rule
+    for name in [
+        "flux-owns-block.yaml",
+        "flux-server-side.yaml",
+        "helm3.yaml",
+        "helm4-server-side.yaml",
+        "kubectl-client-side.yaml",
+        "recreate.yaml",
+    ] {
+        let out = asogen(&[
+            "upgrade-check",
+            "--live",
+            fixture(name).to_str().unwrap(),
+            "--via",
+            "helm",
+            "--via",
+            "flux",
+            "--via",
+            "argo",
+            "--via",
+            "kubectl",
+        ]);
+        let human = text(&out.stdout);
+        assert!(
+            !human.contains("RollingUpdate for now")
+                && !human.contains("singleReplicaRollingUpdate"),
+            "{name}: a remedy that validate warns about: {human}"
+        );
+    }
+}

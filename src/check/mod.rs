@@ -119,6 +119,7 @@ impl Checker {
 
     fn all_warnings(&self, sources: &[Source]) -> Vec<Diagnostic> {
         let mut warnings = crate::read::yaml_warnings(sources);
+        warnings.extend(crate::read::profile_warnings(sources));
         let merged = merge_sources(sources);
         warnings.extend(controller::ignored_value_warnings(&merged, &self.catalog));
         warnings.extend(topology::unread_value_warnings(&merged));

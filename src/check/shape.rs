@@ -217,6 +217,12 @@ fn shape_errors(
                             )
                         } else if yaml11 && expected.starts_with("a boolean") {
                             "write true or false without quotes: quoted, it is the text".to_string()
+                        } else if expected.starts_with("a mapping") && instance.is_array() {
+                            format!(
+                                "write `{key}` as `key: value` lines indented under it (e.g. `example.com/team: payments`), not as `- item` lines"
+                            )
+                        } else if expected.starts_with("a list") && instance.is_object() {
+                            format!("write `{key}` as a list: one `- item` line per entry under it")
                         } else {
                             "write the value in the expected type (quote strings, leave numbers unquoted)".to_string()
                         };

@@ -7,16 +7,22 @@ use crate::read::Merged;
 use crate::rules::Violation;
 use helm_values::pointer::to_key_path;
 
-/// The rule violations as diagnostics, each at the first key of the rule
-/// that a values file sets.
+/// The rule violations as diagnostics, each at the first key that breaks
+/// it (of the alternative that holds) that a values file sets, else at the
+/// first key of the rule that one sets.
 pub fn rule_diagnostics(merged: &Merged, violations: &[Violation]) -> Vec<Diagnostic> {
     violations
         .iter()
         .map(|violation| {
-            let pointer = violation
-                .rule
-                .keys
-                .iter()
+            // the rule's keys in its order of preference, those that
+            // break it first
+            let rule_keys = violation.rule.keys.iter().copied();
+            let breaking: Vec<_> = violation.breaking.iter().map(|key| key.key()).collect();
+            let pointer = rule_keys
+                .clone()
+                .filter(|key| breaking.contains(key))
+                .chain(breaking.iter().copied())
+                .chain(rule_keys)
                 .map(|key| key.pointer())
                 .find(|pointer| {
                     merged

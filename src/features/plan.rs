@@ -290,6 +290,8 @@ pub struct Plan {
 pub struct Invocation {
     /// The namespace.
     pub namespace: String,
+    /// The built-in profiles (`--profile`), as given.
+    pub profiles: Vec<String>,
     /// The values files, as given.
     pub files: Vec<String>,
     /// Whether `--set` flags were given (not repeated: they may hold secrets).
@@ -297,9 +299,32 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// ` -n NS -f FILE...` (and a reminder of the `--set` flags).
+    /// ` -n NS --profile NAME... -f FILE...` for asogen (and a reminder of
+    /// the `--set` flags).
     fn values_args(&self) -> String {
-        let mut args = format!(" -n {}", shell_word(&self.namespace));
+        let profiles: String = self
+            .profiles
+            .iter()
+            .map(|name| format!(" --profile {}", shell_word(name)))
+            .collect();
+        self.with_files(profiles)
+    }
+
+    /// ` -n NS -f PROFILE-FILE... -f FILE...` for Helm, which reads a
+    /// profile from the file [`profile_file`] names.
+    fn helm_values_args(&self) -> String {
+        let profiles: String = self
+            .profiles
+            .iter()
+            .map(|name| format!(" -f {}", shell_word(&profile_file(name))))
+            .collect();
+        self.with_files(profiles)
+    }
+
+    /// ` -n NS`, then `profiles`, then ` -f FILE...` (and the `--set`
+    /// reminder).
+    fn with_files(&self, profiles: String) -> String {
+        let mut args = format!(" -n {}{profiles}", shell_word(&self.namespace));
         for file in &self.files {
             // A relative name that starts with `-` reads as flags to every
             // tool the commands run; `./` keeps it a file.
@@ -377,8 +402,26 @@ fn version(objects: &[Value]) -> String {
 fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
     format!(
         "helm upgrade RELEASE CHART{}{extra} --wait --timeout {TIMEOUT}",
-        invocation.values_args()
+        invocation.helm_values_args()
     )
+}
+
+/// The file a Helm command reads the built-in profile `name` from.
+fn profile_file(name: &str) -> String {
+    format!("asogen-profile-{name}.yaml")
+}
+
+/// The notes of a Helm plan: where its placeholders come from, and the
+/// profiles' files it reads.
+fn helm_notes(invocation: &Invocation) -> Vec<String> {
+    let mut notes = vec![HELM_NOTE.to_string()];
+    for name in &invocation.profiles {
+        notes.push(format!(
+            "Helm reads the built-in profile {name} from a file: asogen show profile {name} > {}",
+            shell_word(&profile_file(name))
+        ));
+    }
+    notes
 }
 
 /// What a plan for the single-replica rolling shape says: ASO's start
@@ -386,8 +429,9 @@ fn helm_upgrade(invocation: &Invocation, extra: &str) -> String {
 const ROLLING_VERSION_NOTE: &str = "one replica rolls surge-first: a change that keeps ASO's version completes with webhooks up, but a version upgrade does not finish (the new pod's CRD step waits for the leader-election Lease the old pod holds, so it is never Ready and maxUnavailable 0 keeps the old pod); for a version upgrade set strategy.type: Recreate (without strategy.rollingUpdate) in the values these steps apply, and go back to RollingUpdate after it, or move to topology: split (asogen upgrade-plan --from single with topology: split), which keeps webhooks up through version upgrades";
 
 /// What every Helm plan says about its placeholders.
-const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart (e.g. aso and \
-     generated/charts/azure-service-operator)";
+const HELM_NOTE: &str = "RELEASE and CHART are your release's name and chart: `asogen render --out DIR` \
+     writes the chart to DIR/charts/azure-service-operator (e.g. aso and aso-chart/charts/azure-service-operator \
+     after asogen render --out aso-chart)";
 
 /// The plan for `objects` (the install the user's values render, of the
 /// model's `shape`) applied through `via`; refused for the bridge, which
@@ -424,11 +468,11 @@ pub fn plan(
             one.commands = match via {
                 Via::Helm => vec![helm("")],
                 Via::Flux => vec![
-                    format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
+                    write_to(invocation.manifest(via, 1), "aso/aso.yaml"),
                     "commit aso/; the Kustomization of aso/ (wait: true) applies it".into(),
                 ],
                 Via::Argo => vec![
-                    format!("{} > aso/aso.yaml", invocation.manifest(via, 1)),
+                    write_to(invocation.manifest(via, 1), "aso/aso.yaml"),
                     "commit aso/; sync the Application".into(),
                 ],
                 Via::Kubectl => kubectl_apply(invocation.manifest(via, 1), &one.wait, &ns),
@@ -439,7 +483,7 @@ pub fn plan(
         Topology::Bridge => return Err(Refused::InBridge),
     };
     if via == Via::Helm {
-        notes.push(HELM_NOTE.into());
+        notes.extend(helm_notes(invocation));
     }
     if topology == Topology::Split {
         let refresh = steps.len() + 1;
@@ -471,15 +515,15 @@ pub fn plan(
             Via::Helm => vec![helm(&set)],
             Via::Flux => vec![
                 format!(
-                    "{} > aso/webhooks/aso.yaml   # carries{set}",
-                    invocation.manifest(via, refresh)
+                    "{}   # carries{set}",
+                    write_to(invocation.manifest(via, refresh), "aso/webhooks/aso.yaml")
                 ),
                 "commit aso/webhooks/; Kustomization aso-webhooks rolls the webhook pods".into(),
             ],
             Via::Argo => vec![
                 format!(
-                    "{} > aso/aso.yaml   # carries{set}",
-                    invocation.manifest(via, refresh)
+                    "{}   # carries{set}",
+                    write_to(invocation.manifest(via, refresh), "aso/aso.yaml")
                 ),
                 "commit aso/; sync the Application".into(),
             ],
@@ -576,8 +620,9 @@ pub fn migration(
         let commands = match via {
             Via::Kubectl => kubectl_apply(manifest, &wait, &ns),
             _ => vec![format!(
-                "{manifest} > aso/step-{number}/aso.yaml; commit, and wait until its Kustomization is Ready \
-                 before the next step (wait: true)"
+                "{}; commit, and wait until its Kustomization is Ready \
+                 before the next step (wait: true)",
+                write_to(manifest, &format!("aso/step-{number}/aso.yaml"))
             )],
         };
         Step {
@@ -621,8 +666,8 @@ pub fn migration(
             sync.waves = Some(order);
             sync.commands = vec![
                 format!(
-                    "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
-                    invocation.migration_manifest(via, from, 1)
+                    "{}   # every object annotated with its {SYNC_WAVE}",
+                    write_to(invocation.migration_manifest(via, from, 1), "aso/aso.yaml")
                 ),
                 "commit aso/; sync the Application with prune and the sync option PruneLast=true"
                     .into(),
@@ -770,8 +815,7 @@ fn helm_migration(
         via: Via::Helm,
         namespace: invocation.namespace.clone(),
         steps,
-        notes: vec![
-            HELM_NOTE.into(),
+        notes: [helm_notes(invocation), vec![
             format!(
                 "{}={} is only the migration's middle step: do not upgrade the version, or stop, there; \
                  `asogen upgrade-plan --via helm --from bridge` finishes a migration that stopped in it",
@@ -779,14 +823,32 @@ fn helm_migration(
                 Topology::Bridge.as_str()
             ),
             "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via helm`".into(),
-        ],
+        ]].concat(),
     }
 }
+
+/// A command that writes `command`'s output to `file` in the user's
+/// repository, creating its folder first (an empty folder has none).
+fn write_to(command: String, file: &str) -> String {
+    match file.rsplit_once('/') {
+        Some((dir, _)) => format!("mkdir -p {dir} && {command} > {file}"),
+        None => format!("{command} > {file}"),
+    }
+}
+
+/// How kubectl applies, as the README's quick start installs and ASO's own
+/// docs do: server-side, as field manager `kubectl`, conflicts forced (an
+/// install made with client-side `kubectl apply` owns the fields it set as
+/// `kubectl-client-side-apply`, and an unforced apply stops on them, as
+/// the API server showed; forced, it takes them over, as Flux and Argo CD
+/// do). One apply for the install and every upgrade, which `upgrade-check
+/// --via kubectl` predicts.
+pub const KUBECTL_APPLY: &str = "kubectl apply --server-side --force-conflicts -f -";
 
 /// kubectl's commands for one step: apply the step's manifest (printed
 /// by `manifest`), then wait for each Deployment's rollout.
 fn kubectl_apply(manifest: String, wait: &[String], namespace: &str) -> Vec<String> {
-    std::iter::once(format!("{manifest} | kubectl apply -f -"))
+    std::iter::once(format!("{manifest} | {KUBECTL_APPLY}"))
         .chain(wait.iter().map(|deployment| {
             format!(
                 "kubectl rollout status deployment/{deployment} -n {namespace} --timeout={TIMEOUT}"
@@ -845,8 +907,8 @@ fn split_steps(
                 Part::Webhooks,
             );
             webhooks.commands = vec![
-                format!("{} > aso/webhooks/aso.yaml", invocation.manifest(via, 1)),
-                format!("{} > aso/controller/aso.yaml", invocation.manifest(via, 2)),
+                write_to(invocation.manifest(via, 1), "aso/webhooks/aso.yaml"),
+                write_to(invocation.manifest(via, 2), "aso/controller/aso.yaml"),
                 "commit aso/; with the Kustomizations below, Flux applies aso-webhooks, waits until it is healthy, then applies aso-controller (tried again each retryInterval while the order guard refuses it)".into(),
                 flux_kustomization("aso-webhooks", "./aso/webhooks", None, &invocation.namespace),
             ];
@@ -874,8 +936,8 @@ fn split_steps(
             sync.retry_seconds = Some(RETRY_SECONDS);
             sync.commands = vec![
                 format!(
-                    "{} > aso/aso.yaml   # every object annotated with its {SYNC_WAVE}",
-                    invocation.manifest(via, 1)
+                    "{}   # every object annotated with its {SYNC_WAVE}",
+                    write_to(invocation.manifest(via, 1), "aso/aso.yaml")
                 ),
                 format!(
                     "commit aso/; sync the Application (Argo CD applies a wave once the earlier ones are healthy); \
@@ -1038,7 +1100,7 @@ mod tests {
         Invocation {
             namespace: "ns".into(),
             files: vec!["my values.yaml".into()],
-            sets: false,
+            ..Default::default()
         }
     }
 
@@ -1337,7 +1399,7 @@ mod tests {
         assert_eq!(
             plan.steps[0].commands,
             [
-                "asogen upgrade-plan --via kubectl -n ns -f 'my values.yaml' --manifest 1 | kubectl apply -f -",
+                "asogen upgrade-plan --via kubectl -n ns -f 'my values.yaml' --manifest 1 | kubectl apply --server-side --force-conflicts -f -",
                 "kubectl rollout status deployment/azureserviceoperator-webhooks -n ns --timeout=10m",
                 "kubectl wait deployment/azureserviceoperator-webhooks -n ns --for=jsonpath='{.status.terminatingReplicas}'=0 --timeout=10m",
             ]

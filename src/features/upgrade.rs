@@ -33,6 +33,8 @@ pub mod managers {
     /// Argo CD's application controller (client-side by default, server-side
     /// apply with `ServerSideApply=true`).
     pub const ARGOCD: &str = "argocd-controller";
+    /// `kubectl apply --server-side` (as the README installs).
+    pub const KUBECTL_SERVER_SIDE: &str = "kubectl";
 }
 
 /// One entry of `metadata.managedFields`, reduced to what matters here.
@@ -68,6 +70,8 @@ pub struct LiveDeployment {
     pub managers: Vec<FieldManager>,
     /// The topology the Deployment is of ([`topology_of`]).
     pub topology: Topology,
+    /// The manager container's image.
+    pub image: Option<String>,
     /// Where its metadata.name is in the file read (a JSON pointer).
     #[serde(skip)]
     pub name_at: String,
@@ -100,6 +104,26 @@ pub struct Target {
     /// The topology the values say (the bridge renders the single
     /// topology's controller, so [`topology_of`] cannot tell it).
     pub topology: Topology,
+    /// The manager container's image as rendered.
+    pub image: Option<String>,
+}
+
+/// The image of `deployment`'s manager container.
+fn manager_image(deployment: &Value) -> Option<String> {
+    deployment
+        .pointer("/spec/template/spec/containers")?
+        .as_array()?
+        .iter()
+        .find(|container| container["name"] == MANAGER_CONTAINER)?["image"]
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The tag of an image reference (None without one).
+fn tag_of(image: &str) -> Option<&str> {
+    let reference = image.split('@').next().unwrap_or(image);
+    let (repository, tag) = reference.rsplit_once(':')?;
+    (!tag.contains('/') && !repository.is_empty()).then_some(tag)
 }
 
 impl Target {
@@ -145,6 +169,7 @@ impl Target {
             strategy: deployment["spec"]["strategy"].clone(),
             selector: deployment["spec"]["selector"].clone(),
             topology,
+            image: manager_image(deployment),
         }
     }
 
@@ -173,10 +198,22 @@ pub enum ApplyPath {
     },
 }
 
-/// An apply path less its field manager: what `upgrade-check --via`
-/// names on the command line.
+/// What `upgrade-check --via` names on the command line: an applier, as
+/// `upgrade-plan --via` names it, or one apply method less its field
+/// manager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ApplyMethod {
+    /// Helm: Helm 3, and Helm 4 (server-side, or client-side on a release
+    /// last applied so).
+    Helm,
+    /// Flux: server-side apply as `kustomize-controller`.
+    Flux,
+    /// Argo CD: its default sync (kubectl's client-side apply), and with
+    /// ServerSideApply=true server-side apply as `argocd-controller`.
+    Argo,
+    /// kubectl as the README and `upgrade-plan --via kubectl` apply:
+    /// `kubectl apply --server-side` (field manager `kubectl`).
+    Kubectl,
     /// `kubectl apply` without --server-side (and Argo CD's default sync).
     ClientSide,
     /// Helm 3 (and Helm 4 upgrading a release last applied client-side).
@@ -185,6 +222,59 @@ pub enum ApplyMethod {
     Helm4,
     /// Server-side apply by a field manager (Flux, Argo CD ServerSideApply, kubectl --server-side).
     ServerSide,
+}
+
+impl ApplyMethod {
+    /// The paths it names; a server-side method as `managers` say (the
+    /// `--field-manager` flags), else as the applier does.
+    pub fn paths(self, live: &LiveDeployment, managers: &[String]) -> Vec<ApplyPath> {
+        let server_side = |default: &str| -> Vec<ApplyPath> {
+            let names: Vec<String> = if managers.is_empty() {
+                vec![default.to_string()]
+            } else {
+                managers.to_vec()
+            };
+            names
+                .into_iter()
+                .map(|manager| ApplyPath::ServerSide { manager })
+                .collect()
+        };
+        match self {
+            ApplyMethod::Helm => vec![ApplyPath::Helm3, ApplyPath::Helm4],
+            ApplyMethod::Flux => server_side(managers::FLUX_KUSTOMIZE),
+            ApplyMethod::Argo => {
+                let mut paths = vec![ApplyPath::ClientSide];
+                paths.extend(server_side(managers::ARGOCD));
+                paths
+            }
+            ApplyMethod::Kubectl => server_side(managers::KUBECTL_SERVER_SIDE),
+            ApplyMethod::ClientSide => vec![ApplyPath::ClientSide],
+            ApplyMethod::Helm3 => vec![ApplyPath::Helm3],
+            ApplyMethod::Helm4 => vec![ApplyPath::Helm4],
+            ApplyMethod::ServerSide => default_paths(live, managers)
+                .into_iter()
+                .filter(|path| path.method() == ApplyMethod::ServerSide)
+                .collect(),
+        }
+    }
+}
+
+/// The paths `vias` name (each once, in order), with `managers` for the
+/// server-side ones.
+pub fn paths_via(
+    live: &LiveDeployment,
+    vias: &[ApplyMethod],
+    managers: &[String],
+) -> Vec<ApplyPath> {
+    let mut paths: Vec<ApplyPath> = Vec::new();
+    for via in vias {
+        for path in via.paths(live, managers) {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths
 }
 
 impl ApplyPath {
@@ -260,9 +350,41 @@ pub struct Report {
     pub remedy_patch: Option<Value>,
     /// Topology changes this upgrade makes (replicas, strategy type).
     pub topology_changes: Vec<String>,
+    /// The version change this upgrade makes (`v2.11.0 -> v2.20.0`), by
+    /// the manager images' tags; None when they are the same or unknown.
+    pub version_change: Option<String>,
     /// Set when the live Deployment is of another topology than the one
     /// rendered: a migration, whose steps `upgrade-plan --from` prints.
     pub migration: Option<Migration>,
+    /// Where the checked paths come from.
+    pub paths_from: PathsFrom,
+}
+
+/// Where `upgrade-check` took the apply paths it checks from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathsFrom {
+    /// `--via` (or `--field-manager`) named them.
+    Asked,
+    /// The live object's managedFields show them in use.
+    ManagedFields,
+    /// The live object names no applier: every common path.
+    Common,
+}
+
+/// The applier (as `upgrade-plan --via` names it) every path in `paths`
+/// belongs to, when they share one.
+fn applier_of(paths: &[ApplyPath]) -> Option<&'static str> {
+    let mut appliers = paths.iter().map(|path| match path {
+        ApplyPath::Helm3 | ApplyPath::Helm4 => "helm",
+        ApplyPath::ServerSide { manager } if manager == managers::FLUX_KUSTOMIZE => "flux",
+        ApplyPath::ServerSide { manager } if manager == managers::ARGOCD => "argo",
+        ApplyPath::ServerSide { manager } if manager == managers::KUBECTL_SERVER_SIDE => "kubectl",
+        ApplyPath::ClientSide => "kubectl",
+        ApplyPath::ServerSide { .. } => "",
+    });
+    let first = appliers.next()?;
+    (!first.is_empty() && appliers.all(|applier| applier == first)).then_some(first)
 }
 
 /// A change of topology (`single` to `split` or back), or one in
@@ -292,14 +414,13 @@ impl Migration {
                 plan: "asogen upgrade-plan --via helm --from bridge (with values saying topology: split, or single)".into(),
             });
         }
-        let helm_only = !paths.is_empty()
-            && paths
-                .iter()
-                .all(|p| matches!(p, ApplyPath::Helm3 | ApplyPath::Helm4));
-        let via = if helm_only {
-            "helm (with these values: two helm upgrade --wait, through topology bridge)".to_string()
-        } else {
-            "PATH (with these values; PATH is helm, flux, argo or kubectl: with helm, two helm upgrade --wait through topology bridge)".to_string()
+        let via = match applier_of(paths) {
+            Some("helm") => {
+                "helm (with these values: two helm upgrade --wait, through topology bridge)"
+                    .to_string()
+            }
+            Some(applier) => format!("{applier} (with these values)"),
+            None => "PATH (with these values; PATH is helm, flux, argo or kubectl: with helm, two helm upgrade --wait through topology bridge)".to_string(),
         };
         (from != to).then(|| Migration {
             from,
@@ -499,6 +620,7 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
         selector: object.pointer("/spec/selector").cloned(),
         managers,
         topology: topology_of(object),
+        image: manager_image(object),
         name_at: at("/metadata/name"),
     })
 }
@@ -731,7 +853,15 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
         .is_some_and(|selector| selector != &target.selector);
     let topology_changes = topology_changes(&live, &target);
     let migration = Migration::of(live.topology, target.topology, paths);
+    let version_change = match (
+        live.image.as_deref().and_then(tag_of),
+        target.image.as_deref().and_then(tag_of),
+    ) {
+        (Some(from), Some(to)) if from != to => Some(format!("{from} -> {to}")),
+        _ => None,
+    };
     Report {
+        version_change,
         migration,
         remedy: refused.then(|| {
             if selector_changed {
@@ -745,6 +875,7 @@ pub fn check(live: LiveDeployment, target: Target, paths: &[ApplyPath]) -> Repor
         target,
         predictions,
         topology_changes,
+        paths_from: PathsFrom::Common,
     }
 }
 
@@ -779,9 +910,27 @@ pub fn format_human(report: &Report) -> String {
         "rendered: {} replica(s), strategy {}\n",
         report.target.replicas, report.target.strategy
     ));
+    let checked = match report.paths_from {
+        PathsFrom::Asked => "the apply paths --via names".to_string(),
+        PathsFrom::ManagedFields => {
+            let in_use: Vec<&FieldManager> =
+                live.managers.iter().filter(|m| m.owns_spec).collect();
+            format!(
+                "the apply paths the live object's managedFields show in use ({}); --via checks others",
+                printable(&owner_list(&in_use))
+            )
+        }
+        PathsFrom::Common => {
+            "every common apply path (the live object's managedFields name no applier); --via helm|flux|argo|kubectl checks yours".to_string()
+        }
+    };
+    out.push_str(&format!("checked:  {checked}\n"));
+    if let Some(version) = &report.version_change {
+        out.push_str(&format!("version:  {}\n", printable(version)));
+    }
     if !report.topology_changes.is_empty() {
         out.push_str(&format!(
-            "topology: {} (see the release notes' upgrade section)\n",
+            "topology: {} (a topology change, which the release's UPGRADE-NOTES.md flags: `asogen diff OLD NEW` writes it; docs/topologies.md says what each shape does)\n",
             report.topology_changes.join(", ")
         ));
     }
@@ -797,6 +946,11 @@ pub fn format_human(report: &Report) -> String {
             migration.to.as_str(),
             migration.plan
         ));
+        if report.version_change.is_some() {
+            out.push_str(
+                "          and the version changes too: move first, at the live version (its image.tag in the values), then upgrade the version with `asogen upgrade-plan`\n",
+            );
+        }
     }
     out.push('\n');
     for p in &report.predictions {
@@ -818,8 +972,7 @@ pub fn format_human(report: &Report) -> String {
     } else if let Some(remedy) = &report.remedy {
         out.push_str(&format!(
             "\nremedy: before the upgrade, remove the stale block and set the type in one request:\n  {}\n\
-             then apply as usual. Or keep RollingUpdate for now with values\n  \
-             replicaCount: 1, strategy.type: RollingUpdate, featureGates.singleReplicaRollingUpdate: true\n",
+             then apply as usual.\n",
             printable(remedy)
         ));
     }

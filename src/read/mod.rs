@@ -1,5 +1,5 @@
-//! The read stage: values as Helm reads them (each `-f` file, then each
-//! `--set`) into located sources, where every key keeps its file, line and
+//! The read stage: values as Helm reads them (each built-in profile asked
+//! for, each `-f` file, then each `--set`) into located sources, where every key keeps its file, line and
 //! column, and their merge over the chart defaults.
 //!
 //! This file owns what a source is, why reading fails, turning text into a
@@ -8,12 +8,14 @@
 //! within its bound, `set.rs` applies the `--set` family in Helm's order
 //! (its language is `helm_values::strvals`), and `merge.rs` merges the
 //! sources over the defaults with Helm's merges (`helm_values::merge`)
-//! and finds where a key was set. Folders are read by `output_folder`. The
+//! and finds where a key was set; `profiles.rs` holds the built-in
+//! profiles. Folders are read by `output_folder`. The
 //! YAML itself is parsed by [`crate::yaml`].
 
 pub mod bounded;
 mod files;
 mod merge;
+pub mod profiles;
 mod set;
 
 use serde_json::{Map, Value};
@@ -129,9 +131,72 @@ pub fn yaml_warnings(sources: &[Source]) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// Where a later values file sets a key that a built-in profile
+/// (`--profile`, applied first) sets, to another value, as warnings: a
+/// values file from `asogen show values` holds every key, so a profile
+/// before it is quietly undone (`topology: single` after `--profile
+/// split`). The values are accepted as Helm merges them.
+pub fn profile_warnings(sources: &[Source]) -> Vec<Diagnostic> {
+    let profile_prefix = profile_source_name("");
+    let mut warnings = Vec::new();
+    for (at, profile) in sources.iter().enumerate() {
+        let Some(name) = profile.name.strip_prefix(&profile_prefix) else {
+            continue;
+        };
+        for (pointer, _) in profile.document.spans.iter() {
+            let Some(set) = profile.document.value.pointer(pointer) else {
+                continue;
+            };
+            if pointer.is_empty() || set.is_object() {
+                continue;
+            }
+            for later in &sources[at + 1..] {
+                let (Some(span), Some(value)) = (
+                    later.document.spans.get(pointer),
+                    later.document.value.pointer(pointer),
+                ) else {
+                    continue;
+                };
+                if value == set || later.name.starts_with(&profile_prefix) {
+                    continue;
+                }
+                let key = helm_values::pointer::to_key_path(pointer);
+                let position = span.key_or_value();
+                // (a profile sets no secret: its keys are the shapes')
+                let text = |v: &Value| match v {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                let (value, set) = (text(value), text(set));
+                warnings.push(Diagnostic {
+                    file: later.name.clone(),
+                    line: Some(position.line),
+                    column: Some(position.column),
+                    key: key.clone(),
+                    rule: None,
+                    keyword: Some("profile".into()),
+                    message: format!(
+                        "`{key}` is {value} here, which undoes --profile {name} (`{key}: {set}`): a later values file wins"
+                    ),
+                    help: Some(format!(
+                        "remove `{key}` from {} to keep the profile's (a file from `asogen show values` sets every key: delete the ones you keep at their defaults)",
+                        later.name
+                    )),
+                    severity: Severity::Warning,
+                    span_len: key.rsplit('.').next().map_or(1, str::len),
+                });
+            }
+        }
+    }
+    warnings
+}
+
 /// Values given on the command line, as Helm's flags name them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValuesInput {
+    /// Built-in values profiles (`--profile NAME`, of
+    /// [`profiles::BUILTIN_PROFILES`]), applied before the files, in order.
+    pub profiles: Vec<String>,
     /// `-f`/`--values` files (`-` is standard input); later files win.
     pub files: Vec<std::path::PathBuf>,
     /// `--set-json` expressions.
@@ -158,9 +223,10 @@ impl ValuesInput {
         }
     }
 
-    /// The same `--set` family without files.
+    /// The same `--set` family without profiles or files.
     pub fn sets_only(&self) -> ValuesInput {
         ValuesInput {
+            profiles: Vec::new(),
             files: Vec::new(),
             ..self.clone()
         }
@@ -203,7 +269,27 @@ fn is_stdin(path: &str) -> bool {
     path.trim() == "-"
 }
 
-/// Reads every `-f` file, then applies the `--set` family in Helm's order
+/// The name a built-in profile's values carry in messages.
+pub fn profile_source_name(name: &str) -> String {
+    format!("profile {name}")
+}
+
+/// A `--profile` that names no built-in profile.
+fn unknown_profile(name: &str) -> Diagnostic {
+    let known: Vec<&str> = profiles::BUILTIN_PROFILES
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    Diagnostic {
+        file: profile_source_name(name),
+        keyword: Some("io".into()),
+        message: format!("there is no built-in profile {name:?}"),
+        help: Some(format!("use one of: {}", known.join(", "))),
+        ..Default::default()
+    }
+}
+
+/// Reads every built-in profile asked for, then every `-f` file, then applies the `--set` family in Helm's order
 /// (`--set-json`, `--set`, `--set-string`, `--set-file`, `--set-literal`)
 /// over them.
 pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
@@ -213,6 +299,23 @@ pub fn read_sources(input: &ValuesInput) -> Result<Vec<Source>, ReadError> {
     let mut invalid = Vec::new();
     let mut stdin = Stdin { used: false };
     let mut base = Map::new();
+    for name in &input.profiles {
+        let parsed = match profiles::builtin_profile(name) {
+            Some(text) => parse_source(profile_source_name(name), text.to_string()),
+            None => Err(LoadError::Io(vec![unknown_profile(name)])),
+        };
+        match parsed {
+            Ok(source) => {
+                if let Value::Object(map) = &source.document.value {
+                    base = merge_maps(base, map.clone());
+                }
+                read.push(source.clone());
+                sources.push(source);
+            }
+            Err(LoadError::Io(d)) => io.extend(d),
+            Err(LoadError::Invalid(d)) => invalid.extend(d),
+        }
+    }
     for path in &input.files {
         let text = if is_stdin(&path.to_string_lossy()) {
             stdin.take("values file")

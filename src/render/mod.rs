@@ -42,17 +42,7 @@ pub struct Profile {
     pub builtin: Option<&'static str>,
 }
 
-/// The profiles built into the binary, so that `render` and `release` work
-/// outside the repository: every file of `values/profiles/` (a test fails
-/// when one is missing here).
-pub const BUILTIN_PROFILES: &[(&str, &str)] = &[
-    ("ha", include_str!("../../values/profiles/ha.yaml")),
-    (
-        "single-replica-rolling",
-        include_str!("../../values/profiles/single-replica-rolling.yaml"),
-    ),
-    ("split", include_str!("../../values/profiles/split.yaml")),
-];
+pub use crate::read::profiles::{BUILTIN_PROFILES, builtin_profile};
 
 /// The built-in profiles, sorted by name.
 pub fn builtin_profiles() -> Vec<Profile> {

@@ -136,23 +136,31 @@ pub struct Violation {
     pub message: String,
     /// JSON pointer of the key to point at.
     pub pointer: String,
+    /// The keys of the alternative that holds, the topology left out:
+    /// what breaks the rule, to point at before the rule's other keys.
+    pub breaking: Vec<RuleKey>,
 }
 
 /// Every broken rule (not only the first).
 pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
     RULES
         .iter()
-        .filter(|rule| {
-            rule.values_breach().iter().any(|alternative| {
+        .filter_map(|rule| {
+            let holding = rule.values_breach().into_iter().find(|alternative| {
                 alternative
                     .iter()
                     .all(|(key, test)| test.holds(inputs.get(*key)))
+            })?;
+            Some(Violation {
+                rule: *rule,
+                message: (rule.message)(inputs),
+                pointer: rule.keys[0].pointer(),
+                breaking: holding
+                    .into_iter()
+                    .map(|(key, _)| key)
+                    .filter(|key| *key != RuleKey::Topology)
+                    .collect(),
             })
-        })
-        .map(|rule| Violation {
-            rule: *rule,
-            message: (rule.message)(inputs),
-            pointer: rule.keys[0].pointer(),
         })
         .collect()
 }

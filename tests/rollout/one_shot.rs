@@ -60,12 +60,14 @@ fn stream(objects: &[Value]) -> String {
         .collect()
 }
 
-/// `kubectl apply` (client-side, as the kubectl path) of `objects`.
+/// `kubectl apply --server-side` (as the kubectl path, and the README's
+/// quick start) of `objects`.
 fn apply(server: &ApiServer, namespace: &str, objects: &[Value]) -> Result<(), String> {
     let out = server.kubectl(
         &[
             "apply",
-            "--field-manager=kubectl-client-side-apply",
+            "--server-side",
+            "--field-manager=kubectl",
             "-n",
             namespace,
             "-f",
@@ -253,7 +255,8 @@ pub fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
         let out = server.kubectl(
             &[
                 "apply",
-                "--field-manager=kubectl-client-side-apply",
+                "--server-side",
+                "--field-manager=kubectl",
                 "--dry-run=server",
                 "-n",
                 namespace,

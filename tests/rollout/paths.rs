@@ -65,12 +65,12 @@ pub struct ApplyPath {
 
 /// The four paths.
 pub const PATHS: [ApplyPath; 4] = [
+    // As `upgrade-plan --via kubectl` prints it (plan.rs KUBECTL_APPLY),
+    // and the README's quick start installs.
     ApplyPath {
         name: "kubectl",
         via: "kubectl",
-        write: Write::ClientSide {
-            manager: "kubectl-client-side-apply",
-        },
+        write: Write::ServerSide { manager: "kubectl" },
         wait: Wait::RolloutStatus,
     },
     ApplyPath {

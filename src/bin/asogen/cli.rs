@@ -152,7 +152,7 @@ pub enum Command {
     #[command(after_help = TEMPLATE_AFTER_HELP)]
     Template(TemplateArgs),
     /// Check values files: every problem with file, line, column, key, rule id and help
-    /// (`--format json` for tools, `--format github` for GitHub Actions annotations).
+    /// (`-o json` for tools, `-o github` for GitHub Actions annotations).
     Validate(ValidateArgs),
     /// Print values.schema.json (draft-07, with the rules).
     Schema,
@@ -277,6 +277,9 @@ pub struct ShowArgs {
     /// What to show.
     #[arg(value_enum)]
     pub what: ShowWhat,
+    /// With `profile`: which (ha, single-replica-rolling, split).
+    #[arg(value_name = "NAME", value_parser = profile_names())]
+    pub name: Option<String>,
 }
 
 /// `asogen catalog`.
@@ -426,6 +429,11 @@ Differs from helm template: --kube-version decides what the cluster serves (befo
 /// unknown argument, secret and all).
 #[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
 pub struct ValuesFlags {
+    /// A values profile built into asogen (ha, single-replica-rolling, split), applied
+    /// before the -f files, as if it were the first of them; `asogen show profile
+    /// NAME` prints it.
+    #[arg(long = "profile", value_name = "NAME", value_parser = profile_names())]
+    pub profiles: Vec<String>,
     /// A values file (`-` for standard input); later files win, maps merge deeply,
     /// lists replace.
     // The word after -f is the file, whatever it starts with, as Helm
@@ -466,6 +474,7 @@ pub struct ValuesFlags {
 impl From<ValuesFlags> for asogen::read::ValuesInput {
     fn from(flags: ValuesFlags) -> Self {
         asogen::read::ValuesInput {
+            profiles: flags.profiles,
             files: flags.values,
             set_json: flags.set_json,
             set: flags.set,
@@ -474,6 +483,15 @@ impl From<ValuesFlags> for asogen::read::ValuesInput {
             set_literal: flags.set_literal,
         }
     }
+}
+
+/// The names `--profile` and `show profile` take: the built-in profiles.
+fn profile_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        asogen::render::BUILTIN_PROFILES
+            .iter()
+            .map(|(name, _)| clap::builder::PossibleValue::new(*name)),
+    )
 }
 
 /// Output format of `template`.
@@ -496,6 +514,9 @@ pub enum ShowWhat {
     Readme,
     /// The chart's values.yaml: every key, its default and its documentation.
     Values,
+    /// A built-in values profile (`show profile split > split.yaml`), the file
+    /// `--profile NAME` applies.
+    Profile,
 }
 
 /// Output format of `diff`.

@@ -155,7 +155,7 @@ pub fn run_command<W: Write>(command: Command, stdout: &mut Stdout<W>) -> Result
         Command::Template(args) => template::run(&TemplateConfig::new(args)?, stdout)?,
         Command::Validate(args) => validate::run(&args, stdout)?,
         Command::Schema => schema::run(stdout),
-        Command::Show(args) => show::run(args.what, stdout)?,
+        Command::Show(args) => show::run(args.what, args.name.as_deref(), stdout)?,
         Command::UpgradeCheck(args) => upgrade_check::run(&args, stdout)?,
         Command::UpgradePlan(args) => upgrade_plan::run(&args, stdout)?,
         Command::Diff(args) => diff::run(&args, stdout)?,
@@ -328,6 +328,7 @@ fn fleet_of(
     shared: &ValuesInput,
 ) -> Result<Fleet, FleetError> {
     let before = read_values(&ValuesInput {
+        profiles: shared.profiles.clone(),
         files: shared.files.clone(),
         ..Default::default()
     })?;

@@ -86,22 +86,29 @@ pub fn run<W: Write>(config: &UpgradeCheckArgs, stdout: &mut Stdout<W>) -> Resul
             sources: vec![live_source.clone()],
         })
     })?;
-    // Without --via or --field-manager: the paths the live object shows in
-    // use; every common path when it shows none.
+    // --via: the paths it names. Without --via or --field-manager: the
+    // paths the live object shows in use (and the report says so); every
+    // common path when it shows none.
     let in_use = if config.via.is_empty() && config.field_manager.is_empty() {
         upgrade::paths_in_use(&live)
     } else {
         Vec::new()
     };
-    let paths: Vec<ApplyPath> = if in_use.is_empty() {
-        upgrade::default_paths(&live, &config.field_manager)
-            .into_iter()
-            .filter(|path| config.via.is_empty() || config.via.contains(&path.method()))
-            .collect()
+    let (paths, chosen): (Vec<ApplyPath>, upgrade::PathsFrom) = if !config.via.is_empty() {
+        (
+            upgrade::paths_via(&live, &config.via, &config.field_manager),
+            upgrade::PathsFrom::Asked,
+        )
+    } else if !in_use.is_empty() {
+        (in_use, upgrade::PathsFrom::ManagedFields)
     } else {
-        in_use
+        (
+            upgrade::default_paths(&live, &config.field_manager),
+            upgrade::PathsFrom::Common,
+        )
     };
-    let report = upgrade::check(live, target, &paths);
+    let mut report = upgrade::check(live, target, &paths);
+    report.paths_from = chosen;
     match config.format {
         ReportFormat::Human => stdout.print(upgrade::format_human(&report)),
         ReportFormat::Json => {

@@ -110,6 +110,7 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
     let (model, objects) = render(&values, &[], &args.namespace)?;
     let invocation = Invocation {
         namespace: args.namespace.clone(),
+        profiles: args.values.profiles.clone(),
         files: args
             .values
             .values
@@ -147,8 +148,17 @@ pub fn run<W: Write>(args: &UpgradePlanArgs, stdout: &mut Stdout<W>) -> Result<S
                 steps: plan.steps.len(),
                 asked: n,
             })?;
-        let (_, rendered) = render(&values, &step.set, &args.namespace)?;
+        let (step_model, rendered) = render(&values, &step.set, &args.namespace)?;
         let mut out = String::new();
+        // kubectl's first step creates the namespace, as `template
+        // --create-namespace` does, so that the plan also does a first
+        // install; the appliers that prune (Flux, Argo CD) must not own it.
+        if path == plan::Via::Kubectl && n == 1 {
+            out.push_str("---\n");
+            out.push_str(&chart_template::emit::to_yaml(
+                &Install::new(&step_model, ASOGEN).namespace(),
+            ));
+        }
         for object in plan::step_objects(step, rendered) {
             out.push_str("---\n");
             out.push_str(&chart_template::emit::to_yaml(&object));

@@ -97,12 +97,13 @@ fn one<W: Write>(values: &ValuesInput, format: Format, stdout: &mut Stdout<W>) -
 /// -f or --set given)".
 fn checked_sources(values: &ValuesInput) -> String {
     let mut parts: Vec<String> = values
-        .files
+        .profiles
         .iter()
-        .map(|path| match path.to_str() {
+        .map(|name| asogen::read::profile_source_name(name))
+        .chain(values.files.iter().map(|path| match path.to_str() {
             Some(p) if p.trim() == "-" => asogen::read::STDIN_NAME.to_string(),
             _ => path.display().to_string(),
-        })
+        }))
         .collect();
     for flag in asogen::read::SetFlag::HELM_ORDER {
         let count = values.expressions(flag).len();
