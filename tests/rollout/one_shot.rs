@@ -60,13 +60,14 @@ fn stream(objects: &[Value]) -> String {
         .collect()
 }
 
-/// `kubectl apply --server-side` (as the kubectl path, and the README's
-/// quick start) of `objects`.
+/// `kubectl apply --server-side --force-conflicts` (as the kubectl path,
+/// and the README's quick start) of `objects`.
 fn apply(server: &ApiServer, namespace: &str, objects: &[Value]) -> Result<(), String> {
     let out = server.kubectl(
         &[
             "apply",
             "--server-side",
+            "--force-conflicts",
             "--field-manager=kubectl",
             "-n",
             namespace,
@@ -256,6 +257,7 @@ pub fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
             &[
                 "apply",
                 "--server-side",
+                "--force-conflicts",
                 "--field-manager=kubectl",
                 "--dry-run=server",
                 "-n",
