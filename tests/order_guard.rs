@@ -416,6 +416,22 @@ fn the_order_guard_follows_kustomize_renames() {
     );
 }
 
+/// A live object as a create request carries it: without what the API
+/// server sets (its identity, version, managed fields and status).
+fn to_create(mut object: Value) -> Value {
+    for field in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "generation",
+        "managedFields",
+    ] {
+        object["metadata"].as_object_mut().unwrap().remove(field);
+    }
+    object.as_object_mut().unwrap().remove("status");
+    object
+}
+
 /// A webhook pod at `image`, made directly (no Deployment owns it: the
 /// pods an orphaning delete leaves behind).
 fn webhook_pod(cluster: &Cluster, name: &str, image: &str) {
@@ -523,20 +539,7 @@ fn the_webhook_pods_that_serve_run_the_controllers_image() {
         "{refused}"
     );
     // Delete + create at a new image.
-    let mut controller = cluster.live(CONTROLLER);
-    for field in [
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "generation",
-        "managedFields",
-    ] {
-        controller["metadata"]
-            .as_object_mut()
-            .unwrap()
-            .remove(field);
-    }
-    controller.as_object_mut().unwrap().remove("status");
+    let mut controller = to_create(cluster.live(CONTROLLER));
     controller["spec"]["template"]["spec"]["containers"][0]["image"] = json!(new);
     server.kubectl_ok(
         &[
@@ -625,26 +628,7 @@ fn aso_crd(plural: &str, version: &str, labelled: bool) -> Value {
 fn a_downgrade_is_refused_against_what_the_cluster_remembers() {
     const CRDS_RULE: &str = "split-never-below-crds";
     let server = &common::apiserver::start_with(&[]);
-    server.kubectl_ok(
-        &[
-            "apply",
-            "--server-side",
-            "--field-manager=asogen-tests",
-            "-f",
-            "-",
-        ],
-        &std::fs::read_to_string(root().join("tests/fixtures/apiserver/crds.yaml")).unwrap(),
-    );
-    server.kubectl_ok(
-        &[
-            "wait",
-            "--for=condition=Established",
-            "--timeout=60s",
-            "crd/certificates.cert-manager.io",
-            "crd/issuers.cert-manager.io",
-        ],
-        "",
-    );
+    common::apiserver::install_crds_on(server);
     for crd in [
         aso_crd("groups", "v2.21.0", true),
         aso_crd("others", "v9.0.0", false),
@@ -728,20 +712,7 @@ fn a_downgrade_is_refused_against_what_the_cluster_remembers() {
 
     // Delete + create: the controller gone, the webhooks' downgrade has
     // no Deployment to fall behind, and still the CRDs say no.
-    let mut controller = cluster.live(CONTROLLER);
-    for field in [
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "generation",
-        "managedFields",
-    ] {
-        controller["metadata"]
-            .as_object_mut()
-            .unwrap()
-            .remove(field);
-    }
-    controller.as_object_mut().unwrap().remove("status");
+    let mut controller = to_create(cluster.live(CONTROLLER));
     server.kubectl_ok(
         &[
             "delete",

@@ -202,35 +202,37 @@ impl ApiServer {
 }
 
 /// The minimal CRDs of the kinds without a built-in schema that the
-/// artifacts use, installed once per server.
+/// artifacts use, installed once on the shared server.
 pub fn install_crds(server: &ApiServer) {
     static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        let crds =
-            std::fs::read_to_string(root().join("tests/fixtures/apiserver/crds.yaml")).unwrap();
-        server.kubectl_ok(
-            &[
-                "apply",
-                "--server-side",
-                "--field-manager=asogen-tests",
-                "-f",
-                "-",
-            ],
-            &crds,
-        );
-        server.kubectl_ok(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                "crd/certificates.cert-manager.io",
-                "crd/issuers.cert-manager.io",
-                "crd/azureidentities.aadpodidentity.k8s.io",
-                "crd/azureidentitybindings.aadpodidentity.k8s.io",
-            ],
-            "",
-        );
-    });
+    DONE.get_or_init(|| install_crds_on(server));
+}
+
+/// The same CRDs on `server`, a server of a test's own.
+pub fn install_crds_on(server: &ApiServer) {
+    let crds = std::fs::read_to_string(root().join("tests/fixtures/apiserver/crds.yaml")).unwrap();
+    server.kubectl_ok(
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=asogen-tests",
+            "-f",
+            "-",
+        ],
+        &crds,
+    );
+    server.kubectl_ok(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/certificates.cert-manager.io",
+            "crd/issuers.cert-manager.io",
+            "crd/azureidentities.aadpodidentity.k8s.io",
+            "crd/azureidentitybindings.aadpodidentity.k8s.io",
+        ],
+        "",
+    );
 }
 
 /// A file under the repository root.
