@@ -596,45 +596,19 @@ fn the_guards_refuse_the_split_s_downgrade_before_any_pod_moves(real: RealRun) {
     assert!(o.failed_by_cause.is_empty(), "no request fails: {why}");
 }
 
-/// The requests of the run that failed as a pod stopped other than in
-/// flight: refused or routed to a pod that had stopped (what the webhook
-/// pods' preStop delay and the proxy's lag exist to prevent). A request
-/// sent on a connection the API server kept open to a webhook pod just as
-/// that pod's server shut it down fails with `EOF` or a reset: Go's HTTP
-/// client does not send a POST again, whatever the topology; those are
-/// left out (seen twice in one split run of about fifteen, none in the
-/// others).
-fn stopped_pod_refusals(real: &RealRun) -> Vec<String> {
+/// The requests of the run that failed as a pod stopped: (how they went
+/// through, `admission` or `conversion`; when; the error; whether in
+/// flight). A request sent on a connection the API server kept open to a
+/// webhook pod just as that pod's server shut it down fails with `EOF` or
+/// a reset, in flight: Go's HTTP client does not send a POST again,
+/// whatever the topology (seen twice in one split run of about fifteen,
+/// none in the others).
+fn pod_stopping_failures(real: &RealRun) -> impl Iterator<Item = (&str, i64, &str, bool)> {
     real.run
         .timeline
         .events
         .iter()
-        .filter_map(|e| match e {
-            timeline::Event::Request {
-                t,
-                ok: false,
-                cause,
-                error,
-                ..
-            } if cause == "pod-stopping"
-                && (real.run.start..=real.end).contains(t)
-                && !(error.ends_with(": EOF") || error.contains("connection reset by peer")) =>
-            {
-                Some(format!("{t}: {error}"))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// How many admission requests of the run failed in flight as a webhook
-/// pod stopped (EOF or a reset on a kept-open connection).
-fn in_flight_admissions(real: &RealRun) -> usize {
-    real.run
-        .timeline
-        .events
-        .iter()
-        .filter(|e| match e {
+        .filter_map(move |e| match e {
             timeline::Event::Request {
                 t,
                 ok: false,
@@ -642,14 +616,30 @@ fn in_flight_admissions(real: &RealRun) -> usize {
                 error,
                 through,
                 ..
-            } => {
-                cause == "pod-stopping"
-                    && through == "admission"
-                    && (real.run.start..=real.end).contains(t)
-                    && (error.ends_with(": EOF") || error.contains("connection reset by peer"))
+            } if cause == "pod-stopping" && (real.run.start..=real.end).contains(t) => {
+                let in_flight =
+                    error.ends_with(": EOF") || error.contains("connection reset by peer");
+                Some((through.as_str(), *t, error.as_str(), in_flight))
             }
-            _ => false,
+            _ => None,
         })
+}
+
+/// The requests of the run that failed as a pod stopped other than in
+/// flight: refused or routed to a pod that had stopped (what the webhook
+/// pods' preStop delay and the proxy's lag exist to prevent).
+fn stopped_pod_refusals(real: &RealRun) -> Vec<String> {
+    pod_stopping_failures(real)
+        .filter(|(_, _, _, in_flight)| !in_flight)
+        .map(|(_, t, error, _)| format!("{t}: {error}"))
+        .collect()
+}
+
+/// How many admission requests of the run failed in flight as a webhook
+/// pod stopped.
+fn in_flight_admissions(real: &RealRun) -> usize {
+    pod_stopping_failures(real)
+        .filter(|(through, _, _, in_flight)| *through == "admission" && *in_flight)
         .count()
 }
 
