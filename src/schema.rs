@@ -374,9 +374,9 @@ fn add_rules(schema: &mut Value) {
     map.insert("allOf".into(), Value::Array(rules::schema_rules()));
 }
 
-/// The property names a schema object allows at a JSON pointer of the
-/// instance (for "did you mean" on unknown keys).
-pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
+/// The schema object of the value at a JSON pointer of the instance, its
+/// references followed; None where the schema says nothing of it.
+fn node_at<'a>(schema: &'a Value, instance_pointer: &str) -> Option<&'a Value> {
     let mut node = schema;
     for segment in instance_pointer.split('/').skip(1) {
         node = resolve(schema, node);
@@ -386,16 +386,31 @@ pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
                 Some(items) if segment.parse::<usize>().is_ok() => items,
                 _ => match node.get("additionalProperties") {
                     Some(next) if next.is_object() => next,
-                    _ => return Vec::new(),
+                    _ => return None,
                 },
             },
         };
     }
-    let node = resolve(schema, node);
-    node.get("properties")
+    Some(resolve(schema, node))
+}
+
+/// The property names a schema object allows at a JSON pointer of the
+/// instance (for "did you mean" on unknown keys).
+pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
+    node_at(schema, instance_pointer)
+        .and_then(|node| node.get("properties"))
         .and_then(Value::as_object)
         .map(|props| props.keys().cloned().collect())
         .unwrap_or_default()
+}
+
+/// The values a schema `enum` allows at a JSON pointer of the instance;
+/// None when the value there is not an enum.
+pub fn allowed_values(schema: &Value, instance_pointer: &str) -> Option<Vec<Value>> {
+    node_at(schema, instance_pointer)?
+        .get("enum")?
+        .as_array()
+        .cloned()
 }
 
 /// Follows a local `$ref` (and an `allOf` of one ref, as schemars writes

@@ -742,3 +742,66 @@ fn many_problems_print_the_first_hundred_and_a_count_in_linear_time() {
         "human {human_time:?}, json {json_time:?}"
     );
 }
+
+/// A value outside a rule key's enum does not hide the rules: read as the
+/// value it differs from only in case (what its error suggests, said in
+/// the message), or else as every value it allows, a rule broken in every
+/// reading is reported beside the enum error, and one broken only in some
+/// is not.
+#[test]
+fn a_misspelt_enum_value_hides_no_rule_that_holds_whatever_it_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[&str], Option<&str>); 4] = [
+        (
+            "topology: Split\nsplit:\n  webhooks:\n    maxSurge: 0\n",
+            &["enum", "split-webhooks-never-unavailable"],
+            Some("topology read as split"),
+        ),
+        // not a case slip: single, split and bridge disagree on the rule
+        (
+            "topology: Splt\nsplit:\n  webhooks:\n    maxSurge: 0\n",
+            &["enum"],
+            None,
+        ),
+        (
+            "replicaCount: 3\nstrategy:\n  type: recreate\n  rollingUpdate:\n    maxSurge: 1\n",
+            &["enum", "recreate-forbids-rolling-update"],
+            Some("strategy.type read as Recreate"),
+        ),
+        // broken whichever type was meant
+        (
+            "replicaCount: 0\nstrategy:\n  type: Rolling\n",
+            &["enum", "replica-count-positive"],
+            None,
+        ),
+    ];
+    for (values, expected, assumed) in cases {
+        std::fs::write(dir.path().join("values.yaml"), values).unwrap();
+        let out = asogen_in(dir.path(), &["validate", "-f", "values.yaml", "-o", "json"]);
+        assert_eq!(out.status.code(), Some(1), "{values}");
+        let items = json_items("values.yaml", &out);
+        let mut codes: Vec<&str> = items
+            .iter()
+            .map(|d| {
+                d["rule"]
+                    .as_str()
+                    .or(d["keyword"].as_str())
+                    .unwrap_or_default()
+            })
+            .collect();
+        codes.sort();
+        assert_eq!(codes, expected, "{values}: {items:?}");
+        let rule = items.iter().find(|d| d["rule"].is_string());
+        let said = rule.map(|d| d["message"].as_str().unwrap().to_string());
+        match assumed {
+            Some(reading) => assert!(
+                said.as_deref().is_some_and(|m| m.contains(reading)),
+                "{values}: {said:?}"
+            ),
+            None => assert!(
+                !said.as_deref().is_some_and(|m| m.contains("read as")),
+                "{values}: {said:?}"
+            ),
+        }
+    }
+}

@@ -7,6 +7,7 @@
 
 mod common;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -407,4 +408,209 @@ fn the_github_actions_example_steps_run() {
     let (code, report) = step(commands[1]);
     assert_eq!(code, Some(1), "{report}");
     assert!(report.contains("asogen render"), "{report}");
+}
+
+/// One commit of a user's Flux repository: its files (under `aso/`) and
+/// the Kustomizations in force, each a name and the folder it applies.
+struct FluxRepository {
+    dir: PathBuf,
+    kustomizations: Vec<(String, String)>,
+}
+
+impl FluxRepository {
+    /// Runs one plan's steps (those always needed) as the user does: asogen's commands write the
+    /// files, `git rm` removes them, the Kustomization objects a step
+    /// prints come into force, and those it says to replace go. After each step, every Kustomization is built as
+    /// Flux builds it ([`FluxRepository::build`]). The objects of the last
+    /// step.
+    fn follow(&mut self, plan_args: &[&str]) -> BTreeSet<String> {
+        let mut args = vec!["upgrade-plan", "-o", "json"];
+        args.extend(plan_args);
+        let out = common::asogen_in(&self.dir, &args);
+        assert!(out.status.success(), "{}", all_text(&out));
+        let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut built = BTreeSet::new();
+        // the refresh after added kinds is another apply of the same files
+        let always = |step: &&serde_json::Value| step["when"] == "always";
+        for step in plan["steps"].as_array().unwrap().iter().filter(always) {
+            let mut printed = Vec::new();
+            for command in step["commands"].as_array().unwrap() {
+                let command = command.as_str().unwrap();
+                let command = command.split("   #").next().unwrap();
+                if command.contains("kind: Kustomization") {
+                    let field = |key: &str| {
+                        command
+                            .lines()
+                            .find_map(|l| l.trim().strip_prefix(key))
+                            .unwrap()
+                            .trim()
+                            .to_string()
+                    };
+                    printed.push((field("name:"), field("path:")));
+                } else if let Some(old) = command.strip_prefix("replace Kustomization ") {
+                    let old = old.split(" with ").next().unwrap();
+                    let old: Vec<&str> = old.split(" and ").collect();
+                    self.kustomizations
+                        .retain(|(name, _)| !old.contains(&name.as_str()));
+                } else if let Some(files) = command.strip_prefix("git rm ") {
+                    for file in files.split_whitespace() {
+                        std::fs::remove_file(self.dir.join(file))
+                            .unwrap_or_else(|e| panic!("git rm {file}: {e}"));
+                    }
+                } else if command.contains("asogen ") && command.contains(" > ") {
+                    let out = Command::new("sh")
+                        .arg("-c")
+                        .arg(command)
+                        .current_dir(&self.dir)
+                        .env("PATH", path_with(&asogen_dir()))
+                        .output()
+                        .unwrap();
+                    assert!(out.status.success(), "`{command}`: {}", all_text(&out));
+                }
+            }
+            // a Kustomization printed again is the same object, updated
+            for (name, path) in printed {
+                self.kustomizations.retain(|(n, _)| *n != name);
+                self.kustomizations.push((name, path));
+            }
+            built = self.build(&format!("step {}", step["number"]));
+        }
+        built
+    }
+
+    /// Builds every Kustomization in force as kustomize-controller does
+    /// for a folder without kustomization.yaml (every manifest of the
+    /// folder tree, one kustomization generated over them), with the real
+    /// kustomize: it fails on an object given twice. No object may belong
+    /// to two Kustomizations, or the prune of one deletes the other's. The
+    /// objects of all, as `kind/name`.
+    fn build(&self, when: &str) -> BTreeSet<String> {
+        let mut all = BTreeSet::new();
+        for (name, path) in &self.kustomizations {
+            let scratch = tempfile::tempdir().unwrap();
+            let copy = Command::new("cp")
+                .arg("-r")
+                .arg(self.dir.join(path))
+                .arg(scratch.path().join("tree"))
+                .status()
+                .unwrap();
+            assert!(
+                copy.success(),
+                "{when}: Kustomization {name}'s {path} exists"
+            );
+            let mut files: Vec<String> = Vec::new();
+            let mut folders = vec![scratch.path().join("tree")];
+            while let Some(folder) = folders.pop() {
+                for entry in std::fs::read_dir(&folder).unwrap() {
+                    let entry = entry.unwrap().path();
+                    if entry.is_dir() {
+                        folders.push(entry);
+                    } else if entry.extension().is_some_and(|e| e == "yaml") {
+                        let relative = entry.strip_prefix(scratch.path()).unwrap();
+                        files.push(format!("  - {}\n", relative.display()));
+                    }
+                }
+            }
+            files.sort();
+            std::fs::write(
+                scratch.path().join("kustomization.yaml"),
+                format!("resources:\n{}", files.concat()),
+            )
+            .unwrap();
+            let stream = common::kustomize(scratch.path());
+            for object in common::objects(&stream).into_keys() {
+                let id = format!("{}/{}", object.0, object.2);
+                assert!(
+                    all.insert(id.clone()),
+                    "{when}: {id} belongs to two Kustomizations ({:?})",
+                    self.kustomizations
+                );
+            }
+        }
+        all
+    }
+
+    /// The files under `aso/`, with their contents.
+    fn files(&self) -> BTreeMap<String, String> {
+        let mut files = BTreeMap::new();
+        let mut folders = vec![self.dir.join("aso")];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).unwrap() {
+                let entry = entry.unwrap().path();
+                if entry.is_dir() {
+                    folders.push(entry);
+                } else {
+                    let name = entry.strip_prefix(&self.dir).unwrap().display().to_string();
+                    files.insert(name, std::fs::read_to_string(&entry).unwrap());
+                }
+            }
+        }
+        files
+    }
+}
+
+/// The Flux plans a user follows in one repository: the single install,
+/// the migration to split, the split's upgrade, and the way back. After
+/// every commit each object belongs to exactly one Kustomization, built by
+/// the real kustomize as Flux builds it; the migration ends in the files
+/// and Kustomizations the topology's own plan writes, and with the objects
+/// `asogen template` renders for it.
+#[test]
+fn the_flux_plans_give_every_object_one_kustomization() {
+    let dir = tempfile::tempdir().unwrap();
+    let identity = "azureSubscriptionID: 00000000-0000-0000-0000-00000000000a\nazureTenantID: 00000000-0000-0000-0000-00000000000b\n";
+    for topology in ["single", "split"] {
+        std::fs::write(
+            dir.path().join(format!("{topology}.yaml")),
+            format!("{identity}topology: {topology}\n"),
+        )
+        .unwrap();
+    }
+    let rendered = |values: &str| -> BTreeSet<String> {
+        let out = common::asogen_in(dir.path(), &["template", "-f", values]);
+        assert!(out.status.success(), "{}", all_text(&out));
+        common::objects(&text(&out.stdout))
+            .into_keys()
+            .map(|o| format!("{}/{}", o.0, o.2))
+            .collect()
+    };
+    // where a topology's own plan leaves the repository, in a second one
+    let own_layout = |values: &str| {
+        let other = tempfile::tempdir().unwrap();
+        std::fs::copy(dir.path().join(values), other.path().join(values)).unwrap();
+        let mut repository = FluxRepository {
+            dir: other.path().to_path_buf(),
+            kustomizations: Vec::new(),
+        };
+        repository.follow(&["--via", "flux", "-f", values]);
+        (repository.files(), repository.kustomizations)
+    };
+    let mut repository = FluxRepository {
+        dir: dir.path().to_path_buf(),
+        kustomizations: Vec::new(),
+    };
+    let installed = repository.follow(&["--via", "flux", "-f", "single.yaml"]);
+    assert_eq!(installed, rendered("single.yaml"));
+    assert_eq!(repository.kustomizations.len(), 1);
+    for (from, values) in [("single", "split.yaml"), ("split", "single.yaml")] {
+        let moved = repository.follow(&["--via", "flux", "--from", from, "-f", values]);
+        assert_eq!(moved, rendered(values), "from {from}");
+        let (files, kustomizations) = own_layout(values);
+        assert_eq!(repository.kustomizations, kustomizations, "from {from}");
+        let now = repository.files();
+        assert_eq!(
+            now.keys().collect::<Vec<_>>(),
+            files.keys().collect::<Vec<_>>(),
+            "from {from}"
+        );
+        for (name, content) in &files {
+            assert!(
+                &now[name] == content,
+                "from {from}: {name} is not what the plan of {values} writes"
+            );
+        }
+        // and the topology's own plan runs on from there
+        let upgraded = repository.follow(&["--via", "flux", "-f", values]);
+        assert_eq!(upgraded, moved);
+    }
 }

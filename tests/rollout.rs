@@ -204,8 +204,10 @@ fn single_replica_rolling_without_leader_election_breaks_version_safety() {
 /// version, through the plan `upgrade-plan --from` prints: single to split
 /// and back keep the webhook Service routed to ready pods all along (I1)
 /// and never run two controller versions (I3), on kubectl, on Argo CD's
-/// waves and on Helm (two `helm upgrade --wait` through topology bridge,
-/// each applying the whole release and deleting what left it) at once.
+/// waves, on Helm (two `helm upgrade --wait` through topology bridge,
+/// each applying the whole release and deleting what left it) and on Flux
+/// (the same bridge in one Kustomization, and the hand-over between its
+/// layouts, which rolls nothing) at once.
 #[test]
 fn migrations_to_split_and_back_keep_webhooks_up() {
     let runs: Vec<(String, Run)> = std::thread::scope(|s| {
@@ -216,6 +218,8 @@ fn migrations_to_split_and_back_keep_webhooks_up() {
             (&SPLIT_2, &UPSTREAM, &PATHS[3]),
             (&UPSTREAM, &SPLIT_2, &PATHS[1]),
             (&SPLIT_2, &UPSTREAM, &PATHS[1]),
+            (&UPSTREAM, &SPLIT_2, &PATHS[2]),
+            (&SPLIT_2, &UPSTREAM, &PATHS[2]),
         ];
         let handles: Vec<_> = cases
             .into_iter()
@@ -275,6 +279,19 @@ fn migration_with_the_upgrade_plan_breaks_webhook_availability() {
         o.zero_endpoints_ms > 0,
         "I1 is broken: no webhook endpoint for a while: {why}"
     );
+}
+
+/// A first install of split in one `kubectl apply` of `asogen template
+/// --create-namespace`, as docs/topologies.md says it may be done: on a
+/// namespace with nothing of ASO in it, with every guard of the namespace
+/// bound and enforced beforehand, nothing is refused (no older webhook
+/// pod, no CRD of a newer release), and both Deployments roll out.
+#[test]
+fn split_first_install_in_one_apply_is_refused_nothing() {
+    let first = one_shot::first_install(&SPLIT_2);
+    assert!(first.guards >= 16, "every guard bound: {}", first.guards);
+    assert_eq!(first.refused, None, "the one apply was refused in part");
+    assert!(first.rolled_out, "both Deployments roll out");
 }
 
 /// The careless one-shot apply of split on kubectl: the whole new-version

@@ -467,10 +467,17 @@ pub fn plan(
             let mut one = step(1, "apply the install and wait for its rollout", Part::All);
             one.commands = match via {
                 Via::Helm => vec![helm("")],
-                Via::Flux => vec![
-                    write_to(invocation.manifest(via, 1), "aso/aso.yaml"),
-                    "commit aso/; the Kustomization of aso/ (wait: true) applies it".into(),
-                ],
+                Via::Flux => {
+                    let aso = &FLUX_SINGLE[0];
+                    vec![
+                        write_to(invocation.manifest(via, aso.manifest), aso.file),
+                        format!(
+                            "commit aso/; {}   # Kustomization aso below applies it (wait: true)",
+                            flux_reconcile(aso.name)
+                        ),
+                        flux_kustomization(aso, &invocation.namespace),
+                    ]
+                }
                 Via::Argo => vec![
                     write_to(invocation.manifest(via, 1), "aso/aso.yaml"),
                     "commit aso/; sync the Application".into(),
@@ -482,8 +489,10 @@ pub fn plan(
         Topology::Split => split_steps(via, invocation, &step, &ns, &helm),
         Topology::Bridge => return Err(Refused::InBridge),
     };
-    if via == Via::Helm {
-        notes.extend(helm_notes(invocation));
+    match via {
+        Via::Helm => notes.extend(helm_notes(invocation)),
+        Via::Flux => notes.push(FLUX_NOTE.into()),
+        Via::Argo | Via::Kubectl => {}
     }
     if topology == Topology::Split {
         let refresh = steps.len() + 1;
@@ -516,9 +525,12 @@ pub fn plan(
             Via::Flux => vec![
                 format!(
                     "{}   # carries{set}",
-                    write_to(invocation.manifest(via, refresh), "aso/webhooks/aso.yaml")
+                    write_to(invocation.manifest(via, refresh), FLUX_SPLIT[0].file)
                 ),
-                "commit aso/webhooks/; Kustomization aso-webhooks rolls the webhook pods".into(),
+                format!(
+                    "commit aso/; {}   # Kustomization aso-webhooks rolls the webhook pods",
+                    flux_reconcile(FLUX_SPLIT[0].name)
+                ),
             ],
             Via::Argo => vec![
                 format!(
@@ -571,23 +583,23 @@ pub enum Refused {
          `asogen upgrade-plan --via helm --from bridge`; upgrade the version afterwards"
     )]
     InBridge,
-    /// Only Helm enters the bridge, so only Helm leaves it.
+    /// Only Helm and Flux enter the bridge, so only they leave it.
     #[error(
-        "topology bridge is the middle step of a Helm migration; it is left with Helm, not {via}\n\
-         help: run `asogen upgrade-plan --via helm --from bridge`"
+        "topology bridge is the middle step of a migration with Helm or Flux; it is left the way it was entered, not with {via}\n\
+         help: run `asogen upgrade-plan --via helm --from bridge`, or `--via flux --from bridge`"
     )]
-    BridgeNotHelm {
+    BridgeNotEntered {
         /// The path asked for.
         via: &'static str,
     },
 }
 
 /// The topology whose objects a migration's last step leaves behind
-/// (deletes): Helm's last step starts from the bridge.
+/// (deletes): Helm's and Flux's last step starts from the bridge.
 pub fn left_from(from: Topology, via: Via) -> Topology {
     match via {
-        Via::Helm => Topology::Bridge,
-        _ => from,
+        Via::Helm | Via::Flux => Topology::Bridge,
+        Via::Argo | Via::Kubectl => from,
     }
 }
 
@@ -607,24 +619,19 @@ pub fn migration(
     if to == Topology::Bridge {
         return Err(Refused::InBridge);
     }
-    if via == Via::Helm {
-        return Ok(helm_migration(from, to, objects, leftovers, invocation));
+    if matches!(via, Via::Helm | Via::Flux) {
+        return Ok(bridge_migration(
+            from, to, via, objects, leftovers, invocation,
+        ));
     }
     if from == Topology::Bridge {
-        return Err(Refused::BridgeNotHelm { via: via.name() });
+        return Err(Refused::BridgeNotEntered { via: via.name() });
     }
     let ns = shell_word(&invocation.namespace);
     let step = |number: usize, title: &str, part: Part| {
         let wait = deployments(objects, part);
-        let manifest = invocation.migration_manifest(via, from, number);
-        let commands = match via {
-            Via::Kubectl => kubectl_apply(manifest, &wait, &ns),
-            _ => vec![format!(
-                "{}; commit, and wait until its Kustomization is Ready \
-                 before the next step (wait: true)",
-                write_to(manifest, &format!("aso/step-{number}/aso.yaml"))
-            )],
-        };
+        // Argo CD's one step writes its own commands below
+        let commands = kubectl_apply(invocation.migration_manifest(via, from, number), &wait, &ns);
         Step {
             number,
             title: title.to_string(),
@@ -651,6 +658,7 @@ pub fn migration(
             })
             .collect()
     };
+    // Helm and Flux went through the bridge above: Argo CD or kubectl here
     let mut steps = match (via, to) {
         (Via::Argo, _) => {
             let order = match to {
@@ -707,13 +715,7 @@ pub fn migration(
         let mut delete = step(n, "delete what only the old topology had", Part::Routing);
         delete.part = Part::All;
         delete.wait = Vec::new();
-        delete.commands = match via {
-            Via::Kubectl => delete_commands(&leftovers),
-            _ => vec![
-                "remove the old topology's objects from aso/ and commit (prune: true deletes them)"
-                    .into(),
-            ],
-        };
+        delete.commands = delete_commands(&leftovers);
         delete.delete = leftovers;
         steps.push(delete);
     }
@@ -730,20 +732,25 @@ pub fn migration(
     })
 }
 
-/// A migration with Helm, which applies a whole release in one pass and
-/// then deletes what left it: through the bridge, two `helm upgrade
-/// --wait`. Step 1 renders `topology: bridge`: the single controller
-/// Deployment beside the split's webhooks Deployment, each as its own
-/// topology renders it, and the webhook Service routing to the pods of
-/// both, so the Service only gains pods (the webhook pods as they become
-/// ready on the way to split; the controller's, which Recreate replaces,
-/// beside the ready webhook pods on the way back). Step 2 renders the
-/// target: the Service drops the other role's pods, which `--wait` of step
-/// 1 made ready ones of their final shape, and Helm deletes what only the
-/// bridge had (`leftovers`). From the bridge, step 2 alone.
-fn helm_migration(
+/// A migration with an applier that applies a whole set of objects in one
+/// pass and then deletes what left it (Helm's release, Flux's
+/// Kustomization with `prune: true`): through the bridge, two applies that
+/// each wait for every Deployment. Step 1 renders `topology: bridge`: the
+/// single controller Deployment beside the split's webhooks Deployment,
+/// each as its own topology renders it, and the webhook Service routing to
+/// the pods of both, so the Service only gains pods (the webhook pods as
+/// they become ready on the way to split; the controller's, which Recreate
+/// replaces, beside the ready webhook pods on the way back). Step 2 renders
+/// the target: the Service drops the other role's pods, which the wait of
+/// step 1 made ready ones of their final shape, and the applier deletes
+/// what only the bridge had (`leftovers`). From the bridge, step 2 alone.
+/// Flux moves the objects between its one Kustomization (`aso`, the
+/// single plan's) and the split plan's two on the side of split
+/// ([`flux_hand_over`]).
+fn bridge_migration(
     from: Topology,
     to: Topology,
+    via: Via,
     objects: &[Value],
     leftovers: Vec<ObjectRef>,
     invocation: &Invocation,
@@ -756,75 +763,229 @@ fn helm_migration(
             .filter(|o| o.kind == "Deployment")
             .map(|o| o.name.clone()),
     );
-    let set_bridge = format!(
-        " --set {}={}",
-        keys::TOPOLOGY.path(),
-        Topology::Bridge.as_str()
-    );
-    let enter = Step {
-        number: 1,
-        title: match to {
-            Topology::Split => "enter the bridge: create the webhooks Deployment beside the controller; the webhook Service routes to both".into(),
-            _ => "enter the bridge: give the controller its single shape beside the webhooks Deployment; the webhook Service routes to both".into(),
-        },
+    let step = |title: String, set: Vec<Setting>, wait: Vec<String>| Step {
+        number: 0,
+        title,
         when: When::Always,
-        set: vec![Setting {
-            key: keys::TOPOLOGY,
-            value: Topology::Bridge.as_str().into(),
-        }],
+        set,
         part: Part::All,
         waves: None,
         delete: Vec::new(),
-        wait: bridge,
+        wait,
         drain: Vec::new(),
         retry_seconds: None,
-        commands: vec![helm_upgrade(invocation, &set_bridge)],
+        commands: Vec::new(),
     };
-    let leave = Step {
-        number: 2,
-        title: format!(
-            "leave the bridge for {}: the webhook Service routes to the {} pods alone; Helm deletes what only the bridge had",
+    let enter = step(
+        match to {
+            Topology::Split => "enter the bridge: create the webhooks Deployment beside the controller; the webhook Service routes to both".into(),
+            _ => "enter the bridge: give the controller its single shape beside the webhooks Deployment; the webhook Service routes to both".into(),
+        },
+        vec![Setting {
+            key: keys::TOPOLOGY,
+            value: Topology::Bridge.as_str().into(),
+        }],
+        bridge,
+    );
+    let mut leave = step(
+        format!(
+            "leave the bridge for {}: the webhook Service routes to the {} pods alone; {} deletes what only the bridge had",
             to.as_str(),
             if to == Topology::Split {
                 "webhook"
             } else {
                 "controller"
+            },
+            if via == Via::Helm {
+                "Helm"
+            } else {
+                "Flux (prune: true)"
             }
         ),
-        when: When::Always,
-        set: Vec::new(),
-        part: Part::All,
-        waves: None,
-        delete: leftovers,
-        wait: deployments(objects, Part::All),
-        drain: Vec::new(),
-        retry_seconds: None,
-        commands: vec![helm_upgrade(invocation, "")],
-    };
-    let mut steps = if from == Topology::Bridge {
-        vec![leave]
-    } else {
-        vec![enter, leave]
-    };
+        Vec::new(),
+        deployments(objects, Part::All),
+    );
+    leave.delete = leftovers;
+    let mut steps = Vec::new();
+    // Flux: a split install's two Kustomizations hand over to one first
+    if via == Via::Flux && from == Topology::Split {
+        let mut hand_over = step(
+            "hand the install over from Kustomizations aso-webhooks and aso-controller to one Kustomization aso (nothing rolls)".into(),
+            vec![Setting {
+                key: keys::TOPOLOGY,
+                value: Topology::Split.as_str().into(),
+            }],
+            Vec::new(),
+        );
+        // the one file holds the live install: this step's objects
+        let live = invocation.migration_manifest(via, from, 1);
+        hand_over.commands = flux_hand_over(invocation, FLUX_SPLIT, FLUX_SINGLE, &[live]);
+        steps.push(hand_over);
+    }
+    if from != Topology::Bridge {
+        steps.push(enter);
+    }
+    steps.push(leave);
+    if via == Via::Flux && to == Topology::Split {
+        let mut hand_over = step(
+            "hand the install over from Kustomization aso to the split plan's aso-webhooks and aso-controller (nothing rolls)".into(),
+            Vec::new(),
+            Vec::new(),
+        );
+        // the two files are what the split plan applies from now on
+        let parts: Vec<String> = FLUX_SPLIT
+            .iter()
+            .map(|p| invocation.manifest(via, p.manifest))
+            .collect();
+        hand_over.commands = flux_hand_over(invocation, FLUX_SINGLE, FLUX_SPLIT, &parts);
+        steps.push(hand_over);
+    }
     for (i, step) in steps.iter_mut().enumerate() {
         step.number = i + 1;
+        if step.commands.is_empty() {
+            step.commands = match via {
+                Via::Helm => {
+                    let set: String = step
+                        .set
+                        .iter()
+                        .map(|s| format!(" --set {}={}", s.key.path(), s.value))
+                        .collect();
+                    vec![helm_upgrade(invocation, &set)]
+                }
+                _ => vec![
+                    write_to(
+                        invocation.migration_manifest(via, from, i + 1),
+                        FLUX_SINGLE[0].file,
+                    ),
+                    format!(
+                        "commit aso/; {}   # waits until Kustomization aso applied it and every Deployment is ready (wait: true)",
+                        flux_reconcile("aso")
+                    ),
+                ],
+            };
+        }
     }
+    let mut notes = if via == Via::Helm {
+        helm_notes(invocation)
+    } else {
+        vec![FLUX_NOTE.to_string()]
+    };
+    notes.extend([
+        format!(
+            "{}={} is only the migration's middle step: do not upgrade the version, or stop, there; \
+             `asogen upgrade-plan --via {} --from bridge` finishes a migration that stopped in it",
+            keys::TOPOLOGY.path(),
+            Topology::Bridge.as_str(),
+            via.name()
+        ),
+        format!(
+            "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via {}`",
+            via.name()
+        ),
+    ]);
     Plan {
         from,
         topology: to,
-        via: Via::Helm,
+        via,
         namespace: invocation.namespace.clone(),
         steps,
-        notes: [helm_notes(invocation), vec![
-            format!(
-                "{}={} is only the migration's middle step: do not upgrade the version, or stop, there; \
-                 `asogen upgrade-plan --via helm --from bridge` finishes a migration that stopped in it",
-                keys::TOPOLOGY.path(),
-                Topology::Bridge.as_str()
-            ),
-            "a migration keeps the version: upgrade before or after it, with `asogen upgrade-plan --via helm`".into(),
-        ]].concat(),
+        notes,
     }
+}
+
+/// One Flux Kustomization of a plan's layout: its name, the folder it
+/// applies, the file asogen writes there, the `--manifest` step of the
+/// topology's own plan that prints it, and the Kustomization it depends on.
+struct FluxPart {
+    name: &'static str,
+    folder: &'static str,
+    file: &'static str,
+    manifest: usize,
+    after: Option<&'static str>,
+}
+
+/// A single install on Flux: one Kustomization applies the whole install.
+const FLUX_SINGLE: &[FluxPart] = &[FluxPart {
+    name: "aso",
+    folder: "aso",
+    file: "aso/aso.yaml",
+    manifest: 1,
+    after: None,
+}];
+
+/// A split install on Flux: the webhooks part, then the controller part.
+const FLUX_SPLIT: &[FluxPart] = &[
+    FluxPart {
+        name: "aso-webhooks",
+        folder: "aso/webhooks",
+        file: "aso/webhooks/aso.yaml",
+        manifest: 1,
+        after: None,
+    },
+    FluxPart {
+        name: "aso-controller",
+        folder: "aso/controller",
+        file: "aso/controller/aso.yaml",
+        manifest: 2,
+        after: Some("aso-webhooks"),
+    },
+];
+
+/// What every Flux plan says about its placeholders and its waits.
+const FLUX_NOTE: &str = "the Kustomizations are printed with sourceRef YOUR-REPOSITORY (your GitRepository); \
+     `flux reconcile kustomization NAME --with-source` fetches your commit and returns once NAME applied it \
+     and, with wait: true, every Deployment it applies is ready; flux-system is the Kustomization that applies \
+     your Kustomization objects in a `flux bootstrap` repository";
+
+/// `flux reconcile` of one Kustomization: returns when it applied the
+/// latest commit and, with `wait: true`, what it applied is healthy.
+fn flux_reconcile(name: &str) -> String {
+    format!("flux reconcile kustomization {name} -n flux-system --with-source")
+}
+
+/// The commands that move a live install from the Kustomizations `old` to
+/// `new` without a rollout: Flux deletes a Kustomization's objects with it
+/// only when `prune: true`, so `old` get `prune: false` first (one commit),
+/// then the files and Kustomization objects are swapped (a second commit),
+/// and `new` apply the objects unchanged, taking them over. In between, the
+/// user checks that the first commit took effect. `manifests` print the
+/// files of `new`, one each.
+fn flux_hand_over(
+    invocation: &Invocation,
+    old: &[FluxPart],
+    new: &[FluxPart],
+    manifests: &[String],
+) -> Vec<String> {
+    let old_names: Vec<&str> = old.iter().map(|p| p.name).collect();
+    let mut commands = vec![format!(
+        "in Kustomization {} set spec.prune: false; commit; {}",
+        old_names.join(" and "),
+        flux_reconcile("flux-system")
+    )];
+    commands.extend(old.iter().map(|p| {
+        format!(
+            "kubectl get kustomization {} -n flux-system -o jsonpath='{{.spec.prune}}'   # must print false before you go on",
+            p.name
+        )
+    }));
+    commands.push(format!(
+        "git rm {}",
+        old.iter().map(|p| p.file).collect::<Vec<_>>().join(" ")
+    ));
+    for (part, manifest) in new.iter().zip(manifests) {
+        commands.push(write_to(manifest.clone(), part.file));
+    }
+    commands.push(format!(
+        "replace Kustomization {} with the {} below; commit; {}   # Flux deletes the old without its objects, and the new apply them unchanged",
+        old_names.join(" and "),
+        if new.len() == 1 { "one" } else { "two" },
+        flux_reconcile("flux-system")
+    ));
+    commands.extend(
+        new.iter()
+            .map(|p| flux_kustomization(p, &invocation.namespace)),
+    );
+    commands
 }
 
 /// A command that writes `command`'s output to `file` in the user's
@@ -901,27 +1062,35 @@ fn split_steps(
             vec![paused, resume]
         }
         Via::Flux => {
+            let [webhooks_part, controller_part] = FLUX_SPLIT else {
+                unreachable!("the split layout has two Kustomizations")
+            };
             let mut webhooks = step(
                 1,
                 "Kustomization aso-webhooks: the webhooks Deployment and what it needs, wait: true",
                 Part::Webhooks,
             );
-            webhooks.commands = vec![
-                write_to(invocation.manifest(via, 1), "aso/webhooks/aso.yaml"),
-                write_to(invocation.manifest(via, 2), "aso/controller/aso.yaml"),
-                "commit aso/; with the Kustomizations below, Flux applies aso-webhooks, waits until it is healthy, then applies aso-controller (tried again each retryInterval while the order guard refuses it)".into(),
-                flux_kustomization("aso-webhooks", "./aso/webhooks", None, &invocation.namespace),
-            ];
+            webhooks.commands = FLUX_SPLIT
+                .iter()
+                .map(|p| write_to(invocation.manifest(via, p.manifest), p.file))
+                .collect();
+            webhooks.commands.push(format!(
+                "commit aso/ and the Kustomizations below; {}   # returns when both applied it",
+                flux_reconcile(controller_part.name)
+            ));
+            webhooks.commands.extend(
+                FLUX_SPLIT
+                    .iter()
+                    .map(|p| flux_kustomization(p, &invocation.namespace)),
+            );
             let mut controller = step(
                 2,
                 "Kustomization aso-controller: dependsOn aso-webhooks, wait: true",
                 Part::Controller,
             );
-            controller.commands = vec![flux_kustomization(
-                "aso-controller",
-                "./aso/controller",
-                Some("aso-webhooks"),
-                &invocation.namespace,
+            controller.commands = vec![format!(
+                "nothing to run: Flux applies {} once {} is Ready (dependsOn), and tries again each retryInterval while the order guard refuses it",
+                controller_part.name, webhooks_part.name
             )];
             controller.retry_seconds = Some(RETRY_SECONDS);
             vec![webhooks, controller]
@@ -971,13 +1140,15 @@ fn split_steps(
     }
 }
 
-/// A Flux Kustomization of one part, as YAML.
-fn flux_kustomization(name: &str, path: &str, after: Option<&str>, namespace: &str) -> String {
-    let depends = after.map_or(String::new(), |a| {
+/// A Flux Kustomization of one part, as a YAML document (`---` first, so
+/// that several pasted one after another stay apart).
+fn flux_kustomization(part: &FluxPart, namespace: &str) -> String {
+    let depends = part.after.map_or(String::new(), |a| {
         format!("  dependsOn:\n    - name: {a}\n")
     });
+    let (name, folder) = (part.name, part.folder);
     format!(
-        "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: {path}\n  prune: true\n  wait: true\n  timeout: {TIMEOUT}\n  targetNamespace: {namespace}\n  interval: 10m\n  retryInterval: {RETRY_SECONDS}s\n  sourceRef:\n    kind: GitRepository\n    name: YOUR-REPOSITORY\n"
+        "---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n{depends}  path: ./{folder}\n  prune: true\n  wait: true\n  timeout: {TIMEOUT}\n  targetNamespace: {namespace}\n  interval: 10m\n  retryInterval: {RETRY_SECONDS}s\n  sourceRef:\n    kind: GitRepository\n    name: YOUR-REPOSITORY\n"
     )
 }
 
@@ -1289,66 +1460,106 @@ mod tests {
     }
 
     #[test]
-    fn helm_migrates_through_the_bridge_in_two_upgrades() {
+    fn helm_and_flux_migrate_through_the_bridge_in_two_applies() {
         assert_eq!(left_from(Topology::Single, Via::Helm), Topology::Bridge);
+        assert_eq!(left_from(Topology::Single, Via::Flux), Topology::Bridge);
         assert_eq!(left_from(Topology::Single, Via::Kubectl), Topology::Single);
-        for (from, to, objects) in [
-            (Topology::Single, Topology::Split, split()),
-            (Topology::Split, Topology::Single, single()),
-        ] {
-            let left = leftovers(&bridge(), &objects);
-            let plan =
-                migration(from, to, Via::Helm, &objects, left.clone(), &invocation()).unwrap();
-            assert_eq!((plan.from, plan.topology), (from, to));
-            assert_eq!(plan.steps.len(), 2, "{plan:#?}");
-            let [enter, leave] = [&plan.steps[0], &plan.steps[1]];
-            // step 1 renders the bridge, step 2 the values as they are
-            assert_eq!(
-                enter.set,
-                [Setting {
-                    key: keys::TOPOLOGY,
-                    value: "bridge".into()
-                }]
-            );
-            assert!(
-                enter.commands[0].contains(" --set topology=bridge --wait"),
-                "{:?}",
-                enter.commands
-            );
-            assert!(leave.set.is_empty());
-            assert!(!leave.commands[0].contains("--set"), "{:?}", leave.commands);
-            assert!(
-                [enter, leave]
+        for via in [Via::Helm, Via::Flux] {
+            for (from, to, objects) in [
+                (Topology::Single, Topology::Split, split()),
+                (Topology::Split, Topology::Single, single()),
+            ] {
+                let left = leftovers(&bridge(), &objects);
+                let plan = migration(from, to, via, &objects, left.clone(), &invocation()).unwrap();
+                assert_eq!((plan.from, plan.topology), (from, to));
+                // Flux hands the objects between its layouts on split's side
+                let hand_over = |s: &Step| s.title.starts_with("hand the install over");
+                let moves: Vec<&Step> = plan.steps.iter().filter(|s| !hand_over(s)).collect();
+                let handed: Vec<usize> = plan
+                    .steps
                     .iter()
-                    .all(|s| s.part == Part::All && s.waves.is_none())
-            );
-            // step 1 waits for both Deployments: the new role's pods are
-            // ready before step 2 routes the Service to them alone
-            let mut waited = enter.wait.clone();
-            waited.sort();
-            assert_eq!(waited, [names::DEPLOYMENT, names::WEBHOOKS_DEPLOYMENT]);
-            // Helm deletes what only the bridge had, after step 2
-            assert!(enter.delete.is_empty());
-            assert_eq!(leave.delete, left);
-            let gone = leave
-                .delete
-                .iter()
-                .any(|o| o.name == names::WEBHOOKS_DEPLOYMENT);
-            assert_eq!(gone, to == Topology::Single);
+                    .filter(|s| hand_over(s))
+                    .map(|s| s.number)
+                    .collect();
+                match (via, from) {
+                    (Via::Helm, _) => assert!(handed.is_empty()),
+                    (_, Topology::Split) => assert_eq!(handed, [1]),
+                    _ => assert_eq!(handed, [3]),
+                }
+                assert_eq!(moves.len(), 2, "{plan:#?}");
+                let [enter, leave] = [moves[0], moves[1]];
+                // step 1 renders the bridge, step 2 the values as they are
+                assert_eq!(
+                    enter.set,
+                    [Setting {
+                        key: keys::TOPOLOGY,
+                        value: "bridge".into()
+                    }]
+                );
+                if via == Via::Helm {
+                    assert!(
+                        enter.commands[0].contains(" --set topology=bridge --wait"),
+                        "{:?}",
+                        enter.commands
+                    );
+                    assert!(!leave.commands[0].contains("--set"), "{:?}", leave.commands);
+                } else {
+                    for step in [enter, leave] {
+                        assert!(
+                            step.commands[0]
+                                .ends_with(&format!("--manifest {} > aso/aso.yaml", step.number)),
+                            "{:?}",
+                            step.commands
+                        );
+                    }
+                }
+                assert!(leave.set.is_empty());
+                assert!(
+                    plan.steps
+                        .iter()
+                        .all(|s| s.part == Part::All && s.waves.is_none())
+                );
+                // step 1 waits for both Deployments: the new role's pods are
+                // ready before step 2 routes the Service to them alone
+                let mut waited = enter.wait.clone();
+                waited.sort();
+                assert_eq!(waited, [names::DEPLOYMENT, names::WEBHOOKS_DEPLOYMENT]);
+                // the applier deletes what only the bridge had, after step 2
+                assert!(enter.delete.is_empty());
+                assert_eq!(leave.delete, left);
+                let gone = leave
+                    .delete
+                    .iter()
+                    .any(|o| o.name == names::WEBHOOKS_DEPLOYMENT);
+                assert_eq!(gone, to == Topology::Single);
+                // a hand-over rolls nothing, deletes nothing, and turns the
+                // old Kustomizations' prune off before it removes them
+                for step in plan.steps.iter().filter(|s| hand_over(s)) {
+                    assert!(step.wait.is_empty() && step.delete.is_empty());
+                    let at = |what: &str| {
+                        step.commands
+                            .iter()
+                            .position(|c| c.contains(what))
+                            .unwrap_or_else(|| panic!("{what}: {:?}", step.commands))
+                    };
+                    assert!(at("spec.prune: false") < at("git rm "));
+                    assert!(at("git rm ") < at("replace Kustomization"));
+                }
+            }
+            // left halfway: step 2 alone finishes it (and Flux hands over)
+            let finish = migration(
+                Topology::Bridge,
+                Topology::Split,
+                via,
+                &split(),
+                Vec::new(),
+                &invocation(),
+            )
+            .unwrap();
+            assert_eq!(finish.steps[0].number, 1);
+            assert!(finish.steps[0].set.is_empty());
+            assert_eq!(finish.steps.len(), if via == Via::Helm { 1 } else { 2 });
         }
-        // left halfway: step 2 alone finishes it
-        let finish = migration(
-            Topology::Bridge,
-            Topology::Split,
-            Via::Helm,
-            &split(),
-            Vec::new(),
-            &invocation(),
-        )
-        .unwrap();
-        assert_eq!(finish.steps.len(), 1);
-        assert_eq!(finish.steps[0].number, 1);
-        assert!(finish.steps[0].set.is_empty());
     }
 
     #[test]
@@ -1381,7 +1592,7 @@ mod tests {
                 Vec::new(),
                 &invocation()
             ),
-            Err(Refused::BridgeNotHelm { via: "kubectl" })
+            Err(Refused::BridgeNotEntered { via: "kubectl" })
         );
         let message = Refused::InBridge.to_string();
         assert!(message.contains("finish the migration first"), "{message}");

@@ -278,3 +278,99 @@ pub fn wait_enforced(server: &ApiServer, namespace: &str, current: &[Value]) {
         std::thread::sleep(Duration::from_millis(500));
     }
 }
+
+/// What a first install of split in one apply did.
+pub struct FirstInstall {
+    /// The apply's stderr when it was refused in part.
+    pub refused: Option<String>,
+    /// The guards bound before it (policy names).
+    pub guards: usize,
+    /// Whether both Deployments rolled out.
+    pub rolled_out: bool,
+}
+
+/// A first install of `topology` in one `kubectl apply` of `asogen
+/// template --create-namespace` (docs/topologies.md, "A first install of
+/// split"), on a namespace with nothing of ASO in it yet and every guard
+/// of that namespace bound and enforced beforehand, as a cluster where
+/// the guards came first would have them. Objects shared by the
+/// scenarios' namespaces (ClusterRoles and their bindings, the webhook
+/// configurations) are left out, as the other scenarios leave them out.
+pub fn first_install(topology: &Topology) -> FirstInstall {
+    let server = control_plane();
+    install_crds(server);
+    let namespace = server.fresh_namespace("rollout-first-install");
+    let mut args = topology.args(&namespace, None, &[]);
+    args.push("--create-namespace".into());
+    let guard_of_namespace = |o: &Value| {
+        o["kind"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("ValidatingAdmissionPolicy"))
+            && o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with(&namespace))
+    };
+    let all = render(&args);
+    let guards: Vec<Value> = all
+        .iter()
+        .filter(|o| guard_of_namespace(o))
+        .cloned()
+        .collect();
+    let install: Vec<Value> = all
+        .iter()
+        .filter(|o| {
+            o["metadata"]["namespace"] == namespace.as_str()
+                || o["kind"] == "Namespace"
+                || guard_of_namespace(o)
+        })
+        .cloned()
+        .collect();
+    let _agent = Agent::start(server, &namespace, &TIMING);
+    apply(server, &namespace, &guards).unwrap();
+    // enforced: a webhooks Deployment that leads, and a controller that
+    // rolls, are refused (server-side dry runs)
+    let breaches = [
+        (WEBHOOKS, "split-webhooks-no-leader-election"),
+        (CONTROLLER, "split-controller-never-rolls"),
+    ];
+    for (name, rule) in breaches {
+        let mut breach = all
+            .iter()
+            .find(|o| o["kind"] == "Deployment" && o["metadata"]["name"] == name)
+            .unwrap()
+            .clone();
+        if name == WEBHOOKS {
+            breach["spec"]["template"]["spec"]["containers"][0]["args"]
+                .as_array_mut()
+                .unwrap()
+                .push("--enable-leader-election".into());
+        } else {
+            breach["spec"]["strategy"] = serde_json::json!({"type": "RollingUpdate"});
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = server.kubectl(
+                &["create", "--dry-run=server", "-n", &namespace, "-f", "-"],
+                &stream(&[breach.clone()]),
+            );
+            if !out.status.success() && text(&out.stderr).contains(rule) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{rule} was never enforced: {}",
+                text(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    let refused = apply(server, &namespace, &install).err();
+    let rolled_out = [WEBHOOKS, CONTROLLER]
+        .iter()
+        .all(|name| rollout_status(server, &namespace, name, STEP_LIMIT));
+    FirstInstall {
+        refused,
+        guards: guards.len(),
+        rolled_out,
+    }
+}

@@ -181,6 +181,7 @@ impl Timeline {
         let chosen = |name: &str| deployments.is_none_or(|names| names.iter().any(|n| n == name));
         let scoped: Vec<_> = states.iter().filter(|d| chosen(&d.name)).collect();
         !scoped.is_empty()
+            && deployments.is_none_or(|names| all_seen(names, states))
             && scoped.iter().all(|d| d.complete && caught_up(d, written))
             && pods
                 .iter()
@@ -205,6 +206,7 @@ impl Timeline {
         let chosen = |name: &str| deployments.iter().any(|n| n == name);
         let scoped: Vec<_> = states.iter().filter(|d| chosen(&d.name)).collect();
         !scoped.is_empty()
+            && all_seen(deployments, states)
             && scoped.iter().all(|d| d.complete && caught_up(d, written))
             && pods
                 .iter()
@@ -583,6 +585,14 @@ impl Timeline {
 
 /// The generation each Deployment has after a write, by name.
 pub type Generations = BTreeMap<String, i64>;
+
+/// Whether the agent saw every Deployment named: one created by the write
+/// just made may not have reached its informer yet, and the others alone
+/// must not pass for all of them (a wait ended so before the webhooks
+/// Deployment of a migration's first step existed for the agent).
+fn all_seen(names: &[String], states: &[DeploymentState]) -> bool {
+    names.iter().all(|n| states.iter().any(|d| d.name == *n))
+}
 
 fn caught_up(d: &DeploymentState, written: &Generations) -> bool {
     written.get(&d.name).is_none_or(|g| d.generation >= *g)
