@@ -294,6 +294,35 @@ fn split_first_install_in_one_apply_is_refused_nothing() {
     assert!(first.rolled_out, "both Deployments roll out");
 }
 
+/// The new user's kubectl path, run as printed: a first install of split
+/// at the previous release through `upgrade-plan --via kubectl --profile
+/// split` (its refresh step included), then the version upgrade through
+/// the same command once the values lose the tag; every printed command
+/// succeeds in a shell, the guards bound all along, and the upgrade keeps
+/// I1 to I3.
+#[test]
+fn the_kubectl_plan_runs_as_printed_from_a_first_install_to_an_upgrade() {
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_asogen"))
+        .parent()
+        .unwrap();
+    let printed = one_shot::kubectl_path_as_printed(bin);
+    let why = printed.run.describe();
+    assert!(printed.failed.is_empty(), "{:#?}", printed.failed);
+    assert!(printed.ran >= 12, "{} commands", printed.ran);
+    let [installed, upgraded] = &printed.tags;
+    assert_eq!(
+        (installed.0.as_str(), installed.1.as_str()),
+        (scenario::PREVIOUS_TAG, scenario::PREVIOUS_TAG)
+    );
+    assert_eq!(upgraded.0, upgraded.1);
+    assert_ne!(upgraded.1, scenario::PREVIOUS_TAG);
+    let o = &printed.run.observation;
+    assert!(o.completed, "{why}");
+    assert_eq!(o.zero_endpoints_ms, 0, "I1 holds: {why}");
+    assert_eq!(o.stale_pods, 0, "I2 holds: {why}");
+    assert_eq!(o.controller_versions, 1, "I3 holds: {why}");
+}
+
 /// The careless one-shot apply of split on kubectl: the whole new-version
 /// manifest in one `kubectl apply`. The ordering guard refuses the
 /// controller's update and lets the rest through; the same apply after the

@@ -374,3 +374,122 @@ pub fn first_install(topology: &Topology) -> FirstInstall {
         rolled_out,
     }
 }
+
+/// What the kubectl plan's printed commands did, run as printed.
+pub struct AsPrinted {
+    /// Every command run, in order, with its exit code and output when it
+    /// failed.
+    pub failed: Vec<String>,
+    /// How many commands ran.
+    pub ran: usize,
+    /// The managers' image tags after the install, then after the upgrade
+    /// (webhooks, controller).
+    pub tags: [(String, String); 2],
+    /// The upgrade as the node agent saw it.
+    pub run: Run,
+}
+
+/// The new user's path of docs/topologies.md on kubectl, typed as the
+/// docs and the plan print it: in an empty folder, a values file with the
+/// previous release's tag; `asogen upgrade-plan --via kubectl --profile
+/// split -n NS -f my-values.yaml`, and every `$` line it prints run in a
+/// shell (asogen and kubectl on PATH), the first install with its
+/// refresh; then the tag taken out of the values file and the plan printed
+/// and run again, the version upgrade. The guards of the namespace come
+/// with the manifests (the webhook configurations and ClusterRoles too).
+pub fn kubectl_path_as_printed(asogen_dir: &std::path::Path) -> AsPrinted {
+    let server = control_plane();
+    install_crds(server);
+    let namespace = server.fresh_namespace("rollout-as-printed");
+    let work = tempfile::tempdir().unwrap();
+    let identity = "azureSubscriptionID: 00000000-0000-0000-0000-00000000000a\nazureTenantID: 00000000-0000-0000-0000-00000000000b\n";
+    let values = work.path().join("my-values.yaml");
+    std::fs::write(
+        &values,
+        format!("{identity}image:\n  tag: {PREVIOUS_TAG}\n"),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        asogen_dir.display(),
+        crate::common::python_tools().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut agent = Agent::start(server, &namespace, &TIMING);
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    let mut follow_the_plan = || {
+        let plan = crate::common::asogen_in(
+            work.path(),
+            &[
+                "upgrade-plan",
+                "--via",
+                "kubectl",
+                "--profile",
+                "split",
+                "-n",
+                &namespace,
+                "-f",
+                "my-values.yaml",
+            ],
+        );
+        assert!(plan.status.success(), "{}", text(&plan.stderr));
+        for command in text(&plan.stdout)
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("$ "))
+        {
+            ran += 1;
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .current_dir(work.path())
+                .env("PATH", &path)
+                .env("KUBECONFIG", &server.kubeconfig)
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                failed.push(format!(
+                    "`{command}`: {:?}\n{}{}",
+                    out.status.code(),
+                    text(&out.stdout),
+                    text(&out.stderr)
+                ));
+            }
+        }
+    };
+    let tags = |server: &ApiServer| {
+        let tag = |name| {
+            let image = manager_image(server, &namespace, name);
+            image.rsplit(':').next().unwrap_or_default().to_string()
+        };
+        (tag(WEBHOOKS), tag(CONTROLLER))
+    };
+    follow_the_plan();
+    let installed = tags(server);
+    std::fs::write(&values, identity).unwrap();
+    let start = now_ms();
+    follow_the_plan();
+    let upgraded = tags(server);
+    let target = upgraded.1.clone();
+    let written = generations(server, &namespace);
+    let timeline = agent
+        .wait_for(STEP_LIMIT, |t| t.rolled_out_since(&target, None, &written))
+        .unwrap_or_else(|| agent.timeline());
+    let outcome = if failed.is_empty() {
+        Outcome::Done
+    } else {
+        Outcome::Refused(failed.join("\n"))
+    };
+    AsPrinted {
+        failed,
+        ran,
+        tags: [installed, upgraded],
+        run: Run {
+            start,
+            observation: timeline.observe(start, now_ms(), &target, &written),
+            outcome,
+            timeline,
+            agent,
+        },
+    }
+}
