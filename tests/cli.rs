@@ -243,6 +243,45 @@ fn every_rule_values_can_break_has_a_case() {
     }
 }
 
+/// Each rule a case breaks is reported at the line that says so, the key
+/// that breaks it: a case marks that line `# <- RULE-ID` (several ids
+/// when one key breaks several rules), and every expected rule has its
+/// mark.
+#[test]
+fn every_rule_breach_is_reported_at_the_line_of_the_key_that_breaks_it() {
+    let mut checked = 0;
+    for (path, expect) in cases() {
+        let Expect::Rules(ids) = expect else {
+            continue;
+        };
+        let name = path.display();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let marked = |rule: &str| -> Vec<u64> {
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| {
+                    line.split_once("# <- ")
+                        .is_some_and(|(_, ids)| ids.split_whitespace().any(|id| id == rule))
+                })
+                .map(|(i, _)| i as u64 + 1)
+                .collect()
+        };
+        let (_, diagnostics) = json_diagnostics(&path);
+        for id in &ids {
+            let lines = marked(id);
+            assert_eq!(lines.len(), 1, "{name}: one line marked `# <- {id}`");
+            let reported: Vec<u64> = diagnostics
+                .iter()
+                .filter(|d| d["rule"] == id.as_str())
+                .filter_map(|d| d["line"].as_u64())
+                .collect();
+            assert_eq!(reported, lines, "{name}: {id} reported at its key's line");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked} breaches");
+}
+
 #[test]
 fn a_broken_file_names_file_line_column_key_rules_and_help() {
     let dir = tempfile::tempdir().unwrap();
