@@ -162,11 +162,12 @@ fn docs_commands_lists_every_command() {
 }
 
 /// Every repository path the docs quote (`src/...`, `tests/...` in
-/// backticks) and every relative link exists.
+/// backticks) and every relative link exists, and every item quoted as
+/// `path::name` (a test, a table, a constant) is named in that file.
 #[test]
 fn every_path_the_docs_quote_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    const TOP: [&str; 10] = [
+    const TOP: [&str; 12] = [
         "src/",
         "tests/",
         "values/",
@@ -177,8 +178,11 @@ fn every_path_the_docs_quote_exists() {
         "evidence/",
         "docs/",
         "examples/",
+        "crates/",
+        "xtask/",
     ];
     let mut missing = Vec::new();
+    let mut items = 0;
     for (page, text) in doc_pages() {
         let base = if page.starts_with("docs/") {
             root.join("docs")
@@ -192,6 +196,17 @@ fn every_path_the_docs_quote_exists() {
                 continue;
             };
             if !TOP.iter().any(|top| path.starts_with(top)) {
+                continue;
+            }
+            // `tests/cli.rs::a_test`: the file names the item
+            if let Some((file, item)) = path.split_once("::") {
+                items += 1;
+                let named = std::fs::read_to_string(root.join(file)).is_ok_and(|source| {
+                    source.contains(&format!("fn {item}(")) || source.contains(&format!(" {item}:"))
+                });
+                if !named {
+                    missing.push(format!("{page}: `{file}::{item}`"));
+                }
                 continue;
             }
             let path = path
@@ -220,4 +235,5 @@ fn every_path_the_docs_quote_exists() {
         "the docs name paths that do not exist:\n{}",
         missing.join("\n")
     );
+    assert!(items >= 20, "docs/architecture.md names its tests: {items}");
 }
