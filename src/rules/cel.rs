@@ -89,14 +89,10 @@ pub fn manager_containers(spec: &str) -> String {
 /// The field a condition reads in the cluster: the one its values key is
 /// written as ([`crate::roles::field_of`]); None for a values key with no
 /// such field (the feature gate is a value, `paused` a replica count of
-/// 0, the topology is resolved before: see `on_topology`) or whose rule
-/// the API server already validates itself (maxSurge and maxUnavailable
-/// both 0 is refused by its own Deployment validation; the webhooks'
-/// maxUnavailable is always 0, so it cannot catch a maxSurge of 0 there as
-/// it does for the pair).
+/// 0, the topology is resolved before: see `on_topology`). A rule the
+/// cluster does not check says so itself ([`super::InCluster`]).
 fn reads(condition: &Condition) -> Option<Field> {
     match *condition {
-        Condition::Value(RuleKey::MaxSurge | RuleKey::MaxUnavailable, _) => None,
         Condition::Value(key, _) => crate::roles::field_of(key.key()),
         Condition::Object(field, _) => Some(field),
         // Read by the change checks ([`change_checks`]), not a field.
@@ -236,12 +232,16 @@ fn any_of(parts: Vec<String>) -> String {
     parts.join(" || ")
 }
 
-/// The validations for one rule on `subject`: none when the rule cannot be
-/// checked there, else the rule over the alternatives of its breach that
+/// The validations for one rule on `subject`: none when the rule is not
+/// the guards' ([`super::InCluster`] says why) or cannot be checked there,
+/// else the rule over the alternatives of its breach that
 /// can be, preceded on `scale` by a freshness check when one of them reads
 /// `params`. A scale request changes only the replica count, so only
 /// alternatives that read it are checked on `scale`.
 pub fn rule_validations(rule: &Rule, subject: Subject, topology: Topology) -> Vec<Validation> {
+    if rule.in_cluster != super::InCluster::Guarded {
+        return Vec::new();
+    }
     let alternatives: Vec<(Vec<Condition>, Vec<String>)> = rule
         .breach
         .iter()

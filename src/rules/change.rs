@@ -324,6 +324,9 @@ fn refusal(rule: &Rule, role: Role, change: Change) -> (&'static str, String) {
 /// other than on the topology (no policy can read both).
 pub fn change_checks(rule: &Rule) -> Vec<ChangeCheck> {
     let mut checks: Vec<ChangeCheck> = Vec::new();
+    if rule.in_cluster != super::InCluster::Guarded {
+        return checks;
+    }
     for alternative in rule.breach {
         let changes: Vec<(Role, Change)> = alternative
             .iter()

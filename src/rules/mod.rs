@@ -236,6 +236,32 @@ pub struct Rule {
     pub breach: &'static [&'static [Condition]],
     /// The message, naming the values involved.
     pub message: fn(&RuleInputs) -> String,
+    /// How the cluster checks it: the guards, or why not
+    /// (`every_rule_states_how_the_cluster_checks_it` holds it to the
+    /// policies generated).
+    pub in_cluster: InCluster,
+}
+
+/// How the cluster checks a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InCluster {
+    /// The admission policies generated from its breach refuse it.
+    Guarded,
+    /// The API server refuses the breach by itself: why.
+    ByTheApiServer(&'static str),
+    /// Admission cannot see the breach: why.
+    NotVisible(&'static str),
+}
+
+impl InCluster {
+    /// The enforcement table's words for it.
+    pub fn describe(self) -> String {
+        match self {
+            InCluster::Guarded => "the guards".into(),
+            InCluster::ByTheApiServer(why) => format!("the API server: {why}"),
+            InCluster::NotVisible(why) => format!("not visible to admission: {why}"),
+        }
+    }
 }
 
 impl Rule {
@@ -289,6 +315,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "ha-requires-recreate",
         roles: CONTROLLER,
+        in_cluster: InCluster::Guarded,
         summary: "replicaCount > 1 requires strategy.type: Recreate",
         reason: "one pod serves both the control loop and the conversion webhooks; during a rolling update with 2+ replicas an old pod keeps serving webhooks that cannot convert the storage version the new leader writes, so conversions routed to it fail until the rollout ends; with ASO 2.20.0's leader election it breaks either way, as observed in the rollout harness: when the new pod wins the Lease the old pods refuse its storage version, otherwise the new pod waits for the Lease and the upgrade never finishes",
         help: "set strategy.type: Recreate, or replicaCount: 1 with featureGates.singleReplicaRollingUpdate: true",
@@ -308,6 +335,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "recreate-forbids-rolling-update",
         roles: CONTROLLER,
+        in_cluster: InCluster::Guarded,
         summary: "with strategy.type: Recreate, strategy.rollingUpdate must be absent (or null)",
         reason: "the API server refuses a Deployment with type Recreate and a rollingUpdate block (`spec.strategy.rollingUpdate: Forbidden`), which is how Flux and other server-side-apply users were blocked on upgrade",
         help: "remove strategy.rollingUpdate",
@@ -324,6 +352,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "rolling-update-needs-feature-gate",
         roles: CONTROLLER,
+        in_cluster: InCluster::NotVisible(
+            "the feature gate is a chart value that no field of the Deployment carries",
+        ),
         summary: "strategy.type: RollingUpdate requires featureGates.singleReplicaRollingUpdate: true",
         reason: "a rolling update can keep webhooks up only with one replica (old and new pods never serve webhooks side by side as two leaders), and only through changes that keep ASO's version: a version upgrade of that shape does not finish (the new pod's CRD step waits for the leader-election Lease the old pod holds, so it is never Ready; observed with ASO 2.20.0's manager); the gate makes that choice explicit",
         help: "set featureGates.singleReplicaRollingUpdate: true (single replica only; upgrade ASO's version with strategy.type: Recreate or topology: split), or use strategy.type: Recreate",
@@ -344,6 +375,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "replica-count-positive",
         roles: CONTROLLER,
+        in_cluster: InCluster::Guarded,
         summary: "replicaCount >= 1",
         reason: "with no replica the operator and its webhooks are down, and every create or update of an ASO resource is refused by the API server",
         help: "set replicaCount: 2 (the default) or 1",
@@ -359,6 +391,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "rolling-update-makes-progress",
         roles: CONTROLLER,
+        in_cluster: InCluster::ByTheApiServer(
+            "its own Deployment validation refuses maxSurge and maxUnavailable both 0",
+        ),
         summary: "strategy.rollingUpdate.maxSurge and maxUnavailable are not both 0",
         reason: "a rolling update that may neither add a pod nor remove one can never progress; the API server refuses such a Deployment",
         help: "set strategy.rollingUpdate.maxSurge: 1 (the default) and maxUnavailable: 0",
@@ -384,6 +419,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-unavailable",
         roles: WEBHOOKS,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), the webhooks Deployment keeps a ready pod through every update: split.webhooks.replicaCount >= 1, split.webhooks.maxSurge >= 1, and in the cluster strategy RollingUpdate with maxUnavailable 0",
         reason: "the webhook Service sends every admission and conversion request to the webhook pods; with no replica, or a rolling update that must take an old pod away before its replacement is ready (no surge, or maxUnavailable above 0, or Recreate), it has no ready endpoint and the API server refuses every request for an ASO resource",
         help: "set split.webhooks.replicaCount: 2 (the default) or more and split.webhooks.maxSurge: 1 (the default); in the cluster, keep the webhooks Deployment's strategy as rendered",
@@ -422,6 +458,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-never-apply-crds",
         roles: WEBHOOKS,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager runs with --crd-management=none (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a pod that applies CRDs in a rolling Deployment writes new storage versions while old webhook pods are still endpoints, and an old pod that restarts mid-rollout writes its older CRDs back; only the controller, replaced with Recreate after the webhooks rolled out, applies them",
         help: "keep --crd-management=none, as rendered, among the webhooks Deployment's container args, with no command and no argument that is not a flag (nothing after --)",
@@ -435,6 +472,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-no-leader-election",
         roles: WEBHOOKS,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager runs without --enable-leader-election (flags it can be seen to parse: no command, every argument a --flag, no $(VAR))",
         reason: "a webhooks pod with leader election campaigns for the controllers' own lease in the same namespace from its start, before the controller's: with the webhooks' RBAC as rendered (no access to Leases) every campaign is refused and logged as an error every few seconds (observed with ASO 2.20.0's manager); with RBAC that allows it, a webhook pod holds the lease while the controller waits, so no control loop runs",
         help: "remove --enable-leader-election from the webhooks Deployment's container args, as rendered, with no command and no argument that is not a flag (nothing after --)",
@@ -448,6 +486,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-webhooks-operator-mode",
         roles: WEBHOOKS,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), every container of the webhooks Deployment that runs ASO's manager has AZURE_OPERATOR_MODE set to webhooks in its env, as a literal value",
         reason: "in another mode a webhook pod also runs the control loops, with no leader election, beside the controller's: two managers would reconcile every resource (invariant I3 of docs/split-topology.md)",
         help: "keep the webhooks Deployment's env entry AZURE_OPERATOR_MODE: webhooks as rendered: a literal value, not a reference, and no second entry of that name (a Secret or ConfigMap the container takes its whole environment from cannot override it: the entry takes precedence)",
@@ -464,6 +503,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-controller-operator-mode",
         roles: CONTROLLER,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split, no container of the controller Deployment that runs ASO's manager sets AZURE_OPERATOR_MODE to a literal other than watchers-and-webhooks",
         reason: "the controller is the one Deployment that runs the control loops: in mode webhooks none would run; a reference to the settings Secret passes, as the single topology's controller reads it there (the bridge of a Helm migration renders that controller, and the values rule split-no-operator-mode keeps the Secret's mode empty, which means watchers-and-webhooks)",
         help: "keep the controller Deployment's env entry AZURE_OPERATOR_MODE: watchers-and-webhooks as rendered",
@@ -485,6 +525,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-controller-never-rolls",
         roles: CONTROLLER,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split, the controller Deployment's strategy is Recreate",
         reason: "a rolling update starts a controller of the new version while the old one still runs: with leader election, as rendered, the new pod's CRD step waits for the Lease the old controller holds, so it is never Ready and the update never finishes (observed with ASO 2.20.0's manager); without it, two versions would reconcile and the new one would apply CRDs under the old one's feet",
         help: "keep the controller Deployment's strategy as rendered (type Recreate, no rollingUpdate)",
@@ -495,6 +536,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-controller-replicas-positive",
         roles: CONTROLLER,
+        in_cluster: InCluster::NotVisible(
+            "a controller at 0 replicas is how split.controller.paused pauses it; the Deployment cannot tell a pause from a mistake",
+        ),
         summary: "with topology: split, split.controller.replicaCount >= 1 unless split.controller.paused is true",
         reason: "with no controller pod no control loop runs and no CRD is applied; scaling it to 0 is the upgrade's pause, which split.controller.paused says on purpose",
         help: "set split.controller.replicaCount: 2 (the default) or 1, or split.controller.paused: true to pause the controller",
@@ -514,6 +558,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-controller-after-webhooks",
         roles: BOTH,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), the controller Deployment changes its manager image, or starts from 0 replicas, only once the webhooks Deployment runs that image, has rolled out, and no webhook pod of an older image is left, terminating ones included",
         reason: "the new controller applies its CRDs as it starts: while webhook pods of the older version serve, they cannot convert the new storage versions, so a one-shot apply of a new version (`kubectl apply` of the whole manifest, one `helm upgrade`) would break conversion (invariant I2 of docs/split-topology.md); a terminating webhook pod still answers, through its pre-stop delay, on the connections the API server keeps open to it, so a rollout that `kubectl rollout status` calls complete is not enough (ASO's own manager refused conversions so in the rollout harness); for the same reason the webhooks never fall behind the controller",
         help: "apply the webhooks Deployment first and wait until it has rolled out and its old pods are gone (kubectl rollout status, then kubectl wait --for=jsonpath='{.status.terminatingReplicas}'=0 on it), then apply the controller again; asogen upgrade-plan prints the steps for your apply path",
@@ -550,6 +595,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-never-below-crds",
         roles: BOTH,
+        in_cluster: InCluster::Guarded,
         summary: "with topology: split (or bridge), neither Deployment moves its manager to a release older than the one that applied ASO's CRDs in the cluster (their app.kubernetes.io/version label; by semantic version tags, other tags are not compared)",
         reason: "a manager older than the CRDs cannot convert the storage versions the newer release wrote, and an older controller would apply its older CRDs back; each Deployment's write compared with the other Deployment alone lets a downgrade through as a sequence of allowed writes (the controller paused, moved back, the webhooks moved back, the controller started), while the CRDs hold the newest release the cluster ran",
         help: "ASO does not support going back once its CRDs moved on; if the two releases' CRDs are the same, downgrade with the guard off for that change (admissionPolicy.enable: false), controller first",
@@ -571,6 +617,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-no-multitenant",
         roles: BOTH,
+        in_cluster: InCluster::NotVisible(
+            "multitenant.enable chooses which objects are rendered, not a field of either Deployment",
+        ),
         summary: "topology: split (or bridge) does not combine with multitenant.enable: true",
         reason: "multi-tenant mode has its own cluster-wide webhooks Deployment and per-tenant watchers; splitting it too is not supported",
         help: "set topology: single, or multitenant.enable: false",
@@ -586,6 +635,9 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: "split-no-operator-mode",
         roles: BOTH,
+        in_cluster: InCluster::NotVisible(
+            "azureOperatorMode chooses the Deployments' modes, which the cluster checks as split-webhooks-operator-mode and split-controller-operator-mode",
+        ),
         summary: "with topology: split (or bridge), azureOperatorMode is left empty",
         reason: "with topology split each Deployment's operator mode is fixed by its role (webhooks, and watchers-and-webhooks for the controller); the one mode azureOperatorMode sets cannot be both",
         help: "remove azureOperatorMode (or set it to \"\")",
@@ -678,10 +730,11 @@ pub fn split_table() -> String {
 /// Where each rule is enforced, as Markdown, for docs/rules.md: by asogen,
 /// the schema and the chart guard when values can break it; in the
 /// cluster, by the admission policy of each [`cel::Subject`] of its roles'
-/// Deployments that has a validation for it.
+/// Deployments that has a validation for it, or not, and why
+/// ([`InCluster`]).
 pub fn enforcement_table() -> String {
     let mut out = String::from(
-        "| id | role | topology | asogen, schema, chart guard | Deployment guard | scale guard |\n| --- | --- | --- | --- | --- | --- |\n",
+        "| id | role | topology | asogen, schema, chart guard | Deployment guard | scale guard | in the cluster |\n| --- | --- | --- | --- | --- | --- | --- |\n",
     );
     let yes = |yes: bool| if yes { "yes" } else { "no" };
     let mark = |rule: &Rule, subject| {
@@ -694,13 +747,14 @@ pub fn enforcement_table() -> String {
         let roles: Vec<&str> = rule.roles.iter().map(|role| role.name()).collect();
         let topologies: Vec<&str> = rule.topologies().iter().map(|t| t.as_str()).collect();
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} | {} |\n",
             rule.id,
             roles.join(", "),
             topologies.join(", "),
             yes(!rule.values_breach().is_empty()),
             mark(rule, cel::Subject::Deployment),
             mark(rule, cel::Subject::Scale),
+            rule.in_cluster.describe(),
         ));
     }
     out
@@ -710,13 +764,49 @@ pub fn enforcement_table() -> String {
 mod tests {
     use super::*;
 
+    /// Each rule says how the cluster checks it, and the policies agree:
+    /// a rule of the guards has a validation or a change check on some
+    /// Deployment, subject and topology (a new rule about a field the CEL
+    /// cannot read fails here until it can, or until the rule says why
+    /// not); any other rule gives its reason and has none.
+    #[test]
+    fn every_rule_states_how_the_cluster_checks_it() {
+        for rule in RULES {
+            let guarded = [cel::Subject::Deployment, cel::Subject::Scale]
+                .into_iter()
+                .any(|subject| {
+                    change::checks_changes_on(rule, subject)
+                        || TOPOLOGIES
+                            .into_iter()
+                            .any(|t| !cel::rule_validations(rule, subject, t).is_empty())
+                });
+            match rule.in_cluster {
+                InCluster::Guarded => assert!(
+                    guarded,
+                    "rule {} says the guards check it, but no policy has a validation for it: \
+                     make its conditions readable in src/rules/cel.rs, or state InCluster::ByTheApiServer \
+                     or InCluster::NotVisible with the reason",
+                    rule.id
+                ),
+                InCluster::ByTheApiServer(why) | InCluster::NotVisible(why) => {
+                    assert!(why.len() > 20, "rule {}: say why ({why:?})", rule.id);
+                    assert!(!guarded, "rule {}", rule.id);
+                }
+            }
+        }
+    }
+
     /// The keys a rule's text names for people exist (a renamed or
     /// misspelt key in a summary, reason or help fails here).
     #[test]
     fn rule_texts_name_keys_that_exist() {
         let mut named = 0;
         for rule in RULES {
-            for text in [rule.summary, rule.reason, rule.help] {
+            let why = match rule.in_cluster {
+                InCluster::Guarded => "",
+                InCluster::ByTheApiServer(why) | InCluster::NotVisible(why) => why,
+            };
+            for text in [rule.summary, rule.reason, rule.help, why] {
                 for word in keys::mentioned_in(text) {
                     assert!(
                         keys::names_a_key(word),
