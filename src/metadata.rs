@@ -73,8 +73,10 @@ pub const BOTH_ROLES_LABEL: &str = "app.kubernetes.io/name";
 pub const IDENTITY_LABELS: &[&str] = &["aadpodidbinding", "azure.workload.identity/use"];
 
 /// The annotations the chart writes on the controller pods.
-pub const WRITTEN_POD_ANNOTATIONS: &[(&str, &str)] =
-    &[("kubectl.kubernetes.io/default-container", "manager")];
+pub const WRITTEN_POD_ANNOTATIONS: &[(&str, &str)] = &[(
+    "kubectl.kubernetes.io/default-container",
+    crate::roles::MANAGER_CONTAINER,
+)];
 
 /// Where a values map is written.
 #[derive(Debug, Clone, Copy)]

@@ -172,7 +172,115 @@ impl Field {
     }
 }
 
+/// The container of a Deployment that runs ASO's manager, by name (the
+/// in-cluster guards also recognise it by its image: `rules::cel`).
+pub const MANAGER_CONTAINER: &str = "manager";
+
 impl Field {
+    /// Every field, in the order of [`Field::path`].
+    pub const ALL: [Field; 26] = [
+        Field::Annotations,
+        Field::Replicas,
+        Field::MinReadySeconds,
+        Field::RevisionHistoryLimit,
+        Field::StrategyType,
+        Field::RollingUpdate,
+        Field::MaxSurge,
+        Field::MaxUnavailable,
+        Field::PodAnnotations,
+        Field::PodLabels,
+        Field::PodSecurityContext,
+        Field::PriorityClassName,
+        Field::NodeSelector,
+        Field::Tolerations,
+        Field::Affinity,
+        Field::TopologySpreadConstraints,
+        Field::ImagePullSecrets,
+        Field::Volumes,
+        Field::Image,
+        Field::ManagerArgs,
+        Field::ManagerEnv,
+        Field::ManagerPorts,
+        Field::ManagerProbes,
+        Field::ManagerResources,
+        Field::ManagerSecurityContext,
+        Field::ManagerVolumeMounts,
+    ];
+
+    /// Its JSON pointer in a Deployment; None for a field of the manager
+    /// container, which is found by name ([`Field::read`]).
+    pub fn pointer(self) -> Option<String> {
+        let path = self.path();
+        (!path.contains('[')).then(|| format!("/{}", path.replace('.', "/")))
+    }
+
+    /// What the API server writes when the field is left out, where it
+    /// writes anything a rule or a check reads.
+    pub fn api_default(self) -> Option<serde_json::Value> {
+        match self {
+            Field::Replicas => Some(1.into()),
+            Field::StrategyType => Some("RollingUpdate".into()),
+            Field::MaxSurge | Field::MaxUnavailable => Some("25%".into()),
+            _ => None,
+        }
+    }
+
+    /// Its value in `deployment`, the API server's default when left out
+    /// (null when it has none). The manager's probes are an object of the
+    /// three (`livenessProbe`, `readinessProbe`, `startupProbe`).
+    pub fn read(self, deployment: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        let found = match self.pointer() {
+            Some(pointer) => deployment.pointer(&pointer).cloned(),
+            None => {
+                let manager = deployment
+                    .pointer("/spec/template/spec/containers")
+                    .and_then(Value::as_array)
+                    .and_then(|containers| {
+                        containers.iter().find(|c| c["name"] == MANAGER_CONTAINER)
+                    });
+                match (self, manager) {
+                    (_, None) => None,
+                    (Field::ManagerProbes, Some(manager)) => Some(Value::Object(
+                        ["livenessProbe", "readinessProbe", "startupProbe"]
+                            .into_iter()
+                            .filter_map(|p| Some((p.to_string(), manager.get(p)?.clone())))
+                            .collect(),
+                    )),
+                    (_, Some(manager)) => manager.get(self.name()).cloned(),
+                }
+            }
+        };
+        found
+            .filter(|value| !value.is_null())
+            .or_else(|| self.api_default())
+            .unwrap_or(Value::Null)
+    }
+
+    /// CEL that reads the field of the Deployment at `deployment` (a CEL
+    /// path: `object`, `oldObject`, `params`) with the API server's default
+    /// when it is left out, or, for a field without one, whether it is
+    /// there; None for a field of the manager container (read by the
+    /// guards as every container that runs the manager).
+    pub fn cel(self, deployment: &str) -> Option<String> {
+        // a container's field is found by name, not by path
+        self.pointer()?;
+        // `spec` is always there; every step below it may be left out
+        let steps: Vec<&str> = self.path().split('.').collect();
+        let present: Vec<String> = (2..=steps.len())
+            .map(|n| format!("has({deployment}.{})", steps[..n].join(".")))
+            .collect();
+        let present = present.join(" && ");
+        let value = format!("{deployment}.{}", self.path());
+        Some(match self.api_default() {
+            Some(serde_json::Value::String(text)) => {
+                format!("({present} ? {value} : '{text}')")
+            }
+            Some(default) => format!("({present} ? {value} : {default})"),
+            None => format!("({present})"),
+        })
+    }
+
     /// The field's own name (`labels`, `nodeSelector`).
     pub fn name(self) -> &'static str {
         let path = self.path();
@@ -222,6 +330,10 @@ pub enum Lands {
     /// It decides which of these fields, or which of their entries, are
     /// written, not their values (a mode, a switch).
     Decides(&'static [Field]),
+    /// Its value is written at the first field, and decides whether the
+    /// others are written (`strategy.type` and the rolling update block
+    /// that only RollingUpdate keeps).
+    AtDeciding(&'static [Field]),
 }
 
 /// One values key on the Deployments.
@@ -250,7 +362,7 @@ impl Binding {
     /// The fields the key lands on, whichever way.
     pub fn fields(&self) -> &'static [Field] {
         match self.lands {
-            Lands::At(fields) | Lands::Decides(fields) => fields,
+            Lands::At(fields) | Lands::Decides(fields) | Lands::AtDeciding(fields) => fields,
         }
     }
 }
@@ -284,7 +396,7 @@ const fn replacing(role: Role, key: Key, top: Key, lands: Lands) -> Binding {
 }
 
 use Field as F;
-use Lands::{At, Decides};
+use Lands::{At, AtDeciding, Decides};
 use Role::{Controller, Webhooks};
 
 /// Every values key the Deployments read, the roles it reaches and the
@@ -316,7 +428,16 @@ pub const BINDINGS: &[Binding] = &[
         At(&[F::MinReadySeconds]),
     ),
     every(keys::REVISION_HISTORY_LIMIT, At(&[F::RevisionHistoryLimit])),
-    only(Controller, keys::STRATEGY_TYPE, At(&[F::StrategyType])),
+    only(
+        Controller,
+        keys::STRATEGY_TYPE,
+        AtDeciding(&[
+            F::StrategyType,
+            F::RollingUpdate,
+            F::MaxSurge,
+            F::MaxUnavailable,
+        ]),
+    ),
     // The rolling parameters are dug out of `strategy.rollingUpdate`,
     // which may be left out or null.
     only(
@@ -563,7 +684,7 @@ pub fn lands_on(key: Key) -> String {
 /// the in-cluster guard reads in its place.
 pub fn field_of(key: Key) -> Option<Field> {
     match binding(key)?.lands {
-        Lands::At([field]) => Some(*field),
+        Lands::At([field]) | Lands::AtDeciding([field, ..]) => Some(*field),
         _ => None,
     }
 }

@@ -374,13 +374,25 @@ fn add_rules(schema: &mut Value) {
     map.insert("allOf".into(), Value::Array(rules::schema_rules()));
 }
 
-/// The schema object of the value at a JSON pointer of the instance, its
-/// references followed; None where the schema says nothing of it.
-fn node_at<'a>(schema: &'a Value, instance_pointer: &str) -> Option<&'a Value> {
+/// The schema object of the value at a JSON pointer of the instance, as
+/// written there (a documented reference keeps its `description` and
+/// `examples` beside the `$ref`: [`resolve`] follows it); None where the
+/// schema says nothing of it.
+pub fn node_at<'a>(schema: &'a Value, instance_pointer: &str) -> Option<&'a Value> {
     let mut node = schema;
     for segment in instance_pointer.split('/').skip(1) {
         node = resolve(schema, node);
-        node = match node.get("properties").and_then(|p| p.get(segment)) {
+        // a nullable object is an `anyOf` of the object and null
+        let alternatives = node
+            .get("anyOf")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|alternative| resolve(schema, alternative));
+        let property = std::iter::once(node)
+            .chain(alternatives)
+            .find_map(|n| n.get("properties").and_then(|p| p.get(segment)));
+        node = match property {
             Some(next) => next,
             None => match node.get("items") {
                 Some(items) if segment.parse::<usize>().is_ok() => items,
@@ -391,14 +403,14 @@ fn node_at<'a>(schema: &'a Value, instance_pointer: &str) -> Option<&'a Value> {
             },
         };
     }
-    Some(resolve(schema, node))
+    Some(node)
 }
 
 /// The property names a schema object allows at a JSON pointer of the
 /// instance (for "did you mean" on unknown keys).
 pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
     node_at(schema, instance_pointer)
-        .and_then(|node| node.get("properties"))
+        .and_then(|node| resolve(schema, node).get("properties"))
         .and_then(Value::as_object)
         .map(|props| props.keys().cloned().collect())
         .unwrap_or_default()
@@ -407,7 +419,7 @@ pub fn known_keys(schema: &Value, instance_pointer: &str) -> Vec<String> {
 /// The values a schema `enum` allows at a JSON pointer of the instance;
 /// None when the value there is not an enum.
 pub fn allowed_values(schema: &Value, instance_pointer: &str) -> Option<Vec<Value>> {
-    node_at(schema, instance_pointer)?
+    resolve(schema, node_at(schema, instance_pointer)?)
         .get("enum")?
         .as_array()
         .cloned()

@@ -8,6 +8,7 @@
 //! breaking: they are what went out as a one-line note in ASO 2.13.
 
 use crate::keys::Key;
+use crate::roles::Field;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -346,20 +347,20 @@ fn container_ports(object: &Value) -> BTreeSet<String> {
 }
 
 fn strategy_type(deployment: &Value) -> String {
-    // No strategy means the API server's default, RollingUpdate.
-    deployment
-        .pointer("/spec/strategy/type")
-        .and_then(Value::as_str)
-        .unwrap_or("RollingUpdate")
+    // No strategy means the API server's default.
+    Field::StrategyType
+        .read(deployment)
+        .as_str()
+        .unwrap_or_default()
         .to_string()
 }
 
 fn replicas(deployment: &Value) -> i64 {
-    // No replicas means the API server's default, 1.
-    deployment
-        .pointer("/spec/replicas")
-        .and_then(Value::as_i64)
-        .unwrap_or(1)
+    // No replicas means the API server's default.
+    Field::Replicas
+        .read(deployment)
+        .as_i64()
+        .unwrap_or_default()
 }
 
 fn deployment_changes(subject: &str, old: &Value, new: &Value, out: &mut Vec<Change>) {

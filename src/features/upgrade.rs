@@ -17,7 +17,7 @@ use crate::diagnostics::{Diagnostic, Severity};
 use crate::output::printable;
 use crate::read::Source;
 use crate::roles::OPERATOR_MODE_VARIABLE;
-use crate::rules::cel::MANAGER_CONTAINER;
+use crate::roles::{Field, MANAGER_CONTAINER};
 use crate::values::Topology;
 use helm_values::pointer::to_key_path;
 
@@ -165,7 +165,10 @@ impl Target {
     /// Reads a rendered Deployment, of the values' `topology`.
     fn from_deployment(deployment: &Value, topology: Topology) -> Target {
         Target {
-            replicas: deployment["spec"]["replicas"].as_i64().unwrap_or(1),
+            replicas: Field::Replicas
+                .read(deployment)
+                .as_i64()
+                .unwrap_or_default(),
             strategy: deployment["spec"]["strategy"].clone(),
             selector: deployment["spec"]["selector"].clone(),
             topology,
@@ -586,14 +589,19 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
             "pass the object as the API server returns it, not a manifest from disk",
         ));
     };
+    let type_at = at(&Field::StrategyType.pointer().expect("a Deployment field"));
+    // left out: the API server's default, for a hand-written object; a
+    // null is not what the API server returns
     let strategy_type = match strategy.get("type") {
-        // the API server's default, for a hand-written object
-        None => "RollingUpdate".to_string(),
+        None => Field::StrategyType
+            .api_default()
+            .and_then(|default| default.as_str().map(str::to_string))
+            .unwrap_or_default(),
         Some(Value::String(kind)) => kind.clone(),
         Some(other) => {
             return Err(live_error(
                 source,
-                &at("/spec/strategy/type"),
+                &type_at,
                 format!(
                     "spec.strategy.type is {other}, not a string; Kubernetes knows Recreate and RollingUpdate"
                 ),
@@ -604,7 +612,7 @@ pub fn read_live(source: &Source) -> Result<LiveDeployment, Box<Diagnostic>> {
     if strategy_type != "Recreate" && strategy_type != "RollingUpdate" {
         return Err(live_error(
             source,
-            &at("/spec/strategy/type"),
+            &type_at,
             format!(
                 "spec.strategy.type is {strategy_type}; Kubernetes knows Recreate and RollingUpdate"
             ),
@@ -790,9 +798,10 @@ fn outcome(live: &LiveDeployment, target: &Target, path: &ApplyPath) -> (Verdict
 /// The JSON patch that removes the stale block and sets the type in one
 /// request (the API server validates the patched object, so the pair is accepted together).
 pub fn remedy_patch() -> Value {
+    let pointer = |field: Field| field.pointer().expect("a Deployment field");
     json!([
-        {"op": "remove", "path": "/spec/strategy/rollingUpdate"},
-        {"op": "replace", "path": "/spec/strategy/type", "value": "Recreate"}
+        {"op": "remove", "path": pointer(Field::RollingUpdate)},
+        {"op": "replace", "path": pointer(Field::StrategyType), "value": "Recreate"}
     ])
 }
 

@@ -16,7 +16,7 @@ pub(super) mod change_guard;
 
 use serde_json::{Value, json};
 
-use super::names::{DEPLOYMENT, WEBHOOKS_DEPLOYMENT};
+use super::deployment_of;
 use super::{header, lit, resource};
 use crate::describe::tree::{field, json, map, text};
 use crate::describe::{Entry, Expr, Node, Resource};
@@ -36,25 +36,22 @@ const API_VERSION: &str = "admissionregistration.k8s.io/v1";
 /// and files of its two policies (a binding's file is its policy's with
 /// `admissionpolicybinding-`).
 struct Guard {
-    deployment: &'static str,
     /// Checks the Deployment.
     object: (&'static str, &'static str),
     /// Checks its `scale` subresource.
     scale: (&'static str, &'static str),
 }
 
-/// Which Deployment plays `role`, and the names of its guard. The
+/// The names of `role`'s guard ([`deployment_of`] names its Deployment). The
 /// controller's keep the names they had before there were roles, so an
 /// upgrade replaces them in place.
 fn guard_of(role: Role) -> Guard {
     match role {
         Role::Controller => Guard {
-            deployment: DEPLOYMENT,
             object: ("azureserviceoperator-deployment-guard", "deployment.yaml"),
             scale: ("azureserviceoperator-scale-guard", "scale.yaml"),
         },
         Role::Webhooks => Guard {
-            deployment: WEBHOOKS_DEPLOYMENT,
             object: ("azureserviceoperator-webhooks-guard", "webhooks.yaml"),
             scale: (
                 "azureserviceoperator-webhooks-scale-guard",
@@ -318,7 +315,7 @@ pub fn admission_policies() -> Vec<Resource> {
             policies.push(policy(
                 &format!("admissionpolicy-{file}"),
                 short,
-                guard.deployment,
+                deployment_of(role),
                 subject,
                 checks,
                 when.clone(),
@@ -328,7 +325,7 @@ pub fn admission_policies() -> Vec<Resource> {
             // one means the binding names the wrong object: refuse rather
             // than let every scale through unchecked.
             let param = (subject == Subject::Scale).then_some(Param {
-                by: ParamBy::Name(guard.deployment),
+                by: ParamBy::Name(deployment_of(role)),
                 when_missing: "Deny",
             });
             bindings.push(binding(

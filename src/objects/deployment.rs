@@ -392,7 +392,7 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         ],
     );
     let mut entries = vec![
-        text("name", "manager"),
+        text("name", roles::MANAGER_CONTAINER),
         json(
             "image",
             tpl(role, keys::IMAGE_REPOSITORY).or_default(default_image),

@@ -76,12 +76,23 @@ pub mod names {
 /// role serves the webhooks in the topology.
 pub fn role_of(kind: &str, name: &str) -> Option<Role> {
     match (kind, name) {
-        ("Deployment", names::WEBHOOKS_DEPLOYMENT)
-        | ("PodDisruptionBudget", names::WEBHOOKS_PDB) => Some(Role::Webhooks),
-        ("Deployment", names::DEPLOYMENT)
-        | ("PodDisruptionBudget", names::PDB)
-        | ("Service", names::METRICS_SERVICE) => Some(Role::Controller),
+        ("Deployment", _) => Role::ALL
+            .into_iter()
+            .find(|&role| deployment_of(role) == name),
+        ("PodDisruptionBudget", names::WEBHOOKS_PDB) => Some(Role::Webhooks),
+        ("PodDisruptionBudget", names::PDB) | ("Service", names::METRICS_SERVICE) => {
+            Some(Role::Controller)
+        }
         _ => None,
+    }
+}
+
+/// The name of `role`'s Deployment: the one table of role and Deployment
+/// (the controller's keeps upstream's name).
+pub const fn deployment_of(role: Role) -> &'static str {
+    match role {
+        Role::Controller => names::DEPLOYMENT,
+        Role::Webhooks => names::WEBHOOKS_DEPLOYMENT,
     }
 }
 

@@ -564,6 +564,287 @@ pub(crate) fn described(catalog: &Arc<Catalog>, release: &Release) -> Arc<Descri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+
+    /// Values of one key, each different from its default, from the
+    /// structural schema: its examples first, then by type (the other
+    /// boolean, an integer above the default, another enum value, a text,
+    /// a map or list with one entry built the same way). Bounded in depth
+    /// and count.
+    fn values_for(schema: &Value, node: &Value, default: &Value, depth: usize) -> Vec<Value> {
+        use serde_json::json;
+        // a documented reference keeps its examples beside the `$ref`
+        let examples = |node: &Value| -> Vec<Value> {
+            node.get("examples")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut out = examples(node);
+        let node = crate::schema::resolve(schema, node);
+        out.extend(examples(node));
+        if let Some(choices) = node.get("enum").and_then(Value::as_array) {
+            out.extend(choices.iter().cloned());
+        }
+        for alternative in node
+            .get("anyOf")
+            .or_else(|| node.get("oneOf"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            out.extend(values_for(schema, alternative, default, depth));
+        }
+        let types: Vec<&str> = match node.get("type") {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ if out.is_empty()
+                && !node
+                    .as_object()
+                    .is_some_and(|o| o.contains_key("properties")) =>
+            {
+                vec!["string", "integer"]
+            }
+            _ => Vec::new(),
+        };
+        for kind in types {
+            match kind {
+                "boolean" => out.extend([json!(true), json!(false)]),
+                "integer" => {
+                    let above = default.as_i64().map_or(3, |n| n + 1);
+                    out.extend([json!(above), json!(3), json!(1)]);
+                }
+                // a word, a percentage, a key=value pair
+                "string" => out.extend([json!("sentinel"), json!("30%"), json!("sentinel=on")]),
+                "object" if depth > 0 => {
+                    if let Some(entry) = node.get("additionalProperties").filter(|e| e.is_object())
+                    {
+                        for value in values_for(schema, entry, &Value::Null, depth - 1)
+                            .into_iter()
+                            .take(2)
+                        {
+                            out.push(json!({"example.com/sentinel": value}));
+                        }
+                    }
+                    let properties = node.get("properties").and_then(Value::as_object);
+                    let required: Vec<&str> = node
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    // every required property, or else each property alone
+                    let fill = |names: &[&str]| -> Option<Value> {
+                        let mut object = serde_json::Map::new();
+                        for name in names {
+                            let property = properties?.get(*name)?;
+                            let value = values_for(schema, property, &Value::Null, depth - 1)
+                                .into_iter()
+                                .next()?;
+                            object.insert(name.to_string(), value);
+                        }
+                        Some(Value::Object(object))
+                    };
+                    if !required.is_empty() {
+                        out.extend(fill(&required));
+                    } else if let Some(properties) = properties {
+                        for (name, property) in properties.iter().take(4) {
+                            for value in values_for(schema, property, &Value::Null, depth - 1)
+                                .into_iter()
+                                .take(3)
+                            {
+                                out.push(json!({ name.as_str(): value }));
+                            }
+                        }
+                    }
+                }
+                "array" if depth > 0 => {
+                    if let Some(items) = node.get("items") {
+                        for item in values_for(schema, items, &Value::Null, depth - 1)
+                            .into_iter()
+                            .take(2)
+                        {
+                            out.push(json!([item]));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.retain(|value| value != default && !value.is_null());
+        out.truncate(12);
+        out
+    }
+
+    /// The Deployments of a render, by role.
+    fn deployments(objects: &[Value]) -> BTreeMap<String, Value> {
+        objects
+            .iter()
+            .filter(|o| o["kind"] == "Deployment")
+            .map(|o| {
+                (
+                    o["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    o.clone(),
+                )
+            })
+            .collect()
+    }
+
+    /// Every row of `roles::BINDINGS` lands where it says: its key set to a
+    /// value of its own (from the schema), on top of each context a key
+    /// may need (the rolling single shape, metrics on), rendered in every
+    /// topology, changes a field the row names on every role it reaches,
+    /// no field it does not name on any Deployment, and nothing on a role it
+    /// does not reach. A row moved to the wrong field or role fails here.
+    #[test]
+    fn every_row_lands_at_its_fields_on_exactly_its_roles() {
+        use crate::roles::{BINDINGS, Field, Role};
+        use crate::values::Topology;
+        let schema = crate::schema::structural_schema_ref();
+        let checker = crate::check::Checker::new();
+        const CONTEXTS: [&str; 4] = [
+            "{}",
+            r#"{"replicaCount": 1, "featureGates": {"singleReplicaRollingUpdate": true}}"#,
+            r#"{"replicaCount": 1, "strategy": {"type": "RollingUpdate"}, "featureGates": {"singleReplicaRollingUpdate": true}}"#,
+            r#"{"metrics": {"enable": true, "secure": true}}"#,
+        ];
+        let render = |values: &Value| -> Option<BTreeMap<String, Value>> {
+            let source =
+                crate::read::parse_source("sentinel.yaml".into(), values.to_string()).ok()?;
+            let model = checker.check(&[source], "ns").ok()?;
+            Some(deployments(&Install::new(&model, ASOGEN).objects()))
+        };
+        let topologies = [Topology::Single, Topology::Split, Topology::Bridge];
+        let with_topology = |base: &Value, topology: Topology| {
+            let mut values = base.clone();
+            values["topology"] = topology.as_str().into();
+            values
+        };
+        for row in BINDINGS {
+            let key = row.key;
+            let pointer = key.pointer();
+            let node = crate::schema::node_at(schema, &pointer)
+                .unwrap_or_else(|| panic!("{}: not in the schema", key.path()));
+            let default = crate::values::default_of(key);
+            let candidates = values_for(schema, node, &default, 4);
+            // the first candidate and context with which the key changes
+            // some Deployment
+            let mut landed = None;
+            'search: for candidate in &candidates {
+                for context in CONTEXTS {
+                    let base: Value = serde_json::from_str(context).unwrap();
+                    let mut set = base.clone();
+                    let mut slot = &mut set;
+                    for part in key.path().split('.') {
+                        slot = &mut slot[part];
+                    }
+                    *slot = candidate.clone();
+                    let renders: Option<Vec<_>> = topologies
+                        .iter()
+                        .map(|&t| {
+                            Some((
+                                t,
+                                render(&with_topology(&base, t))?,
+                                render(&with_topology(&set, t))?,
+                            ))
+                        })
+                        .collect();
+                    let Some(renders) = renders else { continue };
+                    if renders.iter().any(|(_, before, after)| before != after) {
+                        landed = Some((candidate.clone(), context, renders));
+                        break 'search;
+                    }
+                }
+            }
+            // a key the release's controller cannot act on renders nothing
+            // (check/controller.rs warns of it): it must change nothing
+            let inert = candidates.iter().any(|candidate| {
+                let mut set = serde_json::json!({});
+                let mut slot = &mut set;
+                for part in key.path().split('.') {
+                    slot = &mut slot[part];
+                }
+                *slot = candidate.clone();
+                crate::read::parse_source("sentinel.yaml".into(), set.to_string())
+                    .map(|source| checker.warnings(&[source]))
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|d| d.keyword.as_deref() == Some("controller") && d.key == key.path())
+            });
+            if inert {
+                assert!(
+                    landed.is_none(),
+                    "{}: the controller cannot act on it, yet it changes a Deployment",
+                    key.path()
+                );
+                continue;
+            }
+            let (value, context, renders) = landed.unwrap_or_else(|| {
+                panic!(
+                    "{}: no value tried changes a Deployment ({candidates:?})",
+                    key.path()
+                )
+            });
+            let why = format!("{} = {value} over {context}", key.path());
+            let mut seen_on: Vec<Role> = Vec::new();
+            for (topology, before, after) in &renders {
+                for role in Role::ALL {
+                    let name = crate::objects::deployment_of(role);
+                    let (Some(old), Some(new)) = (before.get(name), after.get(name)) else {
+                        continue;
+                    };
+                    if !row.reaches(role) {
+                        assert_eq!(
+                            old,
+                            new,
+                            "{why}: changes the {} Deployment ({}), which its row does not reach",
+                            role.name(),
+                            topology.as_str()
+                        );
+                        continue;
+                    }
+                    let changed: Vec<Field> = Field::ALL
+                        .into_iter()
+                        .filter(|f| f.read(old) != f.read(new))
+                        .collect();
+                    // a field inside one the row names is the row's too,
+                    // and so is one that holds it (the rolling update block
+                    // changes with its maxSurge); the block's other fields
+                    // are fields of their own, checked on their own
+                    let inside = |inner: &Field, outer: &Field| {
+                        inner.path().starts_with(&format!("{}.", outer.path()))
+                    };
+                    let named = |field: &Field| {
+                        row.fields()
+                            .iter()
+                            .any(|f| f == field || inside(field, f) || inside(f, field))
+                    };
+                    for field in &changed {
+                        assert!(
+                            named(field),
+                            "{why}: changes {} of the {} Deployment ({}), a field its row does not name",
+                            field.path(),
+                            role.name(),
+                            topology.as_str()
+                        );
+                    }
+                    if !changed.is_empty() && !seen_on.contains(&role) {
+                        seen_on.push(role);
+                    }
+                }
+            }
+            for role in Role::ALL.into_iter().filter(|&r| row.reaches(r)) {
+                assert!(
+                    seen_on.contains(&role),
+                    "{why}: changes none of its row's fields ({:?}) on the {} Deployment in any topology",
+                    row.fields().iter().map(|f| f.path()).collect::<Vec<_>>(),
+                    role.name()
+                );
+            }
+        }
+    }
 
     #[test]
     fn object_texts_are_the_objects_written_whatever_came_before() {

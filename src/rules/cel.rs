@@ -52,8 +52,7 @@ pub struct Validation {
     pub message: String,
 }
 
-/// The container that runs ASO's manager, as every Deployment renders it.
-pub const MANAGER_CONTAINER: &str = "manager";
+pub use crate::roles::MANAGER_CONTAINER;
 
 /// CEL for the repository of the image reference `image` (a CEL string):
 /// the reference without its `@digest` and `:tag` (a `:` before the last
@@ -108,29 +107,17 @@ fn read(field: Field, subject: Subject) -> Option<String> {
         Subject::Deployment => "object",
         Subject::Scale => "params",
     };
-    let strategy = format!("{deployment}.spec.strategy");
-    let rolling = format!("{strategy}.rollingUpdate");
-    // A field of the rolling update parameters, 25% when left out.
-    let param = |name: &str| {
-        format!(
-            "(has({deployment}.spec.strategy) && has({rolling}) && has({rolling}.{name}) ? {rolling}.{name} : '25%')"
-        )
-    };
     Some(match field {
         // A Scale carries the new count as spec.replicas too, but leaves
         // it out when it is 0 (the field is not a pointer there).
-        Field::Replicas => match subject {
-            Subject::Deployment => "(has(object.spec.replicas) ? object.spec.replicas : 1)".into(),
-            Subject::Scale => "(has(object.spec.replicas) ? object.spec.replicas : 0)".into(),
-        },
-        Field::StrategyType => format!(
-            "(has({deployment}.spec.strategy) && has({strategy}.type) ? {strategy}.type : 'RollingUpdate')"
-        ),
-        Field::RollingUpdate => {
-            format!("(has({deployment}.spec.strategy) && has({strategy}.rollingUpdate))")
+        Field::Replicas if subject == Subject::Scale => {
+            "(has(object.spec.replicas) ? object.spec.replicas : 0)".into()
         }
-        Field::MaxSurge => param("maxSurge"),
-        Field::MaxUnavailable => param("maxUnavailable"),
+        Field::Replicas
+        | Field::StrategyType
+        | Field::RollingUpdate
+        | Field::MaxSurge
+        | Field::MaxUnavailable => field.cel(deployment)?,
         // The manager containers' argument lists, as a list of lists; a
         // container with a `command` starts with COMMAND_MARK, which
         // unreadable() takes as not a flag.

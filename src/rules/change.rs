@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::cel::{Subject, manager_containers};
 use super::{Change, Condition, Rule, RuleKey, TOPOLOGIES};
 use crate::catalog::CRD_VERSION_LABEL;
-use crate::roles::Role;
+use crate::roles::{Field, Role};
 use crate::values::Topology;
 
 /// What a policy reads beside the request's object.
@@ -182,7 +182,9 @@ fn reading(role: Role, change: Change) -> Reading {
             // webhook pod still answers, through its preStop delay, on the
             // connections the API server keeps open to it, as ASO's own
             // manager showed (docs/rollout-harness.md).
-            let want = "(has(params.spec.replicas) ? params.spec.replicas : 1)";
+            let want = Field::Replicas
+                .cel("params")
+                .expect("spec.replicas is not a container's");
             let complete = format!(
                 "{} >= params.metadata.generation && {} == {want} && {} == {want} && {} == {want} && (!has(params.status.terminatingReplicas) || params.status.terminatingReplicas == 0)",
                 status("observedGeneration"),

@@ -15,12 +15,12 @@
 
 use serde_json::{Value, json};
 
-use super::{Param, ParamBy, binding, cluster_header, enabled, guard_of, match_constraints};
+use super::{Param, ParamBy, binding, cluster_header, enabled, match_constraints};
 use crate::catalog::CRD_NAME_LABEL;
 use crate::describe::tree::{field, map, text};
 use crate::describe::{Expr, Resource};
 use crate::metadata::selector_labels;
-use crate::objects::{lit, resource, topology_is};
+use crate::objects::{deployment_of, lit, resource, topology_is};
 use crate::roles::Role;
 use crate::rules::RULES;
 use crate::rules::cel::Subject;
@@ -65,7 +65,7 @@ fn names_of(check: &ChangeCheck) -> (&'static str, &'static str) {
 fn param_of(peer: Peer) -> Option<Param> {
     let by = match peer {
         Peer::None => return None,
-        Peer::Deployment(role) => ParamBy::Name(guard_of(role).deployment),
+        Peer::Deployment(role) => ParamBy::Name(deployment_of(role)),
         Peer::Pods(role) => ParamBy::Labels(selector_labels(role)),
         Peer::Crds => ParamBy::Labels(&[CRD_NAME_LABEL]),
     };
@@ -99,7 +99,7 @@ fn policy(check: &ChangeCheck, when: &Expr) -> Resource {
         match_constraints(
             json!(check.operations),
             resource_name,
-            guard_of(check.role).deployment,
+            deployment_of(check.role),
         ),
     ];
     if let Some(kind) = param_kind(check.peer) {
