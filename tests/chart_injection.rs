@@ -405,20 +405,6 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
     );
 }
 
-/// Copies a folder (the generated chart) to `to`.
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn catalog_strings_past_the_grammar_are_still_data_to_the_real_helm_engine() {
     use asogen::catalog::Catalog;
@@ -447,7 +433,7 @@ fn catalog_strings_past_the_grammar_are_still_data_to_the_real_helm_engine() {
     // The chart printed from it, in a copy of the generated chart.
     let dir = tempfile::tempdir().unwrap();
     let chart_dir = dir.path().join("azure-service-operator");
-    copy_dir(std::path::Path::new(&chart()), &chart_dir);
+    common::copy_dir(std::path::Path::new(&chart()), &chart_dir);
     let mut model = Checker::new()
         .check(&[], "azureserviceoperator-system")
         .unwrap();

@@ -96,26 +96,13 @@ fn edit_yaml(path: &Path, edit: impl FnOnce(&mut Value)) {
     std::fs::write(path, serde_yaml::to_string(&value).unwrap()).unwrap();
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn chart_values_interface_changes_are_breaking() {
     let dir = tempfile::tempdir().unwrap();
     let chart = root().join("generated/charts/azure-service-operator");
     let (old, new) = (dir.path().join("old"), dir.path().join("new"));
-    copy_dir(&chart, &old);
-    copy_dir(&chart, &new);
+    common::copy_dir(&chart, &old);
+    common::copy_dir(&chart, &new);
     edit_yaml(&new.join("values.yaml"), |values| {
         let map = values.as_object_mut().unwrap();
         map.remove("azureSyncPeriod");

@@ -54,17 +54,9 @@ fn cases() -> Vec<Value> {
 
 /// What the evaluator gets from the guard's description on `case`.
 fn evaluated(case: &Value) -> Vec<String> {
-    fn to_floats(value: &mut Value) {
-        match value {
-            Value::Number(n) => *value = Value::from(n.as_f64().unwrap()),
-            Value::Array(items) => items.iter_mut().for_each(to_floats),
-            Value::Object(map) => map.values_mut().for_each(to_floats),
-            _ => {}
-        }
-    }
     let mut values = asogen::read::default_values();
     asogen::read::merge(&mut values, case);
-    to_floats(&mut values);
+    helm_values::merge::as_float64(&mut values);
     let capabilities = Capabilities::default();
     let scope = Scope {
         values: &values,

@@ -233,6 +233,26 @@ pub struct Step {
     pub commands: Vec<String>,
 }
 
+impl Step {
+    /// Step `number`: it always runs and applies `part`; what it sets,
+    /// waits for and runs is filled in by its plan.
+    fn new(number: usize, title: impl Into<String>, part: Part) -> Step {
+        Step {
+            number,
+            title: title.into(),
+            when: When::Always,
+            set: Vec::new(),
+            part,
+            waves: None,
+            delete: Vec::new(),
+            wait: Vec::new(),
+            drain: Vec::new(),
+            retry_seconds: None,
+            commands: Vec::new(),
+        }
+    }
+}
+
 /// An object to delete.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct ObjectRef {
@@ -446,17 +466,8 @@ pub fn plan(
     let ns = shell_word(&invocation.namespace);
     let helm = |extra: &str| helm_upgrade(invocation, extra);
     let step = |number: usize, title: &str, part: Part| Step {
-        number,
-        title: title.to_string(),
-        when: When::Always,
-        set: Vec::new(),
-        part,
-        waves: None,
-        delete: Vec::new(),
         wait: deployments(objects, part),
-        drain: Vec::new(),
-        retry_seconds: None,
-        commands: Vec::new(),
+        ..Step::new(number, title, part)
     };
     let mut notes = Vec::new();
     if shape.rolls_one_replica() {
@@ -633,17 +644,9 @@ pub fn migration(
         // Argo CD's one step writes its own commands below
         let commands = kubectl_apply(invocation.migration_manifest(via, from, number), &wait, &ns);
         Step {
-            number,
-            title: title.to_string(),
-            when: When::Always,
-            set: Vec::new(),
-            part,
-            waves: None,
-            delete: Vec::new(),
             wait,
-            drain: Vec::new(),
-            retry_seconds: None,
             commands,
+            ..Step::new(number, title, part)
         }
     };
     let delete_commands = |refs: &[ObjectRef]| -> Vec<String> {
@@ -763,18 +766,11 @@ fn bridge_migration(
             .filter(|o| o.kind == "Deployment")
             .map(|o| o.name.clone()),
     );
+    // numbered below, once the steps are known
     let step = |title: String, set: Vec<Setting>, wait: Vec<String>| Step {
-        number: 0,
-        title,
-        when: When::Always,
         set,
-        part: Part::All,
-        waves: None,
-        delete: Vec::new(),
         wait,
-        drain: Vec::new(),
-        retry_seconds: None,
-        commands: Vec::new(),
+        ..Step::new(0, title, Part::All)
     };
     let enter = step(
         match to {

@@ -6,8 +6,7 @@
 use serde_json::{Value, json};
 
 use super::names::{
-    DEPLOYMENT, METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET, WEBHOOKS_DEPLOYMENT,
-    WEBHOOKS_SERVICE_ACCOUNT,
+    METRICS_CERT_SECRET, SETTINGS_SECRET, WEBHOOK_CERT_SECRET, WEBHOOKS_SERVICE_ACCOUNT,
 };
 use super::settings::SECRET_ENV;
 use super::{
@@ -53,19 +52,25 @@ fn value(role: Role, key: Key) -> Expr {
 /// The health probes' port.
 const HEALTH_PORT: i64 = 8081;
 
+/// `role`'s Deployment down to its spec: its kind and name, its labels
+/// (the controller's as upstream's Deployment has them, the webhooks' with
+/// their role), and the annotations of `deploymentAnnotations`.
+fn deployment_header(role: Role) -> Vec<Entry> {
+    let name = super::deployment_of(role);
+    let annotations = vec![Entry::Yaml(
+        "annotations".into(),
+        value(role, keys::DEPLOYMENT_ANNOTATIONS),
+    )];
+    match role {
+        Role::Controller => header("apps/v1", "Deployment", name, true, annotations),
+        Role::Webhooks => role_header("apps/v1", "Deployment", name, annotations),
+    }
+}
+
 /// The Deployment.
 pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
     let role = Role::Controller;
-    let mut object = header(
-        "apps/v1",
-        "Deployment",
-        DEPLOYMENT,
-        true,
-        vec![Entry::Yaml(
-            "annotations".into(),
-            value(role, keys::DEPLOYMENT_ANNOTATIONS),
-        )],
-    );
+    let mut object = deployment_header(role);
     object.push(map(
         "spec",
         vec![
@@ -110,15 +115,7 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
 /// ready (its webhook port listening) before an old one goes.
 pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
     let role = Role::Webhooks;
-    let mut object = role_header(
-        "apps/v1",
-        "Deployment",
-        WEBHOOKS_DEPLOYMENT,
-        vec![Entry::Yaml(
-            "annotations".into(),
-            value(role, keys::DEPLOYMENT_ANNOTATIONS),
-        )],
-    );
+    let mut object = deployment_header(role);
     object.push(map(
         "spec",
         vec![

@@ -624,18 +624,10 @@ mod tests {
     /// chart's defaults with the file merged over them, every number a
     /// float64.
     fn as_helm_reads(case: &Value, floats: bool) -> Value {
-        fn to_floats(value: &mut Value) {
-            match value {
-                Value::Number(n) => *value = Value::from(n.as_f64().unwrap()),
-                Value::Array(items) => items.iter_mut().for_each(to_floats),
-                Value::Object(map) => map.values_mut().for_each(to_floats),
-                _ => {}
-            }
-        }
         let mut values = crate::read::default_values();
         crate::read::merge(&mut values, case);
         if floats {
-            to_floats(&mut values);
+            helm_values::merge::as_float64(&mut values);
         }
         values
     }

@@ -54,6 +54,22 @@ pub fn merge_maps(mut base: Map<String, Value>, overlay: Map<String, Value>) -> 
     base
 }
 
+/// Every number as Helm holds it after decoding YAML into Go's
+/// `map[string]interface{}`: a float64 (what templates and `fail` guards
+/// then compare and print).
+pub fn as_float64(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(float) = n.as_f64() {
+                *value = Value::from(float);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(as_float64),
+        Value::Object(map) => map.values_mut().for_each(as_float64),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

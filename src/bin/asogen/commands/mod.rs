@@ -172,6 +172,27 @@ fn error_line(err: &dyn Display) -> String {
     format!("error: {err}\n")
 }
 
+/// An output folder that cannot be written; the writer left it as it was
+/// (`render`, `release` and `template --out` write one).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", .out.display())]
+pub struct WriteFailed {
+    /// The output folder.
+    pub out: PathBuf,
+    /// What the writer refused or could not do.
+    pub source: output_folder::write::WriteError,
+}
+
+impl WriteFailed {
+    /// The error for `out`, for `map_err`.
+    pub fn at(out: &Path) -> impl Fn(output_folder::write::WriteError) -> WriteFailed + Copy + '_ {
+        move |source| WriteFailed {
+            out: out.to_path_buf(),
+            source,
+        }
+    }
+}
+
 /// Problems with values, and the sources they were found in.
 #[derive(Debug)]
 pub struct Problems {

@@ -5,11 +5,11 @@
 use std::path::PathBuf;
 
 use super::render::{render_error_code, render_error_report};
-use super::{Status, error_line};
+use super::{Status, WriteFailed, error_line};
 use crate::config::ReleaseConfig;
 use asogen::exit::EXIT_USAGE;
 use asogen::features::release::{self, ReleaseError, ReleaseRequest};
-use output_folder::write::{Accept, OutputFolder, WriteError};
+use output_folder::write::{Accept, OutputFolder};
 
 /// The largest chart repository index.yaml read for merging (Helm's own
 /// repositories hold a few MiB).
@@ -25,13 +25,8 @@ pub enum Error {
     #[error("{0}; nothing was written")]
     Build(#[from] ReleaseError),
     /// The output folder cannot be written.
-    #[error("cannot write {}: {source}", .out.display())]
-    Write {
-        /// The output folder.
-        out: PathBuf,
-        /// What the writer refused or could not do.
-        source: WriteError,
-    },
+    #[error(transparent)]
+    Write(#[from] WriteFailed),
 }
 
 impl super::Failure for Error {
@@ -58,10 +53,7 @@ pub fn run(config: &ReleaseConfig) -> Result<Status, Error> {
         return Err(Error::OutIsFile(config.out.clone()));
     }
     let out = &config.out;
-    let fail = |source| Error::Write {
-        out: out.clone(),
-        source,
-    };
+    let fail = WriteFailed::at(out);
     // Release writes a new folder, an empty one, its own earlier output or
     // a chart repository: the archives of other versions stay, index.yaml
     // gets the new version merged in.

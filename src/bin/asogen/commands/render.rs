@@ -5,13 +5,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Status, error_line, human};
+use super::{Status, WriteFailed, error_line, human};
 use crate::cli::RenderArgs;
 use asogen::exit::{EXIT_FAILED, EXIT_USAGE};
 use asogen::model::Release;
 use asogen::output::Stdout;
 use asogen::render::{self, Artifacts, CompareError, Have, RenderError};
-use output_folder::write::{Accept, MARKER, Marker, OutputFolder, WriteError};
+use output_folder::write::{Accept, MARKER, Marker, OutputFolder};
 
 /// Why `render` failed.
 #[derive(Debug, thiserror::Error)]
@@ -35,13 +35,8 @@ pub enum Error {
     #[error(transparent)]
     Compare(#[from] CompareError),
     /// The folder cannot be written; it is left as it was.
-    #[error("cannot write {}: {source}", .out.display())]
-    Write {
-        /// The output folder.
-        out: PathBuf,
-        /// What the writer refused or could not do.
-        source: WriteError,
-    },
+    #[error(transparent)]
+    Write(#[from] WriteFailed),
 }
 
 impl super::Failure for Error {
@@ -50,7 +45,7 @@ impl super::Failure for Error {
         match self {
             Error::Render(err) => render_error_code(err),
             Error::OutOfDate { .. } => EXIT_FAILED,
-            Error::Compare(_) | Error::Write { .. } => EXIT_USAGE,
+            Error::Compare(_) | Error::Write(_) => EXIT_USAGE,
         }
     }
 
@@ -184,10 +179,7 @@ fn update_command(config: &RenderArgs) -> String {
 /// earlier render wrote and keeping every other; an up-to-date folder is
 /// left untouched.
 fn write(out: &Path, profiles: Option<&Path>, artifacts: &Artifacts) -> Result<Status, Error> {
-    let fail = |source| Error::Write {
-        out: out.to_path_buf(),
-        source,
-    };
+    let fail = WriteFailed::at(out);
     let folder = OutputFolder::open(
         out,
         "render",

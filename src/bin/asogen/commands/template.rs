@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{FleetError, Problems, Status, ValuesError, error_line, human};
+use super::{FleetError, Problems, Status, ValuesError, WriteFailed, error_line, human};
 use crate::cli::TemplateFormat;
 use crate::config::{TemplateConfig, TemplateInput};
 use asogen::check::Checker;
@@ -16,7 +16,7 @@ use asogen::model::Release;
 use asogen::output::Stdout;
 use asogen::read::ValuesInput;
 use asogen::render::{self, objects};
-use output_folder::write::{Accept, OutputFolder, WriteError};
+use output_folder::write::{Accept, OutputFolder};
 
 /// Why `template` failed.
 #[derive(Debug, thiserror::Error)]
@@ -49,13 +49,8 @@ pub enum Error {
         help: String,
     },
     /// The output folder cannot be written; it is left as it was.
-    #[error("cannot write {}: {source}", .out.display())]
-    Write {
-        /// The output folder.
-        out: PathBuf,
-        /// What the writer refused or could not do.
-        source: WriteError,
-    },
+    #[error(transparent)]
+    Write(#[from] WriteFailed),
 }
 
 impl super::Failure for Error {
@@ -65,9 +60,7 @@ impl super::Failure for Error {
             Error::Values(err) => err.exit_code(),
             Error::Invalid(_) => EXIT_FAILED,
             Error::Fleet(err) => err.exit_code(),
-            Error::Collision { .. } | Error::Write { .. } | Error::NoSuchTemplate { .. } => {
-                EXIT_USAGE
-            }
+            Error::Collision { .. } | Error::Write(_) | Error::NoSuchTemplate { .. } => EXIT_USAGE,
         }
     }
 
@@ -243,10 +236,7 @@ fn write_templates(
         let path = format!("{chart}/templates/{file}");
         files.insert(path.clone(), format!("---\n# Source: {path}\n{text}"));
     }
-    let fail = |source| Error::Write {
-        out: dir.to_path_buf(),
-        source,
-    };
+    let fail = WriteFailed::at(dir);
     let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     let folder = OutputFolder::open(dir, "template", &inputs, Accept::Outputs).map_err(fail)?;
     folder.put_all(&files).map_err(fail)?;
@@ -275,10 +265,7 @@ fn fleet(
             dir: dir.to_path_buf(),
             name,
         })?;
-    let fail = |source| Error::Write {
-        out: out.to_path_buf(),
-        source,
-    };
+    let fail = WriteFailed::at(out);
     let mut inputs: Vec<&Path> = vec![dir];
     inputs.extend(shared.files.iter().map(PathBuf::as_path));
     let folder = OutputFolder::open(out, "template", &inputs, Accept::Outputs).map_err(fail)?;
