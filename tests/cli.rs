@@ -11,7 +11,7 @@ fn generated_folder_is_up_to_date() {
     assert_eq!(
         out.status.code(),
         Some(0),
-        "generated/ is stale; run `cargo run -- render`\n{}{}",
+        "generated/ is stale; run `cargo xtask regen`\n{}{}",
         text(&out.stdout),
         text(&out.stderr)
     );

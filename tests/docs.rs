@@ -69,6 +69,15 @@ fn the_split_design_lists_the_split_rules_as_built() {
 }
 
 #[test]
+fn the_split_design_lists_the_split_keys_as_built() {
+    doc_block(
+        "docs/split-topology.md",
+        "split-keys",
+        asogen::render::values_doc::split_values_table(),
+    );
+}
+
+#[test]
 fn the_docs_list_every_intended_difference_from_the_release() {
     let entries = differences();
     assert!(!entries.is_empty());

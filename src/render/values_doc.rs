@@ -264,6 +264,19 @@ fn type_name(root: &Value, node: &Value) -> String {
 /// or one absent by default (`strategy.rollingUpdate`, whose keys are
 /// then absent too); not `global`, which is Helm's.
 pub fn values_table() -> String {
+    values_table_of(|_| true)
+}
+
+/// The rows of [`values_table`] for `topology` and the `split.*` keys:
+/// docs/split-topology.md's values interface.
+pub fn split_values_table() -> String {
+    values_table_of(|key| {
+        key == keys::TOPOLOGY || key.path().starts_with(&format!("{}.", keys::SPLIT.path()))
+    })
+}
+
+/// [`values_table`]'s rows of the keys `shown` picks.
+fn values_table_of(shown: impl Fn(Key) -> bool) -> String {
     let mut out =
         String::from("| Key | Type | Default | Description |\n| --- | --- | --- | --- |\n");
     let table = key_table();
@@ -276,7 +289,7 @@ pub fn values_table() -> String {
     for row in &table {
         let key = row.key;
         let inside_absent = std::iter::successors(key.parent(), |k| k.parent()).any(absent);
-        if key == keys::GLOBAL || inside_absent {
+        if key == keys::GLOBAL || inside_absent || !shown(key) {
             continue;
         }
         let default = match (&row.default, key.has_children()) {
