@@ -651,6 +651,27 @@ pub fn replacement(role: Role, top: Key) -> Option<Key> {
         .map(|row| row.key)
 }
 
+/// The one key that reaches `role`'s Deployment alone, replaces no other,
+/// and is written at `field` (the split's `topologySpreadConstraints` of
+/// each role); panics unless exactly one row says so, so the Deployments
+/// read such a key from its row, not from a list of their own.
+pub fn own_key(role: Role, field: Field) -> Key {
+    let rows: Vec<&Binding> = BINDINGS
+        .iter()
+        .filter(|row| row.reach == Reach::Only(role) && row.replaces.is_none())
+        .filter(|row| matches!(row.lands, Lands::At([at]) if *at == field))
+        .collect();
+    match rows.as_slice() {
+        [row] => row.key,
+        _ => panic!(
+            "{} rows of roles::BINDINGS are the {} Deployment's own key at {}; one must be",
+            rows.len(),
+            role.name(),
+            field.path()
+        ),
+    }
+}
+
 /// The keys whose value decides a Deployment's topology: those landing on
 /// a topology field ([`Field::is_topology`]), the topology itself, and the
 /// feature gate that lets one replica roll.

@@ -314,10 +314,7 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     // otherwise, so one node's loss leaves a pod of each role (I4 of
     // docs/split-topology.md); the single topology's controller keeps
     // upstream's pod spec, which has no spread.
-    let key = match role {
-        Role::Controller => keys::SPLIT_CONTROLLER_TOPOLOGY_SPREAD_CONSTRAINTS,
-        Role::Webhooks => keys::SPLIT_WEBHOOKS_TOPOLOGY_SPREAD_CONSTRAINTS,
-    };
+    let key = roles::own_key(role, roles::Field::TopologySpreadConstraints);
     let labels = crate::metadata::selector_labels(role);
     let spread = Entry::If(
         value(role, key),
