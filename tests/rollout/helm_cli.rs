@@ -18,7 +18,7 @@ use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{chart, helm_cli, root, text, tool};
 use crate::one_shot::{CONTROLLER, RULE, WEBHOOKS, manager_image, rollout_status, wait_enforced};
-use crate::paths::{Outcome, generations};
+use crate::paths::Outcome;
 use crate::scenario::{
     PREVIOUS_TAG, Run, STEP_LIMIT, Topology, now_ms, version_of, webhook_deployments,
 };
@@ -191,10 +191,6 @@ pub fn one_helm_upgrade(topology: &Topology) -> HelmOneShot {
             std::thread::sleep(Duration::from_millis(200));
         }
     };
-    let written = generations(server, &namespace);
-    let timeline = agent
-        .wait_for(STEP_LIMIT, |t| t.rolled_out_since(&target, None, &written))
-        .unwrap_or_else(|| agent.timeline());
     HelmOneShot {
         first_ok: first.status.success(),
         first: first_stderr,
@@ -203,12 +199,13 @@ pub fn one_helm_upgrade(topology: &Topology) -> HelmOneShot {
         controller_pods_before_retry,
         reupgraded,
         controller_image: manager_image(server, &namespace, CONTROLLER),
-        run: Run {
-            start,
-            observation: timeline.observe(start, now_ms(), &target, &written),
-            outcome,
-            timeline,
+        run: Run::after_rollout(
+            server,
+            &namespace,
             agent,
-        },
+            (start, &target),
+            STEP_LIMIT,
+            outcome,
+        ),
     }
 }

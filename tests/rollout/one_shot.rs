@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::cluster::{Agent, TIMING, control_plane};
 use crate::common::apiserver::{ApiServer, install_crds};
 use crate::common::{asogen, text};
-use crate::paths::{KUBECTL, Outcome, Planned, Sequence, generations};
+use crate::paths::{KUBECTL, Outcome, Planned, Sequence};
 use crate::scenario::{
     PREVIOUS_TAG, Run, STEP_LIMIT, Topology, now_ms, version_of, webhook_deployments,
 };
@@ -186,7 +186,7 @@ pub fn one_shot(topology: &Topology, guarded: bool) -> OneShot {
 /// accepted. Each wait gives up after `limit`.
 pub fn apply_at_once(
     server: &ApiServer,
-    mut agent: Agent,
+    agent: Agent,
     namespace: &str,
     current: &[Value],
     (before, target): (&str, &str),
@@ -225,21 +225,11 @@ pub fn apply_at_once(
     } else {
         Outcome::GaveUp("the controller did not roll out".into())
     };
-    let written = generations(server, namespace);
-    let timeline = agent
-        .wait_for(limit, |t| t.rolled_out_since(target, None, &written))
-        .unwrap_or_else(|| agent.timeline());
     OneShot {
         first,
         controller_kept,
         reapplied,
-        run: Run {
-            start,
-            observation: timeline.observe(start, now_ms(), target, &written),
-            outcome,
-            timeline,
-            agent,
-        },
+        run: Run::after_rollout(server, namespace, agent, (start, target), limit, outcome),
     }
 }
 
@@ -415,7 +405,7 @@ pub fn kubectl_path_as_printed(asogen_dir: &std::path::Path) -> AsPrinted {
         crate::common::python_tools().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut agent = Agent::start(server, &namespace, &TIMING);
+    let agent = Agent::start(server, &namespace, &TIMING);
     let mut failed = Vec::new();
     let mut ran = 0;
     let mut follow_the_plan = || {
@@ -471,10 +461,6 @@ pub fn kubectl_path_as_printed(asogen_dir: &std::path::Path) -> AsPrinted {
     follow_the_plan();
     let upgraded = tags(server);
     let target = upgraded.1.clone();
-    let written = generations(server, &namespace);
-    let timeline = agent
-        .wait_for(STEP_LIMIT, |t| t.rolled_out_since(&target, None, &written))
-        .unwrap_or_else(|| agent.timeline());
     let outcome = if failed.is_empty() {
         Outcome::Done
     } else {
@@ -484,12 +470,13 @@ pub fn kubectl_path_as_printed(asogen_dir: &std::path::Path) -> AsPrinted {
         failed,
         ran,
         tags: [installed, upgraded],
-        run: Run {
-            start,
-            observation: timeline.observe(start, now_ms(), &target, &written),
-            outcome,
-            timeline,
+        run: Run::after_rollout(
+            server,
+            &namespace,
             agent,
-        },
+            (start, &target),
+            STEP_LIMIT,
+            outcome,
+        ),
     }
 }

@@ -431,6 +431,30 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run of a change that began at `start` with its writes done
+    /// (`outcome`): the agent's timeline once `target` rolled out (or when
+    /// `limit` passed), observed from `start` until now.
+    pub fn after_rollout(
+        server: &ApiServer,
+        namespace: &str,
+        mut agent: Agent,
+        (start, target): (i64, &str),
+        limit: Duration,
+        outcome: Outcome,
+    ) -> Run {
+        let written = generations(server, namespace);
+        let timeline = agent
+            .wait_for(limit, |t| t.rolled_out_since(target, None, &written))
+            .unwrap_or_else(|| agent.timeline());
+        Run {
+            start,
+            observation: timeline.observe(start, now_ms(), target, &written),
+            outcome,
+            timeline,
+            agent,
+        }
+    }
+
     /// A summary for assertion messages.
     pub fn describe(&self) -> String {
         let outcome = match &self.outcome {
