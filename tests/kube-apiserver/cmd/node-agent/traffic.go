@@ -150,7 +150,9 @@ func through(message string) string {
 //   - ca-bundle: the TLS handshake failed on the CA (the CRD's or the
 //     webhook configuration's CA bundle missing or stale);
 //   - pod-stopping: the connection to the pod was refused or reset, or it
-//     closed mid-request (a pod that stops serving);
+//     closed mid-request (a pod that stops serving: EOF, or Go's "use of
+//     closed network connection" for a request that shared the closed
+//     connection);
 //   - no-endpoint: the Service had no endpoint to route to;
 //   - other: anything else, kept with its text.
 func cause(message string) string {
@@ -163,7 +165,8 @@ func cause(message string) string {
 		return "no-endpoint"
 	case strings.Contains(message, "connection refused"), strings.Contains(message, "connection reset"),
 		strings.Contains(message, "no sandbox runs at"), strings.Contains(message, "ns/net"),
-		strings.Contains(message, "EOF"), strings.Contains(message, "broken pipe"):
+		strings.Contains(message, "EOF"), strings.Contains(message, "broken pipe"),
+		strings.Contains(message, "use of closed network connection"):
 		return "pod-stopping"
 	}
 	return "other"
