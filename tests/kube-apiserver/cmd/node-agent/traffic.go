@@ -74,19 +74,8 @@ func client(ctx context.Context, rgs dynamic.ResourceInterface, id int, every ti
 	case <-time.After(every * time.Duration(id) / users):
 	}
 	created := 0
-	last := time.Time{}
-	tick := time.NewTicker(burstEvery)
-	defer tick.Stop()
-	for n := 0; ; {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if time.Since(last) < every && time.Now().UnixMilli() > burstUntil.Load() {
-			continue
-		}
-		last = time.Now()
+	n := 0
+	paced(ctx, every, burstEvery, func() {
 		op := []string{"create", "update", "read"}[n%3]
 		if op == "create" && created >= maxObjects {
 			op = "update"
@@ -128,6 +117,26 @@ func client(ctx context.Context, rgs dynamic.ResourceInterface, id int, every ti
 			event["cause"] = cause(err.Error())
 		}
 		log.write(event)
+	})
+}
+
+// paced calls act once each `every`, and once each `fast` while a burst
+// lasts, until ctx ends: the one pace of the users and of the probe.
+func paced(ctx context.Context, every, fast time.Duration, act func()) {
+	last := time.Time{}
+	tick := time.NewTicker(fast)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if time.Since(last) < every && time.Now().UnixMilli() > burstUntil.Load() {
+			continue
+		}
+		last = time.Now()
+		act()
 	}
 }
 
@@ -181,22 +190,10 @@ func cause(message string) string {
 // every new connection that the Service's endpoints (as the proxy last
 // synced them) would refuse. Each is a "probe" event with the cause.
 func probe(ctx context.Context, client kubernetes.Interface, namespace, service, socket string, every time.Duration, log *eventLog) {
-	last := time.Time{}
-	tick := time.NewTicker(probeBurstEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if time.Since(last) < every && time.Now().UnixMilli() > burstUntil.Load() {
-			continue
-		}
-		last = time.Now()
+	paced(ctx, every, probeBurstEvery, func() {
 		svc, err := client.CoreV1().Services(namespace).Get(ctx, service, metav1.GetOptions{})
 		if err != nil || svc.Spec.ClusterIP == "" || len(svc.Spec.Ports) == 0 {
-			continue // not installed yet
+			return // not installed yet
 		}
 		target := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
 		err = dialThroughProxy(socket, target)
@@ -209,7 +206,7 @@ func probe(ctx context.Context, client kubernetes.Interface, namespace, service,
 			event["cause"] = cause(err.Error())
 		}
 		log.write(event)
-	}
+	})
 }
 
 // probeBurstEvery is the probe's interval in a burst: a 1 s window of the
