@@ -5,6 +5,7 @@ use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
+use crate::roles::Role;
 use crate::rules::{self, Violation};
 use crate::values::{IntOrPercent, StrategyType, Topology, Values};
 
@@ -60,6 +61,16 @@ pub enum Strategy {
     },
 }
 
+/// One Deployment of a [`Shape`]: its replica count (0 for a paused
+/// controller) and how it replaces its pods.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeploymentShape {
+    /// `spec.replicas`.
+    pub replicas: u32,
+    /// `spec.strategy`.
+    pub strategy: Strategy,
+}
+
 /// The Deployments of a topology, in the form their rules make valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shape {
@@ -103,6 +114,44 @@ impl Shape {
         }
     }
 
+    /// The Deployment of `role` as the shape makes it, None when the
+    /// topology has none: what the render must write (held by
+    /// `render::objects::tests::every_topology_renders_its_shape`).
+    pub fn deployment(&self, role: Role) -> Option<DeploymentShape> {
+        let webhooks = |replicas: &NonZeroU32, max_surge: &IntOrPercent| DeploymentShape {
+            replicas: replicas.get(),
+            strategy: Strategy::RollingUpdate {
+                max_surge: max_surge.clone(),
+                max_unavailable: IntOrPercent::Int(0),
+            },
+        };
+        match (self, role) {
+            (Shape::Single { replicas, strategy }, Role::Controller) => Some(DeploymentShape {
+                replicas: replicas.get(),
+                strategy: strategy.clone(),
+            }),
+            (Shape::Single { .. }, Role::Webhooks) => None,
+            (Shape::Split { controller, .. }, Role::Controller) => Some(DeploymentShape {
+                replicas: controller.map_or(0, NonZeroU32::get),
+                strategy: Strategy::Recreate,
+            }),
+            (
+                Shape::Split {
+                    webhooks: replicas,
+                    webhooks_max_surge,
+                    ..
+                }
+                | Shape::Bridge {
+                    webhooks: replicas,
+                    webhooks_max_surge,
+                    ..
+                },
+                Role::Webhooks,
+            ) => Some(webhooks(replicas, webhooks_max_surge)),
+            (Shape::Bridge { controller, .. }, Role::Controller) => controller.deployment(role),
+        }
+    }
+
     /// Whether it is the single-replica rolling shape: one Deployment of
     /// one replica, replaced surge-first.
     pub fn rolls_one_replica(&self) -> bool {
@@ -118,6 +167,9 @@ impl Shape {
 pub struct Model {
     /// The values it was built from (shape-checked).
     pub values: Values,
+    /// The same values as the chart's templates see `.Values`: written
+    /// once here, read by the rules and by every object's render.
+    pub json: serde_json::Value,
     /// The Deployments, as the topology lays them out.
     pub shape: Shape,
     /// The namespace of every namespaced object.
@@ -136,7 +188,8 @@ impl Model {
         catalog: Arc<Catalog>,
         release: Release,
     ) -> Result<Model, Vec<Violation>> {
-        let broken = rules::check(&values);
+        let json = serde_json::to_value(&values).expect("values serialize");
+        let broken = rules::check(&json);
         if !broken.is_empty() {
             return Err(broken);
         }
@@ -189,6 +242,7 @@ impl Model {
         };
         Ok(Model {
             values,
+            json,
             shape,
             namespace: namespace.to_string(),
             catalog,

@@ -50,7 +50,6 @@ pub const ASOGEN: Installer<'static> = Installer {
 pub struct Install<'a> {
     model: &'a Model,
     installer: Installer<'a>,
-    values: Value,
     described: Arc<Described>,
     /// Whether an earlier install used these descriptions: only then can
     /// the text cache hold anything for this one, so only then are the
@@ -69,7 +68,6 @@ impl<'a> Install<'a> {
         Install {
             model,
             installer,
-            values: serde_json::to_value(&model.values).expect("values serialize"),
             described,
             cached,
             layout: OnceLock::new(),
@@ -79,7 +77,7 @@ impl<'a> Install<'a> {
     /// The chart's inputs as asogen's own objects see them.
     fn scope(&self) -> Scope<'_> {
         Scope {
-            values: &self.values,
+            values: &self.model.json,
             namespace: &self.model.namespace,
             release_name: self.installer.instance,
             release_service: self.installer.managed_by,
@@ -690,6 +688,104 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// The replicas and strategy every Deployment is rendered with are
+    /// the model's `Shape` says, in every topology and profile: the
+    /// typed model and the chart's templates cannot disagree unseen.
+    #[test]
+    fn every_topology_renders_its_shape() {
+        use crate::model::Strategy;
+        use crate::roles::{Field, Role};
+        let checker = crate::check::Checker::new();
+        let mut cases: Vec<(String, String)> = crate::read::profiles::BUILTIN_PROFILES
+            .iter()
+            .map(|(name, text)| (format!("profile {name}"), text.to_string()))
+            .collect();
+        for (name, text) in [
+            ("defaults", "{}"),
+            ("three replicas", "replicaCount: 3"),
+            (
+                "one replica rolled by percentages",
+                "replicaCount: 1\nstrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 50%, maxUnavailable: 0}}\nfeatureGates: {singleReplicaRollingUpdate: true}",
+            ),
+            (
+                "split, 3 webhooks surging 50%",
+                "topology: split\nsplit: {webhooks: {replicaCount: 3, maxSurge: 50%}, controller: {replicaCount: 1}}",
+            ),
+            (
+                "split, controller paused",
+                "topology: split\nsplit: {controller: {paused: true}}",
+            ),
+            ("bridge", "topology: bridge"),
+            (
+                "bridge over one rolled replica",
+                "topology: bridge\nreplicaCount: 1\nstrategy: {type: RollingUpdate}\nfeatureGates: {singleReplicaRollingUpdate: true}",
+            ),
+        ] {
+            cases.push((name.to_string(), text.to_string()));
+        }
+        for (name, text) in cases {
+            let source = crate::read::parse_source(format!("{name}.yaml"), text).unwrap();
+            let model = checker
+                .check(&[source], "ns")
+                .unwrap_or_else(|d| panic!("{name}: {d:?}"));
+            let rendered = deployments(&Install::new(&model, ASOGEN).objects());
+            for role in Role::ALL {
+                let deployment = rendered.get(crate::objects::deployment_of(role));
+                let Some(shape) = model.shape.deployment(role) else {
+                    assert!(
+                        deployment.is_none(),
+                        "{name}: a {role:?} Deployment the shape has not"
+                    );
+                    continue;
+                };
+                let deployment =
+                    deployment.unwrap_or_else(|| panic!("{name}: no {role:?} Deployment"));
+                // as written, without the API server's defaults: the
+                // render must say what the shape says
+                let read = |field: Field| {
+                    let pointer = field.pointer().expect("a field of the spec");
+                    deployment.pointer(&pointer).cloned().unwrap_or_default()
+                };
+                let (kind, surge, unavailable) = match &shape.strategy {
+                    Strategy::Recreate => ("Recreate", Value::Null, Value::Null),
+                    Strategy::RollingUpdate {
+                        max_surge,
+                        max_unavailable,
+                    } => (
+                        "RollingUpdate",
+                        serde_json::to_value(max_surge).unwrap(),
+                        serde_json::to_value(max_unavailable).unwrap(),
+                    ),
+                };
+                let want = (
+                    Value::from(shape.replicas),
+                    Value::from(kind),
+                    surge,
+                    unavailable,
+                );
+                let got = (
+                    read(Field::Replicas),
+                    read(Field::StrategyType),
+                    read(Field::MaxSurge),
+                    read(Field::MaxUnavailable),
+                );
+                assert_eq!(
+                    got, want,
+                    "{name}: the {role:?} Deployment against the model's shape"
+                );
+                if kind == "Recreate" {
+                    // an explicit null, so that an apply clears a block an
+                    // earlier RollingUpdate left (docs/upgrading.md)
+                    assert_eq!(
+                        deployment.pointer("/spec/strategy/rollingUpdate"),
+                        Some(&Value::Null),
+                        "{name}: the {role:?} Deployment's rollingUpdate under Recreate"
+                    );
+                }
+            }
+        }
     }
 
     /// Every row of `roles::BINDINGS` lands where it says: its key set to a

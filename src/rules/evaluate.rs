@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use super::{KeyType, RULES, Rule, RuleKey, Test};
-use crate::values::Values;
 use go_semantics::flag as goflags;
 
 /// The value of every rule key, defaults applied (null is absent).
@@ -165,10 +164,10 @@ pub fn check_inputs(inputs: &RuleInputs) -> Vec<Violation> {
         .collect()
 }
 
-/// Checks every rule on shape-checked values.
-pub fn check(values: &Values) -> Vec<Violation> {
-    let json = serde_json::to_value(values).expect("values serialize");
-    let inputs = RuleInputs::read(&json).expect("typed values have typed rule keys");
+/// Checks every rule on shape-checked values, as the chart sees them
+/// ([`crate::model::Model::json`]).
+pub fn check(values: &Value) -> Vec<Violation> {
+    let inputs = RuleInputs::read(values).expect("typed values have typed rule keys");
     check_inputs(&inputs)
 }
 
