@@ -1,97 +1,12 @@
-//! Documentation generated from data stays current: the README's rule
-//! table is the rule table's own Markdown, docs/rules.md's table of where
-//! each rule is enforced is generated from it too, and the table of intended
-//! differences from the release in docs/artifacts.md is
-//! values/upstream-differences.yaml. `cargo xtask regen` rewrites them
-//! (it runs this with ASOGEN_REGEN=write).
+//! The docs say what is built: the paths and items they quote exist, the
+//! commands they list are the binary's, and the keys they name are keys.
+//! Their generated tables are `asogen::render::sourcegen`'s (written by
+//! `cargo xtask regen`, checked by the library's tests and CI).
 
-/// Checks (or rewrites) the block of `doc` (relative to the repository)
-/// between `<!-- NAME:begin -->` and `<!-- NAME:end -->`.
-fn doc_block(doc: &str, name: &str, table: String) {
-    let path = format!("{}/{doc}", env!("CARGO_MANIFEST_DIR"));
-    let contents = std::fs::read_to_string(&path).unwrap();
-    let begin = format!("<!-- {name}:begin -->\n");
-    let start = contents
-        .find(&begin)
-        .unwrap_or_else(|| panic!("{doc} has no {begin}"))
-        + begin.len();
-    let end = contents
-        .find(&format!("<!-- {name}:end -->"))
-        .unwrap_or_else(|| panic!("{doc} has no end marker for {name}"));
-    if contents[start..end] == table {
-        return;
-    }
-    if std::env::var("ASOGEN_REGEN").as_deref() == Ok("write") {
-        let updated = format!("{}{table}{}", &contents[..start], &contents[end..]);
-        std::fs::write(&path, updated).unwrap();
-    } else {
-        panic!("{doc}'s {name} table is stale; run `cargo xtask regen`. Expected:\n{table}");
-    }
-}
-
-#[test]
-fn the_readme_rule_table_is_generated_from_the_rules() {
-    doc_block("README.md", "rules", asogen::rules::markdown_table());
-}
-
-/// The entries of values/upstream-differences.yaml, then those of
-/// values/upstream-differences-split.yaml.
+/// The entries of values/upstream-differences*.yaml.
 fn differences() -> Vec<serde_json::Value> {
-    [
-        "upstream-differences.yaml",
-        "upstream-differences-split.yaml",
-    ]
-    .into_iter()
-    .flat_map(|file| {
-        let path = format!("{}/values/{file}", env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(&path).expect(&path);
-        serde_yaml::from_str::<Vec<serde_json::Value>>(&text).expect(&path)
-    })
-    .collect()
-}
-
-#[test]
-fn the_rules_page_says_where_each_rule_is_enforced() {
-    doc_block(
-        "docs/rules.md",
-        "enforcement",
-        asogen::rules::enforcement_table(),
-    );
-}
-
-#[test]
-fn the_split_design_lists_the_split_rules_as_built() {
-    doc_block(
-        "docs/split-topology.md",
-        "split-rules",
-        asogen::rules::split_table(),
-    );
-}
-
-#[test]
-fn the_split_design_lists_the_split_keys_as_built() {
-    doc_block(
-        "docs/split-topology.md",
-        "split-keys",
-        asogen::render::values_doc::split_values_table(),
-    );
-}
-
-#[test]
-fn the_docs_list_every_intended_difference_from_the_release() {
-    let entries = differences();
-    assert!(!entries.is_empty());
-    let mut table = String::from("| object | path | reason |\n| --- | --- | --- |\n");
-    for entry in entries {
-        let cell = |key: &str| entry[key].as_str().unwrap_or("(whole object)").to_string();
-        table.push_str(&format!(
-            "| `{}` | `{}` | {} |\n",
-            cell("object"),
-            cell("path"),
-            cell("reason")
-        ));
-    }
-    doc_block("docs/artifacts.md", "differences", table);
+    asogen::render::sourcegen::differences(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))
+        .unwrap_or_else(|err| panic!("{err}"))
 }
 
 /// A values key named in a difference's reason is a key of the key table

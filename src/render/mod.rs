@@ -7,10 +7,9 @@ pub mod objects;
 pub mod output;
 pub mod values_doc;
 
-#[cfg(test)]
 mod catalog_source;
-#[cfg(test)]
 mod keys_source;
+pub mod sourcegen;
 
 pub use output::{CompareError, Difference, Have, differences, write_file_atomically};
 

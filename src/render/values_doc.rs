@@ -388,7 +388,8 @@ mod tests {
         assert_eq!(
             listed,
             schema_keys(),
-            "src/keys/all.rs and the values schema differ; run `cargo xtask regen`"
+            "src/keys/all.rs and the values schema differ; {}",
+            crate::render::sourcegen::REMEDY
         );
         // The flag read from the schema: k8s-openapi types, not plain maps.
         assert!(keys::AFFINITY.is_kubernetes() && keys::EXTRA_ENV.is_kubernetes());

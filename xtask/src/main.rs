@@ -11,79 +11,41 @@
 //!
 //! `cargo xtask regen [--check]`: every file of the repository generated
 //! from its own data, written (or, with `--check`, compared) in one
-//! command. Each kind
-//! of file keeps its generator and its check where the data is; this runs
-//! them in the order their inputs need:
+//! command, in the order their inputs need:
 //!
 //! 1. `src/keys/all.rs` (from the values schema) and
-//!    `src/catalog/tables.rs` (from values/catalog.json): compiled into the
-//!    library, so they come first, from the library's unit tests, which
-//!    build without the tables' freshness check;
+//!    `src/catalog/tables.rs` (from values/catalog.json), which are
+//!    compiled into asogen: this process links the library with feature
+//!    `sourcegen`, which builds even with stale tables. When it writes
+//!    either, what comes next must be built from the new ones, so it runs
+//!    `cargo xtask regen` once more, a new build;
 //! 2. the docs' generated tables (the README's rules, docs/rules.md,
-//!    docs/split-topology.md, docs/artifacts.md), from tests/docs.rs;
-//! 3. `generated/`, from `asogen render` itself.
+//!    docs/split-topology.md, docs/artifacts.md);
+//! 3. `generated/`, by `asogen render` itself.
 //!
-//! Writing is asked of the generators with `ASOGEN_REGEN=write`; without
-//! it, as in `cargo test`, each only checks and names this command when
-//! its file is stale. `--check` writes nothing and exits 1 when anything
-//! is stale (CI runs it).
+//! 1 and 2 are `asogen::render::sourcegen`, written through its one
+//! `ensure_file_contents`; no test writes anything. `--check` writes
+//! nothing and exits 1 when anything is stale (CI runs it).
 
 use std::process::{Command, ExitCode};
 
-/// One step: what it regenerates, the cargo arguments that do it, and
-/// what it adds to them to only check (the tests check without
-/// `ASOGEN_REGEN`; `asogen render` takes `--check`).
-struct Step {
-    what: &'static str,
-    cargo: &'static [&'static str],
-    check: &'static [&'static str],
-}
-
-const STEPS: [Step; 3] = [
-    Step {
-        what: "src/keys/all.rs and src/catalog/tables.rs",
-        cargo: &[
-            "test",
-            "--locked",
-            "--quiet",
-            "--package",
-            "asogen",
-            "--lib",
-            "--",
-            "keys_source",
-            "catalog_source",
-        ],
-        check: &[],
-    },
-    Step {
-        what: "the docs' generated tables",
-        cargo: &[
-            "test",
-            "--locked",
-            "--quiet",
-            "--package",
-            "asogen",
-            "--test",
-            "docs",
-        ],
-        check: &[],
-    },
-    Step {
-        what: "generated/",
-        cargo: &[
-            "run",
-            "--locked",
-            "--quiet",
-            "--package",
-            "asogen",
-            "--bin",
-            "asogen",
-            "--",
-            "render",
-        ],
-        check: &["--check"],
-    },
+/// The cargo arguments of `asogen render`, which writes `generated/`
+/// (with `--check` after them, compares it).
+const RENDER: &[&str] = &[
+    "run",
+    "--locked",
+    "--quiet",
+    "--package",
+    "asogen",
+    "--bin",
+    "asogen",
+    "--",
+    "render",
 ];
+
+/// Set when this process is the second run, after the compiled-in
+/// sources were written: they must be current then.
+const AFTER_SOURCES: &str = "ASOGEN_XTASK_AFTER_SOURCES";
 
 /// The integration tests of the fast lane: each runs asogen and reads
 /// files, and nothing else (tests/common refuses them a tool under
@@ -167,37 +129,95 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    regen(&cargo, root, check)
+}
+
+/// `cargo xtask regen [--check]`.
+fn regen(cargo: &std::ffi::OsStr, root: &std::path::Path, check: bool) -> ExitCode {
+    use asogen::render::sourcegen::{self, Fresh, Generated, Place};
     let mut stale = Vec::new();
-    for step in &STEPS {
-        eprintln!(
-            "xtask: {} {}",
-            if check { "checking" } else { "regenerating" },
-            step.what
-        );
-        let mut command = Command::new(&cargo);
-        command.args(step.cargo).current_dir(root);
-        if check {
-            command.args(step.check);
-        }
-        if check {
-            command.env_remove("ASOGEN_REGEN");
-        } else {
-            command.env("ASOGEN_REGEN", "write");
-        }
-        match command.status() {
-            Ok(status) if status.success() => {}
-            Ok(_) if check => stale.push(step.what),
-            Ok(status) => {
-                eprintln!(
-                    "xtask: regenerating {} failed ({status}); see above",
-                    step.what
-                );
-                return ExitCode::FAILURE;
+    // Writes or checks each generated text, naming what it did.
+    let ensure = |all: Result<Vec<Generated>, String>, stale: &mut Vec<String>| {
+        let all = all.map_err(|err| format!("xtask: {err}"))?;
+        let mut written = false;
+        for generated in &all {
+            let name = match generated.place {
+                Place::File => generated.path.to_string(),
+                Place::Block(block) => format!("{} (block {block})", generated.path),
+            };
+            match sourcegen::ensure_file_contents(root, generated, !check)
+                .map_err(|err| format!("xtask: {err}"))?
+            {
+                Fresh::Current => {}
+                Fresh::Stale => stale.push(name),
+                Fresh::Written => {
+                    eprintln!("xtask: wrote {name}");
+                    written = true;
+                }
             }
+        }
+        Ok::<bool, String>(written)
+    };
+    eprintln!(
+        "xtask: {} the compiled-in sources",
+        if check { "checking" } else { "regenerating" }
+    );
+    let wrote_sources = match ensure(sourcegen::compiled_in(), &mut stale) {
+        Ok(written) => written,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if wrote_sources {
+        if std::env::var_os(AFTER_SOURCES).is_some() {
+            eprintln!(
+                "xtask: the compiled-in sources changed again after a rebuild; a generator is not deterministic"
+            );
+            return ExitCode::FAILURE;
+        }
+        eprintln!("xtask: the compiled-in sources changed: running again on a build of them");
+        return match Command::new(cargo)
+            .args(["xtask", "regen"])
+            .env(AFTER_SOURCES, "1")
+            .current_dir(root)
+            .status()
+        {
+            Ok(status) if status.success() => ExitCode::SUCCESS,
+            Ok(_) => ExitCode::FAILURE,
             Err(err) => {
                 eprintln!("xtask: cannot run cargo: {err}");
-                return ExitCode::FAILURE;
+                ExitCode::FAILURE
             }
+        };
+    }
+    eprintln!(
+        "xtask: {} the docs' tables",
+        if check { "checking" } else { "regenerating" }
+    );
+    if let Err(err) = ensure(sourcegen::docs(root), &mut stale) {
+        eprintln!("{err}");
+        return ExitCode::FAILURE;
+    }
+    eprintln!(
+        "xtask: {} generated/",
+        if check { "checking" } else { "regenerating" }
+    );
+    let mut render = Command::new(cargo);
+    render.args(RENDER).current_dir(root);
+    if check {
+        render.arg("--check");
+    }
+    match render.status() {
+        Ok(status) if status.success() => {}
+        Ok(_) if check => stale.push("generated/".into()),
+        Ok(status) => {
+            eprintln!("xtask: regenerating generated/ failed ({status}); see above");
+            return ExitCode::FAILURE;
+        }
+        Err(err) => {
+            eprintln!("xtask: cannot run cargo: {err}");
+            return ExitCode::FAILURE;
         }
     }
     if stale.is_empty() {
@@ -207,10 +227,7 @@ fn main() -> ExitCode {
         );
         ExitCode::SUCCESS
     } else {
-        eprintln!(
-            "xtask: stale: {}; run `cargo xtask regen`",
-            stale.join(", ")
-        );
+        eprintln!("xtask: stale: {}; {}", stale.join(", "), sourcegen::REMEDY);
         ExitCode::FAILURE
     }
 }

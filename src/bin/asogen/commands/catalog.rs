@@ -92,7 +92,7 @@ pub fn run<W: Write>(config: &CatalogImportArgs, stdout: &mut Stdout<W>) -> Resu
     // A build compiles the catalog in from Rust tables generated from it,
     // and refuses to build until they are regenerated.
     stdout.print(
-        "to compile it into asogen: `cargo test --locked --lib catalog_source` (writes src/catalog/tables.rs), then rebuild\n",
+        "to compile it into asogen: `cargo xtask regen` (writes src/catalog/tables.rs, then what is built from it)\n",
     );
     Ok(Status::Success)
 }
