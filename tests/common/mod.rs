@@ -523,7 +523,7 @@ fn cache_env() -> &'static CacheEnv {
     assert!(
         std::env::var_os("ASOGEN_FAST_LANE").is_none(),
         "this test runs an external tool, so it cannot be in the fast lane \
-         (xtask/src/main.rs FAST_LANE; docs/development.md)"
+         (tests/fast/; docs/development.md)"
     );
     ENV.get_or_init(|| {
         let script = root().join("tests/tools/cache-env");

@@ -4,7 +4,7 @@
 //! crash-loop), and every environment variable it sets is one the release
 //! sets.
 
-mod common;
+use crate::common;
 
 use asogen::catalog::Catalog;
 use common::{Expect, asogen, cases, text};

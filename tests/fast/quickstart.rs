@@ -5,7 +5,7 @@
 //! would; `kubectl apply` needs a cluster with cert-manager and is only
 //! checked to apply what `template` wrote).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -6,7 +6,7 @@
 //! (`validate` in every output format, `template`, `upgrade-check`), and
 //! no output, standard output or error, holds any part of the secret.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

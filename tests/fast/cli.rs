@@ -1,6 +1,6 @@
 //! The binary, run like a user runs it: render, check, validate, template.
 
-mod common;
+use crate::common;
 
 use common::{Expect, asogen, asogen_in, cases, text};
 use serde_json::Value;

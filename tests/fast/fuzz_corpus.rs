@@ -4,7 +4,7 @@
 //! back as exactly the objects rendered. The fuzzers themselves need
 //! cargo-fuzz (fuzz/run-short); this keeps what they found fixed.
 
-mod common;
+use crate::common;
 
 use asogen::check::Checker;
 use asogen::diagnostics;

@@ -122,7 +122,7 @@ fn every_path_the_docs_quote_exists() {
             if !TOP.iter().any(|top| path.starts_with(top)) {
                 continue;
             }
-            // `tests/cli.rs::a_test`: the file names the item
+            // `tests/fast/cli.rs::a_test`: the file names the item
             if let Some((file, item)) = path.split_once("::") {
                 items += 1;
                 let named = std::fs::read_to_string(root.join(file)).is_ok_and(|source| {

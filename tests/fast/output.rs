@@ -3,7 +3,7 @@
 //! `kill -9`, and fleet mode reports every entry it cannot read and
 //! streams its manifests (bounded memory).
 
-mod measure;
+use crate::measure;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

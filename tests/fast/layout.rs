@@ -11,7 +11,7 @@
 //! longest module the path names. A file's paths to its own folder's
 //! `mod.rs` (its parent module) are not edges: the folder's face declares
 //! the file, and the file sees the face's items as Rust's module tree gives
-//! them. `cargo test --test layout -- --nocapture` prints the figures.
+//! them. `cargo test --test fast layout:: -- --nocapture` prints the figures.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

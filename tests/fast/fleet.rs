@@ -1,6 +1,6 @@
 //! Fleet mode: `template --values-dir DIR --out DIR` and `validate --values-dir DIR`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! `asogen catalog import`: the catalog read back from what asogen renders,
 //! and from a small release manifest built here.
 
-mod common;
+use crate::common;
 
 use common::{asogen, text};
 

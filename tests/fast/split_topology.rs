@@ -6,7 +6,7 @@
 //! did not exist. Each check is a function over the rendered objects, shown
 //! to fail on a render broken the way it guards against.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! `asogen diff`: classification of changes between two artifact sets and
 //! the release notes' "Upgrade notes".
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! keep: the shared-style cases, the bad-input corpus, the fuzz corpora and
 //! the profiles. `render`, `template` and `validate` of one file use it.
 
-mod common;
+use crate::common;
 
 use asogen::check::Checker;
 use asogen::model::Release;

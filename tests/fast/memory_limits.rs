@@ -5,7 +5,7 @@
 //! every read, and a report prints from what was read, never reading a file
 //! again.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 
@@ -72,7 +72,7 @@ fn endless_input_stays_under_200_mib() {
     assert!(count >= 8, "{count} commands");
 }
 
-mod measure;
+use crate::measure;
 
 #[test]
 fn many_set_list_indexes_are_refused_at_once_under_200_mib() {

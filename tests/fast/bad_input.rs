@@ -10,7 +10,7 @@
 //! that the report must contain. Files that cannot carry the comment are in
 //! `HEADERLESS`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

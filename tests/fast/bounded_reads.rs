@@ -6,7 +6,7 @@
 //! index.yaml, diff, values files, upgrade-check's live file) refuses
 //! deep nesting and alias bombs at once with a line and column.
 
-mod measure;
+use crate::measure;
 
 use std::io::Write;
 use std::path::Path;
