@@ -157,6 +157,12 @@ include!("keys/all.rs");
 /// defaults do: a fact about the chart, not the schema, written here only.
 const TEMPLATED: &[Key] = &[IMAGE_REPOSITORY, METRICS_ADDRESS];
 
+/// The keys accepted and read by nothing, on purpose (their docs say so):
+/// `global`, which Helm sets for a subchart, and `image.kubeRBACProxy`,
+/// kept so that older values files still load. Every other key is read
+/// by an object or a rule (`render::objects`'s `every_values_key_is_read`).
+pub const ACCEPTED_UNUSED: &[Key] = &[GLOBAL, IMAGE_KUBE_RBAC_PROXY];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -690,6 +690,43 @@ mod tests {
             .collect()
     }
 
+    /// Every values key does something: some object of the install reads
+    /// it (itself, a key inside it, or the map it is in), or the rules do,
+    /// or it is one of the few accepted and unused on purpose
+    /// (`keys::ACCEPTED_UNUSED`). A key added with no read would be
+    /// accepted and do nothing.
+    #[test]
+    fn every_values_key_is_read() {
+        use chart_template::ast::Expr;
+        let resources =
+            crate::objects::resources(&crate::catalog::Catalog::builtin(), &Default::default());
+        let mut read: Vec<&str> = resources
+            .iter()
+            .flat_map(|resource| resource.inputs())
+            .filter_map(|input| match input {
+                Expr::Values(key) => Some(key.path()),
+                _ => None,
+            })
+            .collect();
+        read.extend(crate::rules::RuleKey::ALL.iter().map(|key| key.path()));
+        let unread: Vec<&str> = crate::keys::ALL
+            .iter()
+            .filter(|key| !crate::keys::ACCEPTED_UNUSED.contains(key))
+            .map(|key| key.path())
+            .filter(|path| {
+                !read.iter().any(|read| {
+                    read == path
+                        || read.starts_with(&format!("{path}."))
+                        || path.starts_with(&format!("{read}."))
+                })
+            })
+            .collect();
+        assert!(
+            unread.is_empty(),
+            "values keys nothing reads: {unread:?}; read each where it lands (src/objects/, with its BINDINGS row in src/roles.rs when it reaches a Deployment)"
+        );
+    }
+
     /// The replicas and strategy every Deployment is rendered with are
     /// the model's `Shape` says, in every topology and profile: the
     /// typed model and the chart's templates cannot disagree unseen.
