@@ -231,7 +231,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
                     .map(|(key, value)| text(*key, value)),
             )
             .collect();
-    if role == Role::Webhooks {
+    if roles::reaches(role, keys::SPLIT_WEBHOOKS_REFRESH_TOKEN) {
         // A new token changes the pod template: the webhook pods restart,
         // one by one, and serve the kinds whose CRDs exist now.
         annotations.push(when(
