@@ -219,6 +219,7 @@ impl Field {
     pub fn api_default(self) -> Option<serde_json::Value> {
         match self {
             Field::Replicas => Some(1.into()),
+            Field::RevisionHistoryLimit => Some(10.into()),
             Field::StrategyType => Some("RollingUpdate".into()),
             Field::MaxSurge | Field::MaxUnavailable => Some("25%".into()),
             _ => None,
@@ -259,9 +260,14 @@ impl Field {
 
     /// CEL that reads the field of the Deployment at `deployment` (a CEL
     /// path: `object`, `oldObject`, `params`) with the API server's default
-    /// when it is left out, or, for a field without one, whether it is
-    /// there; None for a field of the manager container (read by the
-    /// guards as every container that runs the manager).
+    /// when it is left out, or, for the rolling update block, whether it is
+    /// there. None for a field of the manager container (read by the
+    /// guards as every container that runs the manager), and for any other
+    /// field without a default: a test of its value against its presence
+    /// would be a CEL type error only the API server finds, so a rule on
+    /// it is refused in the fast lane
+    /// (`rules::tests::every_rule_states_how_the_cluster_checks_it`) until
+    /// [`Field::api_default`] says what an absent one means.
     pub fn cel(self, deployment: &str) -> Option<String> {
         // a container's field is found by name, not by path
         self.pointer()?;
@@ -277,7 +283,8 @@ impl Field {
                 format!("({present} ? {value} : '{text}')")
             }
             Some(default) => format!("({present} ? {value} : {default})"),
-            None => format!("({present})"),
+            None if self == Field::RollingUpdate => format!("({present})"),
+            None => return None,
         })
     }
 

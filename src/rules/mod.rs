@@ -784,8 +784,9 @@ mod tests {
                 InCluster::Guarded => assert!(
                     guarded,
                     "rule {} says the guards check it, but no policy has a validation for it: \
-                     make its conditions readable in src/rules/cel.rs, or state InCluster::ByTheApiServer \
-                     or InCluster::NotVisible with the reason",
+                     make its conditions readable in src/rules/cel.rs (a field it tests needs \
+                     Field::api_default in src/roles.rs, what the API server means when it is left out), \
+                     or state InCluster::ByTheApiServer or InCluster::NotVisible with the reason",
                     rule.id
                 ),
                 InCluster::ByTheApiServer(why) | InCluster::NotVisible(why) => {
