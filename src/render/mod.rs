@@ -213,6 +213,23 @@ pub fn render_all(
     profiles_dir: Option<&Path>,
     release: &Release,
 ) -> Result<Artifacts, RenderError> {
+    let mut all = Artifacts::new();
+    render_in_parts(profiles_dir, release, |part| {
+        all.extend(part);
+        Ok::<(), RenderError>(())
+    })?;
+    Ok(all)
+}
+
+/// [`render_all`] handed to `take` in parts (the chart, then each
+/// profile's manifest, base or component), each dropped once taken, so a
+/// writer holds one part at a time instead of every artifact. Every
+/// profile is checked before the first part; an error of `take` stops it.
+pub fn render_in_parts<E: From<RenderError>>(
+    profiles_dir: Option<&Path>,
+    release: &Release,
+    mut take: impl FnMut(Artifacts) -> Result<(), E>,
+) -> Result<(), E> {
     let listed = match profiles_dir {
         Some(dir) => profiles(dir)?,
         None => builtin_profiles(),
@@ -228,8 +245,10 @@ pub fn render_all(
 
     let mut artifacts = Artifacts::new();
     helm::render_chart_schema(&mut artifacts);
-    helm::render_chart_docs(release, &mut artifacts)?;
-    helm::render_chart_templates(&crate::catalog::Catalog::builtin(), release, &mut artifacts)?;
+    helm::render_chart_docs(release, &mut artifacts).map_err(RenderError::from)?;
+    helm::render_chart_templates(&crate::catalog::Catalog::builtin(), release, &mut artifacts)
+        .map_err(RenderError::from)?;
+    take(std::mem::take(&mut artifacts))?;
 
     let base = profiles
         .iter()
@@ -239,6 +258,7 @@ pub fn render_all(
     for ((profile, _), model) in profiles.iter().zip(&models) {
         let install = objects::Install::new(model, objects::ASOGEN);
         render_profile(profile, &install, model, &mut artifacts);
+        take(std::mem::take(&mut artifacts))?;
         if profile.name != BASE_PROFILE {
             // Only the objects that may differ from the base's are
             // evaluated again, and only for as long as the component takes.
@@ -250,9 +270,10 @@ pub fn render_all(
             let from: Vec<Value> = from.into_iter().flatten().collect();
             let to: Vec<Value> = to.into_iter().flatten().collect();
             kustomize::render_component(&profile.name, &from, &to, &mut artifacts);
+            take(std::mem::take(&mut artifacts))?;
         }
     }
-    Ok(artifacts)
+    Ok(())
 }
 
 /// The model of every profile, or the problems of the first invalid one.

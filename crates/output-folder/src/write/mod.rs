@@ -273,15 +273,26 @@ impl OutputFolder {
     /// is compared only if it is a regular file, read no further than
     /// its new contents' size.
     pub fn unchanged<C: AsRef<[u8]>>(&self, files: &BTreeMap<String, C>) -> bool {
-        if !(self.exists && self.owned.len() == files.len() && self.owned.iter().eq(files.keys())) {
-            return false;
-        }
-        let Ok(folder) = Folder::open(&self.out, true) else {
-            return false;
-        };
-        files
-            .iter()
-            .all(|(path, contents)| folder.holds(Path::new(path), contents.as_ref()))
+        self.owns_exactly(files.keys().map(String::as_str))
+            && files
+                .iter()
+                .all(|(path, contents)| self.holds(path, contents.as_ref()))
+    }
+
+    /// Whether the folder's marker names exactly `paths` (in order): with
+    /// [`OutputFolder::holds`] true of each, writing them would change
+    /// nothing.
+    pub fn owns_exactly<'p>(&self, paths: impl Iterator<Item = &'p str>) -> bool {
+        self.exists && self.owned.iter().map(String::as_str).eq(paths)
+    }
+
+    /// Whether the folder already holds `contents` at `path`, a regular
+    /// file asogen wrote, read no further than `contents`' size.
+    pub fn holds(&self, path: &str, contents: &[u8]) -> bool {
+        self.exists
+            && self.owned.contains(path)
+            && Folder::open(&self.out, true)
+                .is_ok_and(|folder| folder.holds(Path::new(path), contents))
     }
 
     /// Stages one file (`path` relative to the folder, `/`-separated).

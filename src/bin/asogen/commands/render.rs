@@ -1,6 +1,8 @@
-//! `asogen render`: every artifact rendered into memory, then written to
-//! the output folder in one atomic step or, with `--check`, compared with
-//! it and every difference printed as a unified diff.
+//! `asogen render`: every artifact written to the output folder in one
+//! atomic step, each part staged as it is rendered (so no more than one
+//! part is held at a time) or, with `--check`, rendered into memory,
+//! compared with the folder and every difference printed as a unified
+//! diff.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -81,13 +83,13 @@ pub(super) fn render_error_report(err: &RenderError) -> String {
     }
 }
 
-/// Renders every artifact, then writes or checks the output folder.
+/// Renders every artifact, and writes or checks the output folder.
 pub fn run<W: Write>(config: &RenderArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
-    let artifacts = render::render_all(config.profiles.as_deref(), &Release::default())?;
     if config.check {
+        let artifacts = render::render_all(config.profiles.as_deref(), &Release::default())?;
         check(config, &artifacts, stdout)
     } else {
-        write(&config.out, config.profiles.as_deref(), &artifacts)
+        write(&config.out, config.profiles.as_deref())
     }
 }
 
@@ -175,31 +177,49 @@ fn update_command(config: &RenderArgs) -> String {
     command
 }
 
-/// Writes the artifacts into `out`, atomically, replacing the files an
+/// Writes every artifact into `out`, atomically, replacing the files an
 /// earlier render wrote and keeping every other; an up-to-date folder is
-/// left untouched.
-fn write(out: &Path, profiles: Option<&Path>, artifacts: &Artifacts) -> Result<Status, Error> {
+/// left untouched. Each part is staged as it is rendered and dropped; the
+/// folder is opened at the first part, once every profile has passed its
+/// checks.
+fn write(out: &Path, profiles: Option<&Path>) -> Result<Status, Error> {
     let fail = WriteFailed::at(out);
-    let folder = OutputFolder::open(
-        out,
-        "render",
-        &profiles.into_iter().collect::<Vec<_>>(),
-        Accept::OnlyOurFiles,
-    )
-    .map_err(fail)?;
-    let written = !folder.unchanged(artifacts);
-    if written {
-        folder.put_all(artifacts).map_err(fail)?;
-        folder.commit(|_| false).map_err(fail)?;
-    }
-    if written {
-        eprintln!("wrote {} files to {}", artifacts.len(), out.display());
-    } else {
+    let mut folder: Option<OutputFolder> = None;
+    let mut staged: Vec<String> = Vec::new();
+    let mut same = true;
+    render::render_in_parts(profiles, &Release::default(), |part: Artifacts| {
+        let folder = match &mut folder {
+            Some(folder) => folder,
+            empty => empty.insert(
+                OutputFolder::open(
+                    out,
+                    "render",
+                    &profiles.into_iter().collect::<Vec<_>>(),
+                    Accept::OnlyOurFiles,
+                )
+                .map_err(fail)?,
+            ),
+        };
+        for (path, contents) in part {
+            same = same && folder.holds(&path, contents.as_bytes());
+            folder.put(&path, contents.as_bytes()).map_err(fail)?;
+            staged.push(path);
+        }
+        Ok::<(), Error>(())
+    })?;
+    let folder = folder.expect("the chart is the first part: one at least");
+    staged.sort();
+    let files = staged.len();
+    if same && folder.owns_exactly(staged.iter().map(String::as_str)) {
+        // dropped uncommitted: the staged copy goes, the folder stays
+        drop(folder);
         eprintln!(
-            "{} is up to date ({} files); nothing written",
-            out.display(),
-            artifacts.len()
+            "{} is up to date ({files} files); nothing written",
+            out.display()
         );
+    } else {
+        folder.commit(|_| false).map_err(fail)?;
+        eprintln!("wrote {files} files to {}", out.display());
     }
     Ok(Status::Success)
 }
