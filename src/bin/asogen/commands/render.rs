@@ -87,7 +87,7 @@ pub(super) fn render_error_report(err: &RenderError) -> String {
 pub fn run<W: Write>(config: &RenderArgs, stdout: &mut Stdout<W>) -> Result<Status, Error> {
     if config.check {
         let artifacts = render::render_all(config.profiles.as_deref(), &Release::default())?;
-        check(config, &artifacts, stdout)
+        check(config, artifacts, stdout)
     } else {
         write(&config.out, config.profiles.as_deref())
     }
@@ -97,24 +97,21 @@ pub fn run<W: Write>(config: &RenderArgs, stdout: &mut Stdout<W>) -> Result<Stat
 /// that differs.
 fn check<W: Write>(
     config: &RenderArgs,
-    artifacts: &Artifacts,
+    artifacts: Artifacts,
     stdout: &mut Stdout<W>,
 ) -> Result<Status, Error> {
     let out = config.out.as_path();
+    let files = artifacts.len();
     // The tree render writes: the artifacts and the marker naming them.
-    let mut expected = artifacts.clone();
     let marker = Marker {
         command: "render".into(),
         owned: artifacts.keys().cloned().collect(),
     };
+    let mut expected = artifacts;
     expected.insert(MARKER.into(), marker.to_text());
     let diffs = render::differences(out, &expected)?;
     if diffs.is_empty() {
-        eprintln!(
-            "{} is up to date ({} files)",
-            out.display(),
-            artifacts.len()
-        );
+        eprintln!("{} is up to date ({files} files)", out.display());
         return Ok(Status::Success);
     }
     // A file of the folder may be anything up to its cap: past this
