@@ -1,5 +1,6 @@
-//! Rendering every artifact into one in-memory map of path to contents;
-//! writing and `--check` both consume that map.
+//! Rendering every artifact as maps of path to contents: in parts
+//! ([`render_in_parts`]), which `render` writes one at a time, or into one
+//! map ([`render_all`]), which `--check` and `release` compare or pack.
 
 pub mod helm;
 pub mod kustomize;
