@@ -33,6 +33,16 @@ pub struct Generated {
     pub text: String,
 }
 
+impl Generated {
+    /// How messages name it: `path`, or `path (block NAME)`.
+    pub fn name(&self) -> String {
+        match self.place {
+            Place::File => self.path.to_string(),
+            Place::Block(name) => format!("{} (block {name})", self.path),
+        }
+    }
+}
+
 /// The sources compiled into asogen: a change to them needs a new build
 /// before anything built from them (the docs, `generated/`) is current.
 pub fn compiled_in() -> Result<Vec<Generated>, String> {
@@ -170,10 +180,7 @@ pub fn stale(root: &Path) -> Result<Vec<String>, String> {
     let mut stale = Vec::new();
     for generated in compiled_in()?.iter().chain(&docs(root)?) {
         if ensure_file_contents(root, generated, false)? == Fresh::Stale {
-            stale.push(match generated.place {
-                Place::File => generated.path.to_string(),
-                Place::Block(name) => format!("{} (block {name})", generated.path),
-            });
+            stale.push(generated.name());
         }
     }
     Ok(stale)

@@ -115,17 +115,14 @@ fn main() -> ExitCode {
 
 /// `cargo xtask regen [--check]`.
 fn regen(cargo: &std::ffi::OsStr, root: &std::path::Path, check: bool) -> ExitCode {
-    use asogen::render::sourcegen::{self, Fresh, Generated, Place};
+    use asogen::render::sourcegen::{self, Fresh, Generated};
     let mut stale = Vec::new();
     // Writes or checks each generated text, naming what it did.
     let ensure = |all: Result<Vec<Generated>, String>, stale: &mut Vec<String>| {
         let all = all.map_err(|err| format!("xtask: {err}"))?;
         let mut written = false;
         for generated in &all {
-            let name = match generated.place {
-                Place::File => generated.path.to_string(),
-                Place::Block(block) => format!("{} (block {block})", generated.path),
-            };
+            let name = generated.name();
             match sourcegen::ensure_file_contents(root, generated, !check)
                 .map_err(|err| format!("xtask: {err}"))?
             {
