@@ -75,6 +75,13 @@ impl Role {
     pub fn talks_to_azure(self) -> bool {
         self == Role::Controller
     }
+
+    /// Whether every topology has the role's Deployment (the controller's:
+    /// upstream's one Deployment); the webhooks Deployment is topology
+    /// split's own, so its pods take their role's keys wherever it runs.
+    pub fn in_every_topology(self) -> bool {
+        self == Role::Controller
+    }
 }
 
 /// A field of a Deployment that values land on.

@@ -2,6 +2,13 @@
 //! has, and with topology split the webhooks Deployment beside it. Both are
 //! written by the same functions, told which [`Role`] they describe, so
 //! what the two pods share (image, env, probes, mounts) is written once.
+//!
+//! A values key reaches a Deployment only through its row of
+//! [`roles::BINDINGS`] ([`value`]), and a key written as itself is written
+//! at the field its row names ([`from_row`], [`role_entry`]); field names
+//! come from [`Field`]. What is still told apart by role here are the
+//! roles' own facts, which no values key sets: labels, service account,
+//! flags, the webhook pods' readiness check and their preStop sleep.
 
 use serde_json::{Value, json};
 
@@ -18,7 +25,7 @@ use crate::describe::tree::{field, item, json, list, map, text, when};
 use crate::describe::{self, Entry, Expr, Func, Item, Node, Resource, helpers};
 use crate::keys::{self, Key};
 use crate::model::Release;
-use crate::roles::{self, OPERATOR_MODE_VARIABLE, Role};
+use crate::roles::{self, Field, OPERATOR_MODE_VARIABLE, Role};
 use crate::values::StrategyType;
 
 /// The operator mode each role's pods run with topology split, written as
@@ -57,10 +64,7 @@ const HEALTH_PORT: i64 = 8081;
 /// their role), and the annotations of `deploymentAnnotations`.
 fn deployment_header(role: Role) -> Vec<Entry> {
     let name = super::deployment_of(role);
-    let annotations = vec![Entry::Yaml(
-        "annotations".into(),
-        value(role, keys::DEPLOYMENT_ANNOTATIONS),
-    )];
+    let annotations = vec![from_row(role, keys::DEPLOYMENT_ANNOTATIONS)];
     match role {
         Role::Controller => header("apps/v1", "Deployment", name, true, annotations),
         Role::Webhooks => role_header("apps/v1", "Deployment", name, annotations),
@@ -78,16 +82,19 @@ pub fn deployment(catalog: &Catalog, release: &Release) -> Resource {
                 split_topology(),
                 vec![Entry::If(
                     value(role, keys::SPLIT_CONTROLLER_PAUSED),
-                    vec![field("replicas", lit(json!(0)))],
+                    vec![field(Field::Replicas.name(), lit(json!(0)))],
                     vec![field(
-                        "replicas",
+                        Field::Replicas.name(),
                         Node::Int(value(role, keys::SPLIT_CONTROLLER_REPLICA_COUNT)),
                     )],
                 )],
-                vec![field("replicas", Node::Int(value(role, keys::REPLICA_COUNT)))],
+                vec![field(
+                    Field::Replicas.name(),
+                    Node::Int(value(role, keys::REPLICA_COUNT)),
+                )],
             ),
             field(
-                "revisionHistoryLimit",
+                Field::RevisionHistoryLimit.name(),
                 Node::Int(value(role, keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![match_labels()]),
@@ -120,15 +127,15 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
         "spec",
         vec![
             field(
-                "replicas",
+                Field::Replicas.name(),
                 Node::Int(value(role, keys::SPLIT_WEBHOOKS_REPLICA_COUNT)),
             ),
             field(
-                "minReadySeconds",
+                Field::MinReadySeconds.name(),
                 Node::Int(value(role, keys::SPLIT_WEBHOOKS_MIN_READY_SECONDS)),
             ),
             field(
-                "revisionHistoryLimit",
+                Field::RevisionHistoryLimit.name(),
                 Node::Int(value(role, keys::REVISION_HISTORY_LIMIT)),
             ),
             map("selector", vec![webhooks_match_labels()]),
@@ -138,12 +145,15 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
             map(
                 "strategy",
                 vec![
-                    text("type", "RollingUpdate"),
+                    text(Field::StrategyType.name(), "RollingUpdate"),
                     map(
-                        "rollingUpdate",
+                        Field::RollingUpdate.name(),
                         vec![
-                            json("maxSurge", value(role, keys::SPLIT_WEBHOOKS_MAX_SURGE)),
-                            field("maxUnavailable", lit(json!(0))),
+                            json(
+                                Field::MaxSurge.name(),
+                                value(role, keys::SPLIT_WEBHOOKS_MAX_SURGE),
+                            ),
+                            field(Field::MaxUnavailable.name(), lit(json!(0))),
                         ],
                     ),
                 ],
@@ -168,11 +178,11 @@ pub fn webhooks_deployment(catalog: &Catalog, release: &Release) -> Resource {
 /// `rollingUpdate` block.
 fn recreate() -> Vec<Entry> {
     vec![
-        text("type", "Recreate"),
+        text(Field::StrategyType.name(), "Recreate"),
         Entry::Note(
             "Explicit null: deletes the rollingUpdate block the API server defaulted\nwhile this Deployment used RollingUpdate (upgrades from 2.12 and older).",
         ),
-        field("rollingUpdate", lit(Value::Null)),
+        field(Field::RollingUpdate.name(), lit(Value::Null)),
     ]
 }
 
@@ -192,9 +202,9 @@ fn strategy() -> Vec<Entry> {
             .or_default(describe::default_of(keys::STRATEGY_TYPE))
             .eq(Expr::str(StrategyType::RollingUpdate.as_str())),
         vec![
-            text("type", "RollingUpdate"),
+            text(Field::StrategyType.name(), "RollingUpdate"),
             map(
-                "rollingUpdate",
+                Field::RollingUpdate.name(),
                 vec![
                     rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_SURGE),
                     rolling_param(keys::STRATEGY_ROLLING_UPDATE_MAX_UNAVAILABLE),
@@ -267,9 +277,9 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
         )
     });
     vec![
-        map("annotations", annotations),
+        map(Field::PodAnnotations.name(), annotations),
         map(
-            "labels",
+            Field::PodLabels.name(),
             selector
                 .into_iter()
                 .chain([
@@ -287,7 +297,6 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
 }
 
 fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
-    let optional = |field: &str, key: Key| Entry::Yaml(field.into(), value(role, key));
     let service_account = match role {
         Role::Controller => json(
             "serviceAccountName",
@@ -298,64 +307,85 @@ fn pod_spec(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let mut entries = vec![
         service_account,
         field("terminationGracePeriodSeconds", lit(json!(10))),
-        optional("securityContext", keys::POD_SECURITY_CONTEXT),
-        role_entry(role, keys::PRIORITY_CLASS_NAME, |name| {
-            when(name.clone(), vec![json("priorityClassName", name)])
+        from_row(role, keys::POD_SECURITY_CONTEXT),
+        role_entry(role, keys::PRIORITY_CLASS_NAME, |field, name| {
+            when(name.clone(), vec![json(field.name(), name)])
         }),
-        role_entry(role, keys::NODE_SELECTOR, |v| {
-            Entry::Yaml("nodeSelector".into(), v)
-        }),
-        role_entry(role, keys::TOLERATIONS, |v| {
-            Entry::Yaml("tolerations".into(), v)
-        }),
-        role_entry(role, keys::AFFINITY, |v| Entry::Yaml("affinity".into(), v)),
+        role_entry(role, keys::NODE_SELECTOR, at),
+        role_entry(role, keys::TOLERATIONS, at),
+        role_entry(role, keys::AFFINITY, at),
     ];
     // With topology split each role spreads over nodes unless its key says
     // otherwise, so one node's loss leaves a pod of each role (I4 of
     // docs/split-topology.md); the single topology's controller keeps
     // upstream's pod spec, which has no spread.
-    let key = roles::own_key(role, roles::Field::TopologySpreadConstraints);
+    let spread_field = Field::TopologySpreadConstraints;
+    let key = roles::own_key(role, spread_field);
     let labels = crate::metadata::selector_labels(role);
     let spread = Entry::If(
         value(role, key),
-        vec![Entry::Yaml(
-            "topologySpreadConstraints".into(),
-            value(role, key),
-        )],
-        vec![field(
-            "topologySpreadConstraints",
-            lit(hostname_spread(labels)),
-        )],
+        vec![at(spread_field, value(role, key))],
+        vec![field(spread_field.name(), lit(hostname_spread(labels)))],
     );
-    entries.push(match role {
-        Role::Controller => when(split_topology(), vec![spread]),
-        Role::Webhooks => spread,
-    });
     entries.extend([
-        optional("imagePullSecrets", keys::IMAGE_PULL_SECRETS),
+        under_split(role, spread, vec![]),
+        from_row(role, keys::IMAGE_PULL_SECRETS),
         list("containers", vec![item(container(catalog, release, role))]),
-        list("volumes", volumes(role)),
+        list(Field::Volumes.name(), volumes(role)),
     ]);
     entries
 }
 
-/// An entry `build` writes from `top`'s value, or for `role`'s pods with
-/// topology split from the role's own key ([`roles::replacement`]) when
-/// that is set (`default`: an empty one takes the top-level value). The
-/// controller's stays upstream's with topology single.
-fn role_entry(role: Role, top: Key, build: impl Fn(Expr) -> Entry) -> Entry {
+/// The entry `build` writes at `top`'s field (its row's) from `top`'s
+/// value, or for `role`'s pods with topology split from the role's own key
+/// ([`roles::replacement`]) when that is set (`default`: an empty one takes
+/// the top-level value). The controller's stays upstream's with topology
+/// single.
+fn role_entry(role: Role, top: Key, build: impl Fn(Field, Expr) -> Entry) -> Entry {
+    let field = row_field(top);
     let Some(role_key) = roles::replacement(role, top) else {
-        return build(value(role, top));
+        return build(field, value(role, top));
     };
     let chosen = value(role, role_key).or_default(value(role, top));
-    match role {
-        Role::Webhooks => build(chosen),
-        Role::Controller => Entry::If(
-            split_topology(),
-            vec![build(chosen)],
-            vec![build(value(role, top))],
-        ),
+    under_split(
+        role,
+        build(field, chosen),
+        vec![build(field, value(role, top))],
+    )
+}
+
+/// `split`, an entry of the role's own keys, as the role's Deployment has
+/// it with topology split; a role whose Deployment every topology has (the
+/// controller) has `single` (upstream's) in the others.
+fn under_split(role: Role, split: Entry, single: Vec<Entry>) -> Entry {
+    if role.in_every_topology() {
+        Entry::If(split_topology(), vec![split], single)
+    } else {
+        split
     }
+}
+
+/// `field` of the Deployment, written from `expr` (left out when it is
+/// empty).
+fn at(field: Field, expr: Expr) -> Entry {
+    Entry::Yaml(field.name().into(), expr)
+}
+
+/// `key`'s value for `role`, written as itself at the field its row in
+/// [`roles::BINDINGS`] names: the table says where the value lands.
+fn from_row(role: Role, key: Key) -> Entry {
+    at(row_field(key), value(role, key))
+}
+
+/// The one field `key`'s row writes it at as itself (panics for a row
+/// that names none: such a key is written by code of its own).
+fn row_field(key: Key) -> Field {
+    roles::field_of(key).unwrap_or_else(|| {
+        panic!(
+            "{}: its row in roles::BINDINGS names no one field it is written at",
+            key.path()
+        )
+    })
 }
 
 /// At most one pod more per node than on any other, for the pods that
@@ -388,13 +418,13 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
     let mut entries = vec![
         text("name", roles::MANAGER_CONTAINER),
         json(
-            "image",
+            Field::Image.name(),
             tpl(role, keys::IMAGE_REPOSITORY).or_default(default_image),
         ),
         text("imagePullPolicy", "Always"),
-        list("args", args(catalog, role)),
-        list("env", env(role)),
-        list("ports", ports(role)),
+        list(Field::ManagerArgs.name(), args(catalog, role)),
+        list(Field::ManagerEnv.name(), env(role)),
+        list(Field::ManagerPorts.name(), ports(role)),
     ];
     for (probe_field, path, timing) in [
         (
@@ -436,14 +466,9 @@ fn container(catalog: &Catalog, release: &Release, role: Role) -> Vec<Entry> {
         entries.push(map(probe_field, probe(role, check, timing)));
     }
     entries.extend([
-        role_entry(role, keys::RESOURCES, |v| {
-            Entry::Yaml("resources".into(), v)
-        }),
-        Entry::Yaml(
-            "securityContext".into(),
-            value(role, keys::SECURITY_CONTEXT),
-        ),
-        list("volumeMounts", mounts(role)),
+        role_entry(role, keys::RESOURCES, at),
+        from_row(role, keys::SECURITY_CONTEXT),
+        list(Field::ManagerVolumeMounts.name(), mounts(role)),
     ]);
     if role == Role::Webhooks {
         entries.push(field(
