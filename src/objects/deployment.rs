@@ -234,13 +234,15 @@ pub fn pod_template_literals(map: &str) -> Vec<(String, String)> {
 
 fn pod_metadata(role: Role) -> Vec<Entry> {
     let mut annotations: Vec<Entry> =
-        std::iter::once(Entry::Splice(value(role, keys::POD_ANNOTATIONS)))
-            .chain(
-                crate::metadata::WRITTEN_POD_ANNOTATIONS
-                    .iter()
-                    .map(|(key, value)| text(*key, value)),
-            )
-            .collect();
+        std::iter::once(role_entry(role, keys::POD_ANNOTATIONS, |_, v| {
+            Entry::Splice(v)
+        }))
+        .chain(
+            crate::metadata::WRITTEN_POD_ANNOTATIONS
+                .iter()
+                .map(|(key, value)| text(*key, value)),
+        )
+        .collect();
     if roles::reaches(role, keys::SPLIT_WEBHOOKS_REFRESH_TOKEN) {
         // A new token changes the pod template: the webhook pods restart,
         // one by one, and serve the kinds whose CRDs exist now.
@@ -258,18 +260,18 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
     };
     // The user's labels, less those that would give a pod an identity
     // when the role holds none.
-    let pod_labels = if !roles::less_identity(role, keys::POD_LABELS) {
-        value(role, keys::POD_LABELS)
-    } else {
-        let mut args =
-            vec![value(role, keys::POD_LABELS).or_default(Expr::call(Func::Dict, vec![]))];
+    let pod_labels = role_entry(role, keys::POD_LABELS, |_, labels| {
+        if !roles::less_identity(role, keys::POD_LABELS) {
+            return Entry::Splice(labels);
+        }
+        let mut args = vec![labels.or_default(Expr::call(Func::Dict, vec![]))];
         args.extend(
             crate::metadata::IDENTITY_LABELS
                 .iter()
                 .map(|label| Expr::str(*label)),
         );
-        Expr::call(Func::Omit, args)
-    };
+        Entry::Splice(Expr::call(Func::Omit, args))
+    });
     let identity_binding = roles::reaches(role, keys::AAD_POD_IDENTITY_ENABLE).then(|| {
         when(
             value(role, keys::AAD_POD_IDENTITY_ENABLE),
@@ -290,7 +292,7 @@ fn pod_metadata(role: Role) -> Vec<Entry> {
                     json("app.kubernetes.io/version", Expr::AppVersion),
                 ])
                 .chain(identity_binding)
-                .chain([Entry::Splice(pod_labels)])
+                .chain([pod_labels])
                 .collect(),
         ),
     ]
@@ -371,10 +373,11 @@ fn at(field: Field, expr: Expr) -> Entry {
     Entry::Yaml(field.name().into(), expr)
 }
 
-/// `key`'s value for `role`, written as itself at the field its row in
+/// `key`'s value for `role` (or, with topology split, its role's own key
+/// that replaces it), written as itself at the field its row in
 /// [`roles::BINDINGS`] names: the table says where the value lands.
 fn from_row(role: Role, key: Key) -> Entry {
-    at(row_field(key), value(role, key))
+    role_entry(role, key, at)
 }
 
 /// The one field `key`'s row writes it at as itself (panics for a row
