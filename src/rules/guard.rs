@@ -610,8 +610,8 @@ mod tests {
     //! The guard, run by the evaluator over many values sets, refuses
     //! exactly what asogen's checks refuse: the rules, `crdPattern` entries
     //! and templated values. (The real Helm engine runs the printed guard
-    //! in `tests/real_tools.rs`, `tests/chart_injection.rs` and
-    //! `tests/tpl_meaning.rs`.)
+    //! in `tests/real_tools.rs`, `tests/without_cluster/chart_injection.rs` and
+    //! `tests/without_cluster/tpl_meaning.rs`.)
 
     use super::*;
     use crate::catalog::crd_pattern as crds;

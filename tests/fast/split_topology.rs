@@ -674,7 +674,7 @@ fn single_topology_keys_the_split_does_not_read_are_warned_of_where_they_are_set
             &[][..],
         ),
         // (A null would delete replicaCount, which the chart needs in
-        // every topology: refused, tests/null_meaning.rs.)
+        // every topology: refused, tests/without_cluster/null_meaning.rs.)
         ("topology: split\n", &[][..]),
         ("replicaCount: 1\nstrategy:\n  type: Recreate\n", &[][..]),
     ] {

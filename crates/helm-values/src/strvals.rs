@@ -17,7 +17,7 @@
 //! edits the list the files set, it does not replace it). The quirks are
 //! Helm's too and are kept on purpose: `a=` is the empty string, `a[0]`
 //! without `=` sets an empty list, an index that never closes sets nothing.
-//! The differential test `tests/set_strvals.rs` holds these to Helm's own
+//! The differential test `tests/without_cluster/set_strvals.rs` holds these to Helm's own
 //! code.
 
 use serde_json::{Map, Number, Value};

@@ -10,7 +10,7 @@
 //!
 //! asogen's YAML reader types values this way, so they mean what they mean to
 //! Helm, and notes where YAML 1.2 reads the same text otherwise. The facts
-//! were measured against Helm's own loader (tests/yaml11.rs).
+//! were measured against Helm's own loader (tests/without_cluster/yaml11.rs).
 
 use serde_json::{Number, Value};
 

@@ -4,7 +4,7 @@
 // every type on the way (a Go template calls a method of the receiver's
 // type before it reads a map key: `.Values.YAML` is Values.YAML(), not the
 // key "YAML"). asogen's differential test of templated values
-// (tests/tpl_meaning.rs) feeds each name to asogen and to the real engine.
+// (tests/without_cluster/tpl_meaning.rs) feeds each name to asogen and to the real engine.
 //
 // The data is built by Helm's own code (util.ToRenderValues, as `helm
 // install` and `helm template` build it), plus what the engine adds per

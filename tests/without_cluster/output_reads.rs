@@ -21,7 +21,7 @@
 
 #![cfg(unix)]
 
-mod measure;
+use crate::measure;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{FileTypeExt, symlink};

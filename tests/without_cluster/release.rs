@@ -2,7 +2,7 @@
 //! accepts, a chart archive the real Helm engine installs, versions that
 //! flow into every artifact, upgrade notes, and refusals that write nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

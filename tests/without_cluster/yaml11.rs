@@ -11,7 +11,7 @@
 //! And the chart installs through the real Helm engine with YAML 1.1
 //! booleans, rendering what `asogen template` renders.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

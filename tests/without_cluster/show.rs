@@ -4,7 +4,7 @@
 //! language server reports nothing, and Helm renders it to the objects
 //! asogen renders.
 
-mod common;
+use crate::common;
 
 use common::{asogen, asogen_in, chart, helm_render, objects, root, text};
 

@@ -4,7 +4,7 @@
 //! not promised twice, and a value in a printed `--set` sets only its key
 //! (checked with Helm's own values code, tests/tools/strvals).
 
-mod common;
+use crate::common;
 
 use common::{asogen_in, helm_merge_values, text};
 use serde_json::json;

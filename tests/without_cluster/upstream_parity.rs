@@ -8,7 +8,7 @@
 //! values/upstream-differences-split.yaml. Facts and tool are in the
 //! repository, so the comparison runs wherever it is cloned.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! and the editor agree), and `--create-namespace` never emits a namespace
 //! every cluster has. Driven by tests/names/cases.jsonl.
 
-mod common;
+use crate::common;
 
 use common::{asogen, text};
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! on first use), and the values must be equal, or both refuse. Cases that
 //! carry their expected values check asogen without Go too.
 
-mod common;
+use crate::common;
 
 use asogen::read::{self, LoadError, ValuesInput};
 use common::{asogen, helm_merge_values, root, text};

@@ -18,7 +18,7 @@
 //! sentinel may appear in a container's image, command or args of either
 //! output.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;

@@ -3,7 +3,7 @@
 //! "restricted". The checks that remain failed are the ones docs/security.md
 //! justifies, and no other.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! them: `template`'s Helm-shaped flags, one `-o/--output` convention,
 //! the binary working outside the repository, and completions.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

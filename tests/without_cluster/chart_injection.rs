@@ -10,7 +10,7 @@
 //! share another; the keys the chart evaluates with `tpl` get a file each
 //! for payloads holding a template action.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

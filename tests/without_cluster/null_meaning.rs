@@ -6,7 +6,7 @@
 //! Helm v4's own `helm template` code on the generated chart
 //! (tests/tools/helm-template): the same objects, or both refuse.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 
