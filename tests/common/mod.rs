@@ -307,6 +307,38 @@ pub fn chart() -> String {
         .to_string()
 }
 
+/// The values keys the chart evaluates with `tpl`, read from its
+/// Deployment's template.
+pub fn templated_keys() -> Vec<String> {
+    let template =
+        std::fs::read_to_string(format!("{}/templates/deployment.yaml", chart())).unwrap();
+    template
+        .split("tpl .Values.")
+        .skip(1)
+        .map(|rest| rest.split(' ').next().unwrap().to_string())
+        .collect()
+}
+
+/// `value` with every number replaced by `number`'s reading of it (the
+/// differential tests compare numbers as Helm holds them).
+pub fn numbers_read(value: &Value, number: &dyn Fn(&serde_json::Number) -> Value) -> Value {
+    match value {
+        Value::Number(n) => number(n),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| numbers_read(item, number))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), numbers_read(v, number)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// The real yaml-language-server (tests/tools/yaml-ls-check): one JSON
 /// diagnostic per line for `files` validated against `schema`.
 pub fn yaml_language_server(schema: &Path, files: &[PathBuf]) -> Vec<Value> {

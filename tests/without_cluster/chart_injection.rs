@@ -311,13 +311,7 @@ fn every_string_value_renders_the_same_objects_through_asogen_and_helm_or_is_ref
     schema.leaves(&schema.root.clone(), Vec::new(), &[], &mut leaves);
     assert!(leaves.len() >= 100, "only {} string keys", leaves.len());
     // The keys the chart evaluates with `tpl`, read from its templates.
-    let templates =
-        std::fs::read_to_string(format!("{}/templates/deployment.yaml", chart())).unwrap();
-    let templated: Vec<String> = templates
-        .split("tpl .Values.")
-        .skip(1)
-        .map(|rest| rest.split(' ').next().unwrap().to_string())
-        .collect();
+    let templated = common::templated_keys();
     assert!(!templated.is_empty());
     // One file per payload and group.
     let mut files: Vec<(String, String)> = Vec::new();

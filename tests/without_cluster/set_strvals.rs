@@ -67,26 +67,20 @@ fn ours(args: &[String]) -> Result<Value, String> {
 
 /// Numbers compared as the 64-bit floats or integers they hold.
 fn normalized(value: &Value) -> Value {
-    match value {
-        Value::Number(n) if n.as_i64().is_none() && n.as_u64().is_none() => {
+    common::numbers_read(value, &|n| {
+        if n.as_i64().is_none() && n.as_u64().is_none() {
             let f = n.as_f64().unwrap();
             if f.fract() == 0.0 && f.abs() < 9.2e18 {
                 Value::from(f as i64)
             } else {
                 Value::from(f)
             }
-        }
-        Value::Number(n) if n.as_u64().is_some_and(|u| u > i64::MAX as u64) => {
+        } else if n.as_u64().is_some_and(|u| u > i64::MAX as u64) {
             Value::from(n.as_f64().unwrap())
+        } else {
+            Value::Number(n.clone())
         }
-        Value::Array(items) => Value::Array(items.iter().map(normalized).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), normalized(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+    })
 }
 
 #[test]

@@ -220,13 +220,7 @@ fn templated_values_mean_what_helm_means_or_both_refuse_and_never_carry_a_secret
     let base = base_values(&secret_paths);
 
     // The keys the chart evaluates with `tpl`, read from its templates.
-    let templates =
-        std::fs::read_to_string(format!("{}/templates/deployment.yaml", chart())).unwrap();
-    let templated: Vec<String> = templates
-        .split("tpl .Values.")
-        .skip(1)
-        .map(|rest| rest.split(' ').next().unwrap().to_string())
-        .collect();
+    let templated = common::templated_keys();
     assert_eq!(templated.len(), 2, "{templated:?}");
 
     // Each case: its file, what it sets, and whether Helm skips the

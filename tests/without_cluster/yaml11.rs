@@ -45,16 +45,7 @@ fn corpus() -> Vec<(PathBuf, String)> {
 
 /// Numbers compared by value (Helm holds them as 64-bit floats).
 fn normalized(value: &Value) -> Value {
-    match value {
-        Value::Number(n) => Value::from(n.as_f64().unwrap()),
-        Value::Array(items) => Value::Array(items.iter().map(normalized).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), normalized(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
+    common::numbers_read(value, &|n| Value::from(n.as_f64().unwrap()))
 }
 
 #[test]
