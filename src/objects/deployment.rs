@@ -190,7 +190,7 @@ fn strategy() -> Vec<Entry> {
     let role = Role::Controller;
     let rolling_param = |key: Key| {
         json(
-            key.leaf(),
+            row_field(key).name(),
             describe::dig(
                 roles::bound(role, key),
                 roles::bound(role, keys::STRATEGY_ROLLING_UPDATE),
